@@ -1,0 +1,151 @@
+"""Signed bearer tokens and the server interceptor that checks them.
+
+Tokens are HS256 JWTs (subject, tenant, roles, expiry). A service token for the loop's own
+workers carries tenant "*" and the `service` role; nothing else may address every tenant.
+The interceptor only authenticates; tenant authorization happens in each servicer through
+`authorize_tenant`, before any lookup, so permission is always checked before existence.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import jwt
+
+from services.common.errors import PermissionDenied, Unauthenticated
+
+ALL_TENANTS = "*"
+SERVICE_ROLE = "service"
+_ALGORITHM = "HS256"
+_UNAUTHENTICATED_METHODS = frozenset(
+    {
+        "/grpc.health.v1.Health/Check",
+        "/grpc.health.v1.Health/Watch",
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling, as proven by the token."""
+
+    subject: str
+    tenant: str
+    roles: frozenset[str]
+
+    def can_act_for(self, tenant: str) -> bool:
+        return self.tenant == tenant or (self.tenant == ALL_TENANTS and SERVICE_ROLE in self.roles)
+
+
+_current: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("memloop_principal", default=None)
+
+
+def issue_token(secret: str, *, subject: str, tenant: str, roles: Iterable[str], ttl_seconds: int = 3600) -> str:
+    """Sign a token; used by the CLI, the launcher (service tokens) and tests."""
+    now = int(time.time())
+    claims = {"sub": subject, "tenant": tenant, "roles": sorted(roles), "iat": now, "exp": now + ttl_seconds}
+    return jwt.encode(claims, secret, algorithm=_ALGORITHM)
+
+
+def verify_token(secret: str, token: str) -> Principal:
+    """Verify signature and expiry; raise Unauthenticated with the reason otherwise."""
+    try:
+        claims = jwt.decode(token, secret, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]})
+    except jwt.ExpiredSignatureError as exc:
+        raise Unauthenticated("token expired", reason="TOKEN_EXPIRED") from exc
+    except jwt.InvalidTokenError as exc:
+        raise Unauthenticated(f"invalid token: {exc}", reason="TOKEN_INVALID") from exc
+    tenant = claims.get("tenant")
+    roles = claims.get("roles", [])
+    if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
+        raise Unauthenticated("token lacks tenant or roles", reason="TOKEN_INVALID")
+    return Principal(subject=str(claims["sub"]), tenant=tenant, roles=frozenset(str(r) for r in roles))
+
+
+def current_principal() -> Principal:
+    principal = _current.get()
+    if principal is None:
+        raise Unauthenticated("no authenticated principal", reason="TOKEN_MISSING")
+    return principal
+
+
+def authorize_tenant(tenant: str, *, roles: Iterable[str] = ()) -> Principal:
+    """Check the caller may act for `tenant` (and holds one of `roles`, when given).
+
+    Called first in every servicer method, before validation of anything that would reveal
+    whether a resource exists.
+    """
+    principal = current_principal()
+    if not principal.can_act_for(tenant):
+        raise PermissionDenied(f"token for tenant {principal.tenant!r} may not access tenant {tenant!r}")
+    wanted = frozenset(roles)
+    if wanted and not (principal.roles & wanted) and SERVICE_ROLE not in principal.roles:
+        raise PermissionDenied(f"requires one of roles {sorted(wanted)}", reason="ROLE_REQUIRED")
+    return principal
+
+
+def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+    """Authenticate every call except health and reflection; expose the principal to handlers."""
+
+    def __init__(self, secret: str) -> None:
+        self._secret = secret
+
+    def intercept_service(
+        self, continuation: Callable[[Any], Any], handler_call_details: grpc.HandlerCallDetails
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        if handler is None or handler_call_details.method in _UNAUTHENTICATED_METHODS:
+            return handler
+        metadata = dict(handler_call_details.invocation_metadata or ())
+        header = str(metadata.get("authorization", ""))
+        if not header.lower().startswith("bearer "):
+            return _deny(handler, Unauthenticated("missing bearer token", reason="TOKEN_MISSING"))
+        try:
+            principal = verify_token(self._secret, header[7:].strip())
+        except Unauthenticated as exc:
+            return _deny(handler, exc)
+        return _with_principal(handler, principal)
+
+
+def _with_principal(handler: Any, principal: Principal) -> Any:
+    if handler.unary_unary is None:
+        return handler
+
+    inner = handler.unary_unary
+
+    def call(request: Any, context: grpc.ServicerContext) -> Any:
+        token = _current.set(principal)
+        try:
+            return inner(request, context)
+        finally:
+            _current.reset(token)
+
+    return grpc.unary_unary_rpc_method_handler(
+        call,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+def _deny(handler: Any, error: Unauthenticated) -> Any:
+    from services.common.grpc_errors import abort_with  # local: grpc_errors imports this module's errors
+
+    def call(request: Any, context: grpc.ServicerContext) -> Any:
+        abort_with(context, error, domain="auth.memloop")
+
+    return grpc.unary_unary_rpc_method_handler(
+        call,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )

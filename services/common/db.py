@@ -1,0 +1,109 @@
+"""PostgreSQL plumbing shared by the services that own a database (serving, memory).
+
+Two roles per database: migrations run as the owner (the admin URL); services connect as an
+app role that is neither owner nor superuser, so FORCE ROW LEVEL SECURITY binds them. The tenant
+is set per transaction with set_config(..., true) and vanishes at commit or rollback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy.orm import Session, sessionmaker
+
+ALL_TENANTS = "*"
+
+
+def make_engine(url: str, *, pool_size: int = 10, application_name: str = "memloop") -> Engine:
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        connect_args={"application_name": application_name},
+    )
+
+
+def url_for_role(admin_url: str, role: str) -> str:
+    """The same server and database, connecting as `role` (trust or password-less auth)."""
+    return make_url(admin_url).set(username=role, password=None).render_as_string(hide_password=False)
+
+
+def run_migrations(admin_url: str, script_location: Path, *, app_role: str) -> None:
+    """Upgrade to head as the owner; the migrations create and grant the app role."""
+    config = Config()
+    config.set_main_option("script_location", str(script_location))
+    config.set_main_option("sqlalchemy.url", admin_url.replace("%", "%%"))
+    config.attributes["app_role"] = app_role
+    command.upgrade(config, "head")
+
+
+def set_tenant(session: Session, tenant: str) -> None:
+    """Scope row-level security to one tenant for the rest of the current transaction."""
+    session.execute(text("SELECT set_config('memloop.tenant', :tenant, true)"), {"tenant": tenant})
+
+
+class SqlAlchemyUnitOfWork:
+    """A transaction that rolls back unless `commit()` is called.
+
+    Subclasses add repositories in `_open(session)`. One use case, one unit of work, one commit.
+    """
+
+    def __init__(self, session_factory: sessionmaker[Session], tenant: str) -> None:
+        self._session_factory = session_factory
+        self._tenant = tenant
+        self._session: Session | None = None
+        self._committed = False
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            raise RuntimeError("unit of work used outside its `with` block")
+        return self._session
+
+    def __enter__(self) -> SqlAlchemyUnitOfWork:
+        self._session = self._session_factory()
+        self._session.begin()
+        set_tenant(self._session, self._tenant)
+        self._committed = False
+        self._open(self._session)
+        return self
+
+    def _open(self, session: Session) -> None:
+        """Hook for subclasses to build repositories on the session."""
+
+    def commit(self) -> None:
+        self.session.commit()
+        self._committed = True
+
+    def rollback(self) -> None:
+        self.session.rollback()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if not self._committed:
+                self.session.rollback()
+        finally:
+            self.session.close()
+            self._session = None
+
+
+@contextmanager
+def tenant_session(session_factory: sessionmaker[Session], tenant: str) -> Iterator[Session]:
+    """A read-only helper: a session scoped to `tenant`, always rolled back."""
+    session = session_factory()
+    try:
+        session.begin()
+        set_tenant(session, tenant)
+        yield session
+    finally:
+        session.rollback()
+        session.close()

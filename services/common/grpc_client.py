@@ -1,0 +1,40 @@
+"""Channels to other memloop services, carrying the bearer token and trace context on every call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import grpc
+from opentelemetry.instrumentation.grpc import aio_client_interceptors, client_interceptor
+
+
+class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        metadata = [*(details.metadata or ()), self._header]
+        return continuation(details._replace(metadata=metadata), request)
+
+
+class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+    def __init__(self, token: str) -> None:
+        self._header = ("authorization", f"Bearer {token}")
+
+    async def intercept_unary_unary(self, continuation: Callable[..., Any], details: Any, request: Any) -> Any:
+        metadata = grpc.aio.Metadata(*(details.metadata or ()), self._header)
+        new_details = grpc.aio.ClientCallDetails(
+            details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+        )
+        return await continuation(new_details, request)
+
+
+def sync_channel(target: str, token: str) -> grpc.Channel:
+    channel = grpc.insecure_channel(target)
+    return grpc.intercept_channel(channel, client_interceptor(), _BearerInterceptor(token))
+
+
+def aio_channel(target: str, token: str) -> grpc.aio.Channel:
+    interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]
+    return grpc.aio.insecure_channel(target, interceptors=interceptors)
