@@ -95,7 +95,7 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
     """Authenticate every call except health and reflection; expose the principal to handlers."""
 
     def __init__(self, secret: str) -> None:

@@ -9,7 +9,7 @@ import grpc
 from opentelemetry.instrumentation.grpc import aio_client_interceptors, client_interceptor
 
 
-class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
     def __init__(self, token: str) -> None:
         self._header = ("authorization", f"Bearer {token}")
 
@@ -18,7 +18,7 @@ class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[misc
         return continuation(details._replace(metadata=metadata), request)
 
 
-class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[misc]
+class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
     def __init__(self, token: str) -> None:
         self._header = ("authorization", f"Bearer {token}")
 
@@ -32,9 +32,9 @@ class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: igno
 
 def sync_channel(target: str, token: str) -> grpc.Channel:
     channel = grpc.insecure_channel(target)
-    return grpc.intercept_channel(channel, client_interceptor(), _BearerInterceptor(token))
+    return grpc.intercept_channel(channel, client_interceptor(), _BearerInterceptor(token))  # type: ignore[no-untyped-call]
 
 
 def aio_channel(target: str, token: str) -> grpc.aio.Channel:
-    interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]
+    interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]  # type: ignore[no-untyped-call]
     return grpc.aio.insecure_channel(target, interceptors=interceptors)

@@ -88,7 +88,8 @@ def _is_abort(exc: Exception) -> bool:
 def error_details(error: grpc.RpcError) -> tuple[str, list[str]]:
     """Client side: the ErrorInfo reason and the BadRequest field names of a failed call."""
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    reason, fields = "", []
+    reason: str = ""
+    fields: list[str] = []
     if status is None:
         return reason, fields
     for detail in status.details:

@@ -40,7 +40,7 @@ class Registration:
     service_name: str
 
 
-class _MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+class _MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
     def __init__(self, service: str) -> None:
         self._service = service
 
@@ -61,7 +61,9 @@ class _MetricsInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
                 RPC_LATENCY.labels(self._service, method).observe(time.perf_counter() - started)
 
         return grpc.unary_unary_rpc_method_handler(
-            call, request_deserializer=handler.request_deserializer, response_serializer=handler.response_serializer
+            call,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
         )
 
 
@@ -91,7 +93,11 @@ def start_server(
 ) -> RunningServer:
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix=f"{settings.service_name}-rpc"),
-        interceptors=[server_interceptor(), _MetricsInterceptor(settings.service_name), AuthInterceptor(settings.auth_secret)],
+        interceptors=[
+            server_interceptor(),  # type: ignore[no-untyped-call]
+            _MetricsInterceptor(settings.service_name),
+            AuthInterceptor(settings.auth_secret),
+        ],
         options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)],
     )
     health_servicer = health.HealthServicer(experimental_non_blocking=True)

@@ -32,7 +32,7 @@ current_event_id: contextvars.ContextVar[str] = contextvars.ContextVar("memloop_
 _configured = False
 
 
-class JsonLinesSpanExporter(SpanExporter):  # type: ignore[misc]
+class JsonLinesSpanExporter(SpanExporter):
     """Append finished spans as JSON lines; one file may be shared by several processes."""
 
     def __init__(self, path: str) -> None:
@@ -43,6 +43,8 @@ class JsonLinesSpanExporter(SpanExporter):  # type: ignore[misc]
         lines = []
         for span in spans:
             ctx = span.get_span_context()
+            if ctx is None:
+                continue
             parent = span.parent
             lines.append(
                 json.dumps(
