@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+import pytest
+from google.rpc import code_pb2, error_details_pb2
+
+from services.common.errors import InvalidArgument, NotFound, validate_page_size
+from services.common.grpc_errors import to_status
+
+
+def test_invalid_argument_names_the_field_in_a_bad_request_detail() -> None:
+    status = to_status(InvalidArgument("content.body", "must be at most 262144 bytes"), domain="serving.memloop")
+    assert status.code == code_pb2.INVALID_ARGUMENT
+    info, bad = error_details_pb2.ErrorInfo(), error_details_pb2.BadRequest()
+    status.details[0].Unpack(info)
+    status.details[1].Unpack(bad)
+    assert (info.reason, info.domain) == ("INVALID_ARGUMENT", "serving.memloop")
+    assert [v.field for v in bad.field_violations] == ["content.body"]
+
+
+def test_a_domain_error_keeps_its_own_reason() -> None:
+    status = to_status(NotFound("no such memory", reason="MEMORY_NOT_FOUND"), domain="memory.memloop")
+    info = error_details_pb2.ErrorInfo()
+    status.details[0].Unpack(info)
+    assert status.code == code_pb2.NOT_FOUND and info.reason == "MEMORY_NOT_FOUND"
+
+
+@pytest.mark.parametrize(("given", "expected"), [(0, 50), (10, 10), (500, 500), (10_000, 500)])
+def test_page_size_defaults_and_clamps(given: int, expected: int) -> None:
+    assert validate_page_size(given, default=50, maximum=500) == expected
+
+
+def test_negative_page_size_is_invalid() -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        validate_page_size(-1, default=50, maximum=500)
+    assert caught.value.violations[0].field == "page_size"
