@@ -1,0 +1,93 @@
+"""`memloop`: the operator's command. Each subcommand lives in its own module and is imported lazily,
+so `memloop dlq list` does not pay for loading the embedding model or the stack launcher."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path(os.environ.get("MEMLOOP_DATA_DIR", ".memloop"))
+
+
+def up_main(argv: list[str]) -> int:
+    from services.cli.stack import InfraError, Stack, StackSpec, write_stack_file
+
+    parser = argparse.ArgumentParser(prog="memloop up", description="Start the whole stack and wait for Ctrl-C.")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    parser.add_argument("--memory-replicas", type=int, default=1)
+    parser.add_argument("--embedder", default=os.environ.get("MEMLOOP_EMBEDDER", "minilm"))
+    args = parser.parse_args(argv)
+    spec = StackSpec(
+        data_dir=args.data_dir.resolve(),
+        database_admin_url=os.environ.get("MEMLOOP_DATABASE_URL", ""),
+        nats_url=os.environ.get("MEMLOOP_NATS_URL", ""),
+        embedder=args.embedder,
+        memory_replicas=args.memory_replicas,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    stack = Stack(spec)
+    try:
+        stack.start()
+    except InfraError as exc:
+        print(f"memloop up: {exc}", file=sys.stderr)
+        return 1
+    try:
+        write_stack_file(stack, spec.data_dir / "stack.json")
+        for line in stack.describe():
+            print(line, flush=True)
+        print("memloop is up; Ctrl-C stops everything.", flush=True)
+        stop.wait()
+    finally:
+        stack.stop()
+        (spec.data_dir / "stack.json").unlink(missing_ok=True)
+    return 0
+
+
+def token_main(argv: list[str]) -> int:
+    from services.common.auth import issue_token
+
+    parser = argparse.ArgumentParser(prog="memloop token", description="Print a signed bearer token.")
+    parser.add_argument("--tenant", required=True)
+    parser.add_argument("--subject", default="operator")
+    parser.add_argument("--roles", default="reader,writer")
+    parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    args = parser.parse_args(argv)
+    secret = os.environ.get("MEMLOOP_AUTH_SECRET") or (args.data_dir / "auth_secret").read_text().strip()
+    print(issue_token(secret, subject=args.subject, tenant=args.tenant, roles=args.roles.split(",")))
+    return 0
+
+
+# name -> (summary, module, function taking argv and returning an exit code)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "up": ("start the whole stack", "services.cli.main", "up_main"),
+    "token": ("print a signed bearer token", "services.cli.main", "token_main"),
+    "demo": ("run the Alice scenario and print its evidence", "services.cli.demo", "demo_main"),
+    "dlq": ("list or replay dead-lettered events", "services.cli.dlq", "dlq_main"),
+    "forget": ("start a deletion", "services.cli.deletion", "forget_main"),
+    "deletion": ("show a deletion's progress", "services.cli.deletion", "deletion_main"),
+    "trace": ("print an event's timeline", "services.cli.trace", "trace_main"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
+        print("usage: memloop <command> [args]\n")
+        for name, (summary, _, _) in COMMANDS.items():
+            print(f"  {name:<9} {summary}")
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    _, module, function = COMMANDS[argv[0]]
+    command: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)
+    return command(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
