@@ -1,29 +1,56 @@
-# Provisional targets for the foundation work; the lead extends this file (demo, up, ...).
+# The two commands: `make demo` (the whole stack on embedded defaults, Alice's mailbox, the evidence)
+# and `make test` (every suite). Both install what they need first, on a fresh machine too.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
 
 # pytest exits 5 when it collects no test: an empty suite is not a failure here.
 define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install test test-integration lint protos
+.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
 
-install:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -e '.[dev]'
+install: $(STAMP)
 
-test:
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -U pip setuptools wheel
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/memloop demo
+
+up: install
+	$(BIN)/memloop up
+
+test: install
 	$(call pytest,tests)
 
-test-integration:
+test-unit: install
+	$(call pytest,tests/unit)
+
+test-integration: install
 	$(call pytest,tests/integration tests/e2e)
 
-lint:
+test-e2e: install
+	$(call pytest,tests/e2e)
+
+lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services
 
-protos:
+protos: install
 	$(BIN)/python scripts/gen_protos.py
+
+bench: install
+	$(BIN)/python -m bench.run_all
+
+bench-quick: install
+	$(BIN)/python -m bench.run_all --quick
+
+clean:
+	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache
