@@ -1,0 +1,43 @@
+"""A stand-in service process for the bootstrap tests: the real `serve_until_signalled` (auth,
+health, reflection, interceptors, SIGTERM drain) around a ServingService whose HandleRequest
+takes a known time. It exercises services/common, not serving's logic."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import grpc
+
+from services.common.auth import authorize_tenant
+from services.common.errors import InvalidArgument
+from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
+from services.common.grpc_errors import grpc_method
+from services.common.grpc_server import Registration, full_service_name, serve_until_signalled
+from services.common.settings import CommonSettings
+
+
+class SlowServing(serving_service_pb2_grpc.ServingServiceServicer):
+    @grpc_method("standin.memloop")
+    def HandleRequest(
+        self, request: serving_service_pb2.HandleRequestRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.HandleRequestResponse:
+        authorize_tenant(request.tenant)
+        if not request.request_id:
+            raise InvalidArgument("request_id", "is required")
+        time.sleep(float(os.environ.get("STANDIN_DELAY_SECONDS", "2")))
+        return serving_service_pb2.HandleRequestResponse(result_id="done", reply=request.reply)
+
+
+if __name__ == "__main__":
+    settings = CommonSettings.from_env("standin")
+    serve_until_signalled(
+        settings,
+        [
+            Registration(
+                serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
+                SlowServing(),
+                full_service_name(serving_service_pb2, "ServingService"),
+            )
+        ],
+    )
