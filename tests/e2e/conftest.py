@@ -1,0 +1,37 @@
+"""The whole stack as separate processes, on the session's PostgreSQL and NATS (embedded or the
+machine's), with names unique to this run so it never meets another run's data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from services.cli.stack import Stack, StackSpec
+from tests.helpers import TestInfra, random_ref
+
+
+def make_stack(infra: TestInfra, data_dir: Path, **overrides: object) -> Stack:
+    run = random_ref("e2e").replace("-", "_")
+    spec = StackSpec(
+        data_dir=data_dir,
+        database_admin_url=infra.admin_db_url,
+        nats_url=infra.nats_url,
+        database_prefix=run,
+        subject_prefix=run,
+        learning_stream=f"{run.upper()}_LEARNING",
+        embedder="hashing",
+        **overrides,  # type: ignore[arg-type]
+    )
+    return Stack(spec)
+
+
+@pytest.fixture(scope="module")
+def stack(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """One running stack per test module; tests use unique request ids so they never collide."""
+    running = make_stack(infra, tmp_path_factory.mktemp("stack")).start()
+    try:
+        yield running
+    finally:
+        running.stop()
