@@ -1,0 +1,208 @@
+"""The memory policy: STORE, REVIEW or REJECT for one candidate. Pure; versioned; precision first.
+
+A missed convenience memory costs little; a stored false belief or an attacker's instruction
+costs a great deal. So every rule can only make the outcome stricter, the strictest outcome wins,
+and the decision carries every reason of that outcome (machine-readable codes) plus the version
+of these rules, for the audit trail. Thresholds are configuration, calibrated by
+``scripts/calibrate_policy.py`` on ``tests/data/policy_candidates.jsonl``.
+
+Matching is done on folded text (NFKC, zero-width and bidi controls stripped, Cyrillic/Greek
+homoglyphs mapped to Latin, contractions expanded, digit look-alikes in words undone) so that
+"remember" spelt with a Cyrillic "e", or "always" with a zero-width space inside, is still caught.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from services.common.never_suppress import find_suppression, normalise
+from services.common.redaction import contains_secret_pattern, contains_secret_placeholder, fold_for_matching
+from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
+
+POLICY_VERSION = "policy-2026.11.1"
+
+
+@dataclass(frozen=True)
+class PolicyThresholds:
+    """Calibrated thresholds (see ``tests/data/calibration_report.md`` for the figures and the why).
+
+    ``store_min_confidence``: below it a candidate goes to review rather than memory.
+    ``supersede_min_confidence``: replacing an active record removes a belief the user relies on,
+    so an owner's same-intent update must clear this (higher) bar to supersede without review.
+    """
+
+    store_min_confidence: float = 0.85
+    supersede_min_confidence: float = 0.86
+
+
+DEFAULT_THRESHOLDS = PolicyThresholds()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """An active memory the candidate may contradict, as memory reported it."""
+
+    memory_id: str
+    intent_key: str
+    text: str
+    type: MemoryType
+
+
+@dataclass(frozen=True)
+class EvaluationContext:
+    """The event's scope. No rule reads it today; it is part of the request so the audit has it."""
+
+    tenant: str
+    user: str
+    route: str
+
+
+class ReasonCode(StrEnum):
+    EXTERNAL_PROCEDURAL = "EXTERNAL_PROCEDURAL"
+    SENSITIVE_CONTENT = "SENSITIVE_CONTENT"
+    EXTERNAL_INSTRUCTION = "EXTERNAL_INSTRUCTION"
+    NEVER_SUPPRESS = "NEVER_SUPPRESS"
+    INVALID_CANDIDATE = "INVALID_CANDIDATE"
+    PROCEDURAL_NEEDS_REVIEW = "PROCEDURAL_NEEDS_REVIEW"
+    EXTERNAL_UNVERIFIED = "EXTERNAL_UNVERIFIED"
+    UNTRUSTED_INSTRUCTION = "UNTRUSTED_INSTRUCTION"
+    LOW_CONFIDENCE = "LOW_CONFIDENCE"
+    CONTRADICTS_ACTIVE = "CONTRADICTS_ACTIVE"
+    SUPERSEDES_SAME_INTENT = "SUPERSEDES_SAME_INTENT"
+    ELIGIBLE = "ELIGIBLE"
+
+
+# Phrases that try to give text authority over future behaviour. Matched on normalised words.
+_INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        ("remember", r"\b(?:remember|memori[sz]e|memorise|memorize)\b"),
+        ("from now on", r"\bfrom (?:now|today|this point|here) on(?:wards?)?\b|\bfrom now\b"),
+        ("going forward", r"\bgoing forward\b|\bhenceforth\b|\bhereafter\b|\bin (?:the )?future\b"),
+        ("always", r"\balways\b"),
+        ("never", r"\bnever\b"),
+        ("forever", r"\bforever\b|\bpermanently\b"),
+        ("whenever", r"\bwhenever\b|\b(?:every|each) time\b"),
+        ("ignore previous", r"\b(?:ignore|disregard|forget|override|bypass)\b(?: \w+){0,3} (?:previous|prior|above"
+         r"|earlier|all|any|other|existing|your|the)\b(?: \w+){0,2} (?:instructions?|rules?|prompts?|messages?"
+         r"|directions?|guidance|guidelines|polic(?:y|ies)|settings)\b"),
+        ("new instructions", r"\bnew (?:instructions?|rules?|directives?|policy)\b|\bsystem prompt\b"),
+        ("addressed to the assistant", r"\b(?:note|message|instructions?|reminder) (?:for|to) (?:the |your |any )?"
+         r"(?:ai |virtual |email |e mail )?(?:assistant|agent|bot|model|ai)\b|\b(?:assistant|agent|ai|bot|system)"
+         r" ?(?:,|:)"),
+        ("you must", r"\byou (?:must|should|shall|are to|need to|have to|will)\b"),
+        ("store this", r"\b(?:store|save|keep|add|record|write) (?:this|that|it|the following)\b(?: \w+){0,3}"
+         r" (?:memory|memories|in mind|permanently|for later)\b|\bupdate (?:your|the) memory\b"),
+        ("covert", r"\bwithout (?:asking|telling|confirmation|confirming|review|checking|approval)\b"
+         r"|\bdo not (?:tell|mention|inform|notify)\b|\b(?:act|behave) as\b|\bpretend\b"),
+    )
+)  # fmt: skip
+
+
+def instruction_markers(text: str) -> tuple[str, ...]:
+    """Names of the instruction markers in ``text``, after folding look-alikes and invisible characters.
+
+    Two views are matched: the never-suppress guard's word normalisation (contractions, digit
+    look-alikes, punctuation as spaces, so "from-now-on" and "r3member" match) and the folded text
+    with its punctuation (so "Assistant:" matches).
+    """
+    folded = fold_for_matching(text)
+    views = (normalise(folded), re.sub(r"\s+", " ", folded.casefold()))
+    return tuple(name for name, pattern in _INSTRUCTION_MARKERS if any(pattern.search(view) for view in views))
+
+
+def _valid(candidate: Candidate) -> bool:
+    confidence = candidate.confidence
+    return bool(candidate.text.strip()) and math.isfinite(confidence) and 0.0 <= confidence <= 1.0
+
+
+def _reject_reasons(candidate: Candidate) -> list[Reason]:
+    reasons: list[Reason] = []
+    external = candidate.origin is Origin.EXTERNAL_EMAIL
+    if not _valid(candidate):
+        reasons.append(Reason(ReasonCode.INVALID_CANDIDATE, "empty text or confidence outside [0, 1]"))
+    if external and candidate.type is MemoryType.PROCEDURAL:
+        reasons.append(Reason(ReasonCode.EXTERNAL_PROCEDURAL, "a procedure proposed by external email"))
+    if candidate.sensitivity in (Sensitivity.SECRET, Sensitivity.RESTRICTED):
+        reasons.append(Reason(ReasonCode.SENSITIVE_CONTENT, f"sensitivity is {candidate.sensitivity.value}"))
+    elif contains_secret_pattern(candidate.text) or contains_secret_placeholder(candidate.text):
+        reasons.append(Reason(ReasonCode.SENSITIVE_CONTENT, "a secret, or the place of one, is in the text"))
+    if external:
+        markers = instruction_markers(candidate.text)
+        if markers:
+            reasons.append(
+                Reason(ReasonCode.EXTERNAL_INSTRUCTION, "instruction-like external text: " + ", ".join(markers))
+            )
+    suppression = find_suppression(candidate.text)
+    if suppression is not None:
+        reasons.append(
+            Reason(ReasonCode.NEVER_SUPPRESS, f"would reduce scrutiny (rule {suppression.rule}: {suppression.matched})")
+        )
+    return reasons
+
+
+def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: PolicyThresholds) -> list[Reason]:
+    reasons: list[Reason] = []
+    if candidate.type is MemoryType.PROCEDURAL:
+        reasons.append(Reason(ReasonCode.PROCEDURAL_NEEDS_REVIEW, "procedures change behaviour: a human approves"))
+    if candidate.origin is Origin.EXTERNAL_EMAIL:
+        reasons.append(Reason(ReasonCode.EXTERNAL_UNVERIFIED, "a third party's claim, not the owner's"))
+    if candidate.origin is Origin.TOOL_OUTCOME and instruction_markers(candidate.text):
+        reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
+    if not candidate.confidence >= t.store_min_confidence:
+        reasons.append(
+            Reason(ReasonCode.LOW_CONFIDENCE, f"confidence {candidate.confidence:.2f} < {t.store_min_confidence:.2f}")
+        )
+    if conflicts:
+        if not _supersedes(candidate, conflicts):
+            ids = ", ".join(conflict.memory_id for conflict in conflicts)
+            reasons.append(Reason(ReasonCode.CONTRADICTS_ACTIVE, f"contradicts active memory {ids}"))
+        elif not candidate.confidence >= t.supersede_min_confidence:
+            reasons.append(
+                Reason(
+                    ReasonCode.LOW_CONFIDENCE,
+                    f"confidence {candidate.confidence:.2f} < {t.supersede_min_confidence:.2f} to supersede",
+                )
+            )
+    return reasons
+
+
+def _supersedes(candidate: Candidate, conflicts: Sequence[Conflict]) -> bool:
+    """The owner restating the same intent replaces the old record; anything else is a contradiction."""
+    return (
+        candidate.origin is Origin.OWNER
+        and bool(candidate.intent_key)
+        and all(conflict.intent_key == candidate.intent_key for conflict in conflicts)
+    )
+
+
+def evaluate(
+    candidate: Candidate,
+    conflicts: Sequence[Conflict] = (),
+    context: EvaluationContext | None = None,
+    thresholds: PolicyThresholds = DEFAULT_THRESHOLDS,
+) -> Decision:
+    """Decide one candidate. Deterministic, no I/O, never raises for any candidate value.
+
+    The outcome is the strictest any rule asks for (REJECT > REVIEW > STORE) and the reasons are
+    all the rules that asked for it, in rule order. A STORE that replaces active records says so
+    (``SUPERSEDES_SAME_INTENT``) so memory supersedes them in the same transaction. ``context``
+    is accepted for the audit trail; no rule depends on it yet.
+    """
+    rejects = _reject_reasons(candidate)
+    if rejects:
+        return Decision(candidate, Outcome.REJECT, POLICY_VERSION, tuple(rejects))
+    reviews = _review_reasons(candidate, conflicts, thresholds)
+    if reviews:
+        return Decision(candidate, Outcome.REVIEW, POLICY_VERSION, tuple(reviews))
+    if conflicts:
+        ids = ", ".join(conflict.memory_id for conflict in conflicts)
+        reason = Reason(
+            ReasonCode.SUPERSEDES_SAME_INTENT, f"the owner's update of {candidate.intent_key} replaces {ids}"
+        )
+        return Decision(candidate, Outcome.STORE, POLICY_VERSION, (reason,))
+    return Decision(candidate, Outcome.STORE, POLICY_VERSION, (Reason(ReasonCode.ELIGIBLE, "no rule objects"),))

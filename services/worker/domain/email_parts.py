@@ -1,0 +1,204 @@
+"""Split a (redacted) e-mail into parts by authorship, and parts into sentences.
+
+Authority follows authorship: only the mailbox owner's own words may become the owner's
+preferences. Quoted replies, forwarded mail, signature blocks and text hidden in HTML are someone
+else's words even inside the owner's message, so they are marked external. When in doubt a part is
+external: a missed preference is cheaper than an attacker's text carrying the owner's authority.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from html.parser import HTMLParser
+
+
+class PartKind(StrEnum):
+    SUBJECT = "subject"
+    BODY = "body"
+    QUOTED = "quoted"
+    FORWARDED = "forwarded"
+    SIGNATURE = "signature"
+    HIDDEN = "hidden"
+
+
+@dataclass(frozen=True)
+class EmailPart:
+    """A run of text with one authorship; ``by_owner`` only for the owner's own visible words."""
+
+    kind: PartKind
+    text: str
+    by_owner: bool
+
+
+_FORWARD = re.compile(r"^\s*(?:-{2,}\s*forwarded message\s*-{2,}|begin forwarded message:)", re.I)
+_REPLY_HEADER = re.compile(
+    r"^\s*(?:on\b.{0,200}\bwrote:\s*$|-{2,}\s*original message\s*-{2,}|from:\s.+\s(?:sent|date):\s)", re.I
+)
+_OUTLOOK_FROM = re.compile(r"^\s*from:\s", re.I)
+_SIGNATURE_DELIMITER = re.compile(r"^\s*(?:--|—|_{3,}|-{3,})\s*$")
+_SIGN_OFF = re.compile(
+    r"^\s*(?:best|best regards|kind regards|warm regards|regards|cheers|thanks|many thanks|thank you|"
+    r"sincerely|yours|br|talk (?:soon|then)|see you|sent from my \w+)\b[\w\s!.,]*$",
+    re.I,
+)
+
+
+def _is_sign_off(line: str) -> bool:
+    """ "Best,", "Thanks!", "Talk then" — but not "Thanks for the update." (a sentence goes on)."""
+    stripped = line.strip()
+    return bool(_SIGN_OFF.match(stripped)) and len(stripped.split()) <= 3 and not stripped.endswith(".")
+
+
+_HTML_HINT = re.compile(r"<(?:html|body|div|p|span|br|table|td|font|style)\b", re.I)
+_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|tr)\s*:\s*)+", re.I)
+
+
+def split_email(subject: str, body: str, from_owner: bool) -> list[EmailPart]:
+    """Parts of an e-mail in reading order. Empty parts are dropped."""
+    parts: list[EmailPart] = []
+    subject_text = _SUBJECT_PREFIX.sub("", subject).strip()
+    if subject_text:
+        parts.append(EmailPart(PartKind.SUBJECT, subject_text, from_owner))
+    if _HTML_HINT.search(body):
+        visible, hidden = html_to_text(body)
+        parts += _split_plain(visible, from_owner)
+        parts += [EmailPart(PartKind.HIDDEN, text, False) for text in hidden if text.strip()]
+    else:
+        parts += _split_plain(body, from_owner)
+    return parts
+
+
+def _split_plain(body: str, from_owner: bool) -> list[EmailPart]:
+    mode = PartKind.BODY
+    runs: list[tuple[PartKind, list[str]]] = []
+    previous_blank = True
+    for line in body.replace("\r\n", "\n").split("\n"):
+        kind = mode
+        if mode is not PartKind.FORWARDED and _FORWARD.match(line):
+            mode = kind = PartKind.FORWARDED
+        elif mode is PartKind.BODY and (_REPLY_HEADER.match(line) or (previous_blank and _OUTLOOK_FROM.match(line))):
+            mode = kind = PartKind.QUOTED
+        elif mode is PartKind.BODY and _SIGNATURE_DELIMITER.match(line):
+            mode = kind = PartKind.SIGNATURE
+            line = ""
+        elif mode is PartKind.BODY and _is_sign_off(line):
+            mode = kind = PartKind.SIGNATURE
+        elif line.lstrip().startswith(">"):
+            kind = PartKind.QUOTED
+            line = line.lstrip().lstrip("> ")
+        previous_blank = not line.strip()
+        if runs and runs[-1][0] is kind:
+            runs[-1][1].append(line)
+        else:
+            runs.append((kind, [line]))
+    return [
+        EmailPart(kind, "\n".join(lines).strip(), from_owner and kind is PartKind.BODY)
+        for kind, lines in runs
+        if "".join(lines).strip()
+    ]
+
+
+_HIDDEN_STYLE = re.compile(
+    r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d]*[1-9])|opacity\s*:\s*0(?![.\d]*[1-9])"
+    r"|max-height\s*:\s*0(?![.\d]*[1-9])|color\s*:\s*(?:#fff(?:fff)?|white|transparent)\b",
+    re.I,
+)
+_BLOCK_TAGS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote"})
+_VOID_TAGS = frozenset({"br", "img", "hr", "meta", "link", "input", "wbr", "col", "area", "base", "source"})
+_SKIPPED_TAGS = frozenset({"script", "style", "head", "title"})
+
+
+class _HtmlText(HTMLParser):
+    """Visible text with block breaks, and hidden text kept apart (it is nobody's visible words)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.visible: list[str] = []
+        self.hidden: list[str] = []
+        self._stack: list[tuple[str, bool, bool]] = []  # tag, hidden, skipped
+
+    def _state(self) -> tuple[bool, bool]:
+        return (any(h for _, h, _ in self._stack), any(s for _, _, s in self._stack))
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _BLOCK_TAGS:
+            self.visible.append("\n")
+        if tag in _VOID_TAGS:
+            return
+        attributes = dict(attrs)
+        hidden = (
+            "hidden" in attributes
+            or attributes.get("aria-hidden") == "true"
+            or bool(_HIDDEN_STYLE.search(attributes.get("style") or ""))
+        )
+        self._stack.append((tag, hidden, tag in _SKIPPED_TAGS))
+        if hidden:
+            self.hidden.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self._stack) - 1, -1, -1):
+            if self._stack[depth][0] == tag:
+                del self._stack[depth:]
+                break
+        if tag in _BLOCK_TAGS:
+            self.visible.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        hidden, skipped = self._state()
+        if skipped:
+            return
+        if hidden:
+            self.hidden[-1] += data
+        else:
+            self.visible.append(data)
+
+
+def html_to_text(html: str) -> tuple[str, list[str]]:
+    """Visible text and the hidden fragments of an HTML body (standard library parser, lenient)."""
+    parser = _HtmlText()
+    parser.feed(html)
+    parser.close()
+    visible = re.sub(r"[ \t]+", " ", "".join(parser.visible))
+    visible = re.sub(r"\n\s*\n+", "\n\n", visible)
+    hidden = [re.sub(r"\s+", " ", fragment).strip() for fragment in parser.hidden]
+    return visible.strip(), [fragment for fragment in hidden if fragment]
+
+
+_PS = re.compile(r"^\s*(?:p\.?\s?p\.?\s?s|p\.?\s?s)\b\.?\s*:?\s*", re.I)
+_GREETING_LINE = re.compile(
+    r"^\s*(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^.?!\n]{0,40}[,!:]?\s*$", re.I
+)
+_BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|mr|mrs|ms|dr|vs|approx|no|cf)\.$", re.I)
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a part: paragraphs split on blank lines, soft-wrapped lines joined.
+
+    Each bullet and greeting line is its own sentence; bullets and "P.S." markers are stripped so
+    they neither start sentences nor split them.
+    """
+    result: list[str] = []
+    chunks: list[list[str]] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        chunks.append([])
+        for line in paragraph.split("\n"):
+            if _BULLET.match(line) or _GREETING_LINE.match(line):  # a bullet or greeting stands alone
+                chunks.append([_BULLET.sub("", line).strip()])
+                chunks.append([])
+            elif line.strip():
+                chunks[-1].append(line.strip())
+    for chunk in chunks:
+        joined = _PS.sub("", " ".join(chunk))
+        pending = ""
+        for fragment in _SENTENCE_END.split(joined):
+            pending = f"{pending} {fragment}".strip() if pending else fragment.strip()
+            if not _ABBREVIATION.search(pending):
+                result.append(pending)
+                pending = ""
+        if pending:
+            result.append(pending)
+    return [sentence for sentence in result if sentence]
