@@ -140,6 +140,15 @@ def test_never_suppress_is_rejected_whoever_asks(text: str, origin: Origin, memo
     assert (decision.outcome, codes(decision)) == (Outcome.REJECT, ["NEVER_SUPPRESS"])
 
 
+def test_an_episode_that_mentions_screening_is_not_mistaken_for_a_suppression() -> None:
+    # Given a record of what happened, from a tool outcome
+    episode = candidate(
+        "Reviewed the screening report with Bob, no hits", type=MemoryType.EPISODE, origin=Origin.TOOL_OUTCOME
+    )
+    # When evaluated  Then the never-suppress guard does not fire on it
+    assert "NEVER_SUPPRESS" not in codes(evaluate(episode))
+
+
 @pytest.mark.parametrize("origin", [Origin.OWNER, Origin.OPERATOR])
 def test_owner_or_operator_procedure_goes_to_review(origin: Origin) -> None:
     # Given a harmless procedure from the owner or an operator  When evaluated  Then a human approves it

@@ -137,7 +137,9 @@ def _reject_reasons(candidate: Candidate) -> list[Reason]:
             reasons.append(
                 Reason(ReasonCode.EXTERNAL_INSTRUCTION, "instruction-like external text: " + ", ".join(markers))
             )
-    suppression = find_suppression(candidate.text)
+    # Episodes record what happened ("screening found no hits"); they carry no authority to act,
+    # so the guard watches every type that can steer future behaviour.
+    suppression = None if candidate.type is MemoryType.EPISODE else find_suppression(candidate.text)
     if suppression is not None:
         reasons.append(
             Reason(ReasonCode.NEVER_SUPPRESS, f"would reduce scrutiny (rule {suppression.rule}: {suppression.matched})")
