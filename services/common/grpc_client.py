@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 from opentelemetry.instrumentation.grpc import aio_client_interceptors, client_interceptor
+from opentelemetry.instrumentation.grpc.grpcext import intercept_channel
 
 
 class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
@@ -32,7 +33,9 @@ class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: igno
 
 def sync_channel(target: str, token: str) -> grpc.Channel:
     channel = grpc.insecure_channel(target)
-    return grpc.intercept_channel(channel, client_interceptor(), _BearerInterceptor(token))  # type: ignore[no-untyped-call]
+    # OpenTelemetry's interceptor is not a grpc.*ClientInterceptor; it needs its own intercept_channel.
+    traced = intercept_channel(channel, client_interceptor())  # type: ignore[no-untyped-call]
+    return grpc.intercept_channel(traced, _BearerInterceptor(token))
 
 
 def aio_channel(target: str, token: str) -> grpc.aio.Channel:

@@ -14,6 +14,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
+from services.common.grpc_client import sync_channel
 from services.common.grpc_errors import error_details
 from services.common.infra.processes import ServiceProcess, free_port
 from tests.helpers import SpawnService
@@ -116,3 +117,14 @@ def test_sigterm_lets_the_call_in_flight_finish(spawn: SpawnService, tmp_path: P
     assert isinstance(response, serving_service_pb2.HandleRequestResponse)
     assert response.result_id == "done"
     assert status == 0
+
+
+def test_the_shared_client_channel_carries_the_token_and_trace(spawn: SpawnService) -> None:
+    # given a channel built the way every memloop client builds one
+    _, target = _start(spawn, delay=0)
+    token = issue_token(SECRET, subject="t", tenant="acme", roles=["writer"])
+    # when a call goes through it
+    with sync_channel(target, token) as channel:
+        response = serving_service_pb2_grpc.ServingServiceStub(channel).HandleRequest(_request(), timeout=5)
+    # then the server authenticated it
+    assert response.result_id == "done"

@@ -69,6 +69,9 @@ class ConsolidationJob(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     START_TIME_FIELD_NUMBER: _builtins.int
     FINISH_TIME_FIELD_NUMBER: _builtins.int
+    DEFERRED_FIELD_NUMBER: _builtins.int
+    SNAPSHOT_SIZE_FIELD_NUMBER: _builtins.int
+    TRACE_ID_FIELD_NUMBER: _builtins.int
     job_id: _builtins.str
     """The job's id; the event id of every transition it writes."""
     tenant: _builtins.str
@@ -87,6 +90,12 @@ class ConsolidationJob(_message.Message):
     """Contradictions sent to review instead of being decided."""
     error: _builtins.str
     """Error, if failed."""
+    deferred: _builtins.int
+    """Ids in the snapshot left for the next run because a turn changed them after the read."""
+    snapshot_size: _builtins.int
+    """How many active memories the snapshot read."""
+    trace_id: _builtins.str
+    """Trace id of the span that ran the job (the trace of every transition it wrote)."""
     @_builtins.property
     def start_time(self) -> _timestamp_pb2.Timestamp:
         """When it started."""
@@ -109,10 +118,13 @@ class ConsolidationJob(_message.Message):
         error: _builtins.str = ...,
         start_time: _timestamp_pb2.Timestamp | None = ...,
         finish_time: _timestamp_pb2.Timestamp | None = ...,
+        deferred: _builtins.int = ...,
+        snapshot_size: _builtins.int = ...,
+        trace_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["finish_time", b"finish_time", "start_time", b"start_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "finish_time", b"finish_time", "job_id", b"job_id", "kept", b"kept", "retired", b"retired", "sent_to_review", b"sent_to_review", "start_time", b"start_time", "state", b"state", "tenant", b"tenant", "untouched", b"untouched", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deferred", b"deferred", "error", b"error", "finish_time", b"finish_time", "job_id", b"job_id", "kept", b"kept", "retired", b"retired", "sent_to_review", b"sent_to_review", "snapshot_size", b"snapshot_size", "start_time", b"start_time", "state", b"state", "tenant", b"tenant", "trace_id", b"trace_id", "untouched", b"untouched", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

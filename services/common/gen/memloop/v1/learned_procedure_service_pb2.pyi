@@ -610,6 +610,7 @@ class BackfillLearnedProceduresResponse(_message.Message):
     INSERTED_FIELD_NUMBER: _builtins.int
     ALREADY_PRESENT_FIELD_NUMBER: _builtins.int
     ACTIVE_FIELD_NUMBER: _builtins.int
+    REFUSED_FIELD_NUMBER: _builtins.int
     inserted: _builtins.int
     """Rules inserted by this call."""
     already_present: _builtins.int
@@ -618,20 +619,55 @@ class BackfillLearnedProceduresResponse(_message.Message):
     def active(self) -> _containers.RepeatedCompositeFieldContainer[Global___LearnedProcedure]:
         """Active procedures after the backfill."""
 
+    @_builtins.property
+    def refused(self) -> _containers.RepeatedCompositeFieldContainer[Global___RefusedLegacyRule]:
+        """Legacy rules not imported and why, for an officer to review; empty when all were imported."""
+
     def __init__(
         self,
         *,
         inserted: _builtins.int = ...,
         already_present: _builtins.int = ...,
         active: _abc.Iterable[Global___LearnedProcedure] | None = ...,
+        refused: _abc.Iterable[Global___RefusedLegacyRule] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "already_present", b"already_present", "inserted", b"inserted"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active", b"active", "already_present", b"already_present", "inserted", b"inserted", "refused", b"refused"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BackfillLearnedProceduresResponse: _TypeAlias = BackfillLearnedProceduresResponse  # noqa: Y015
+
+@_typing.final
+class RefusedLegacyRule(_message.Message):
+    """A legacy rule the backfill did not import."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INDEX_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    index: _builtins.int
+    """Position of the rule in the request's rules, from 0."""
+    reason: _builtins.str
+    """Why, in lower snake case: never_suppress, invalid, duplicate or intent_held."""
+    detail: _builtins.str
+    """The rule that refused it, or the row that already holds its intent."""
+    def __init__(
+        self,
+        *,
+        index: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["detail", b"detail", "index", b"index", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RefusedLegacyRule: _TypeAlias = RefusedLegacyRule  # noqa: Y015
 
 @_typing.final
 class ListApplicableProceduresRequest(_message.Message):

@@ -54,22 +54,30 @@ class Attachment(_message.Message):
     FILENAME_FIELD_NUMBER: _builtins.int
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     DATA_FIELD_NUMBER: _builtins.int
+    SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    SHA256_FIELD_NUMBER: _builtins.int
     filename: _builtins.str
     """The attachment's file name."""
     media_type: _builtins.str
     """The attachment's media type."""
     data: _builtins.bytes
-    """The attachment's bytes."""
+    """The attachment's bytes; never stored, so always empty when serving returns an attachment."""
+    size_bytes: _builtins.int
+    """Size of the attachment's bytes as received; set by serving on content it returns."""
+    sha256: _builtins.str
+    """Hex SHA-256 of the attachment's bytes as received; set by serving on content it returns."""
     def __init__(
         self,
         *,
         filename: _builtins.str = ...,
         media_type: _builtins.str = ...,
         data: _builtins.bytes = ...,
+        size_bytes: _builtins.int = ...,
+        sha256: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "filename", b"filename", "media_type", b"media_type"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "filename", b"filename", "media_type", b"media_type", "sha256", b"sha256", "size_bytes", b"size_bytes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -286,10 +294,13 @@ class ReadContentResponse(_message.Message):
     CONTENT_REF_FIELD_NUMBER: _builtins.int
     USER_FIELD_NUMBER: _builtins.int
     CONTENT_FIELD_NUMBER: _builtins.int
+    FROM_OWNER_FIELD_NUMBER: _builtins.int
     content_ref: _builtins.str
     """The blob's opaque reference."""
     user: _builtins.str
     """The user the blob belongs to."""
+    from_owner: _builtins.bool
+    """True when the mailbox owner wrote the mail (from_address matched the owner before redaction)."""
     @_builtins.property
     def content(self) -> Global___EmailContent:
         """The redacted email."""
@@ -300,10 +311,11 @@ class ReadContentResponse(_message.Message):
         content_ref: _builtins.str = ...,
         user: _builtins.str = ...,
         content: Global___EmailContent | None = ...,
+        from_owner: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["content", b"content"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "content_ref", b"content_ref", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "content_ref", b"content_ref", "from_owner", b"from_owner", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,305 @@
+"""Relay: sustained outbox→PubAck events/s against raw nats-py, and commit→PubAck lag at a fixed rate.
+
+Not a test: prints figures. Everything runs on this machine in one run, so the two sides share
+the same PostgreSQL, nats-server and cores:
+
+1. Throughput. Baseline: nats-py `publish_async` of N learning events straight to a fresh stream
+   (same payload size, same `Nats-Msg-Id` and `traceparent` headers, same in-flight window) until
+   every PubAck is in. memloop: N rows preloaded in serving's outbox, then the relay as its own
+   process (`python -m services.relay.entrypoints.main`) drains them; events/s is taken from the
+   PubAck times the relay records (first to last), plus the wall time until all are marked.
+2. Lag. Rows are committed one per transaction with `NOTIFY` — exactly the statements serving's
+   commit ends with — at a fixed offered rate while the relay runs; lag = PubAck time - commit
+   time per row (p50/p99). Baseline: raw publish→PubAck latency at the same rate.
+
+Servers: an embedded PostgreSQL and nats-server under a temporary folder, or the ones named by
+MEMLOOP_BENCH_DATABASE_URL (an admin URL) and MEMLOOP_BENCH_NATS_URL. The embedded nats-server
+syncs every write (`sync_interval: always`), which bounds both sides equally.
+
+    .venv/bin/python bench/bench_relay.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import secrets
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import nats
+import psycopg
+from nats.js import api
+
+from services.common.db import run_migrations
+from services.common.infra.nats import EmbeddedNats
+from services.common.infra.postgres import EmbeddedPostgres, create_database
+from services.common.infra.processes import ServiceProcess, free_port
+from services.relay.bootstrap import libpq_url
+from services.serving.adapters.event_codec import encode_event
+from services.serving.bootstrap import MIGRATIONS_DIR
+from services.serving.domain.model import LearningEventRecord, ToolOutcome
+
+WINDOW = 1024
+THROUGHPUT_GOAL = 0.5
+LAG_P99_GOAL_MS = 1000.0
+
+
+def _event(tenant: str = "acme") -> tuple[str, str, bytes]:
+    event_id, trace_id = str(uuid.uuid4()), secrets.token_hex(16)
+    record = LearningEventRecord(
+        event_id=event_id,
+        trace_id=trace_id,
+        request_id=f"req-{uuid.uuid4().hex[:12]}",
+        tenant=tenant,
+        user="alice",
+        thread="thr-bob-sync",
+        route="calendar.schedule",
+        procedure_versions={"schedule_meeting": "3", "reply_style": "7"},
+        tool_outcomes=(ToolOutcome("calendar.create_event", "ok", "cal-evt-7781", "Sync with Bob, Tue 10:30"),),
+        feedback_ref="",
+        content_ref=f"cnt_{uuid.uuid4().hex}",
+        owner_address="alice@acme.example",
+        commit_time=datetime.now(UTC),
+    )
+    return event_id, trace_id, encode_event(record)
+
+
+@contextmanager
+def _servers() -> Iterator[tuple[str, str]]:
+    url, nats_url = os.environ.get("MEMLOOP_BENCH_DATABASE_URL", ""), os.environ.get("MEMLOOP_BENCH_NATS_URL", "")
+    if url and nats_url:
+        yield url, nats_url
+        return
+    root = Path(tempfile.mkdtemp(prefix="memloop-bench-relay-"))
+    postgres = EmbeddedPostgres(root / "pg", durable=False, log_path=root / "postgres.log")
+    server = EmbeddedNats(root / "nats", log_path=root / "nats.log")
+    try:
+        postgres.start()
+        server.start()
+        yield postgres.admin_url, server.url
+    finally:
+        server.stop()
+        postgres.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# --- baseline: raw nats-py ------------------------------------------------------------------------
+
+
+async def _new_stream(nats_url: str, prefix: str) -> None:
+    client = await nats.connect(nats_url)
+    config = api.StreamConfig(
+        name=f"{prefix}_LEARNING".upper(),
+        subjects=[f"{prefix}.learning.>"],
+        storage=api.StorageType.FILE,
+        duplicate_window=3600,
+    )
+    await client.jetstream().add_stream(config)
+    await client.close()
+
+
+async def _raw_throughput(nats_url: str, count: int) -> float:
+    prefix = f"raw{uuid.uuid4().hex[:8]}"
+    await _new_stream(nats_url, prefix)
+    events = [_event() for _ in range(count)]
+    client = await nats.connect(nats_url)
+    js = client.jetstream(publish_async_max_pending=WINDOW)
+    started = time.perf_counter()
+    for event_id, trace_id, payload in events:
+        headers = {"Nats-Msg-Id": event_id, "traceparent": f"00-{trace_id}-{'0' * 15}1-01"}
+        await js.publish_async(f"{prefix}.learning.acme", payload, headers=headers)
+    await js.publish_async_completed()
+    elapsed = time.perf_counter() - started
+    await client.close()
+    return count / elapsed
+
+
+async def _raw_lag(nats_url: str, rate: float, seconds: float) -> list[float]:
+    prefix = f"rawlag{uuid.uuid4().hex[:8]}"
+    await _new_stream(nats_url, prefix)
+    client = await nats.connect(nats_url)
+    js = client.jetstream()
+    lags: list[float] = []
+
+    async def one() -> None:
+        event_id, trace_id, payload = _event()
+        sent = time.perf_counter()
+        headers = {"Nats-Msg-Id": event_id, "traceparent": f"00-{trace_id}-{'0' * 15}1-01"}
+        await js.publish(f"{prefix}.learning.acme", payload, headers=headers)
+        lags.append((time.perf_counter() - sent) * 1000)
+
+    tasks = []
+    start = time.perf_counter()
+    for i in range(int(rate * seconds)):
+        await asyncio.sleep(max(0.0, start + i / rate - time.perf_counter()))
+        tasks.append(asyncio.create_task(one()))
+    await asyncio.gather(*tasks)
+    await client.close()
+    return lags
+
+
+# --- memloop: the relay process -------------------------------------------------------------------
+
+
+class _Outbox:
+    """Serving's schema on a fresh database, written to as the owner (what serving's commit writes)."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.url = create_database(admin_url, f"bench_relay_{uuid.uuid4().hex[:8]}")
+        run_migrations(self.url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+        self.conninfo = libpq_url(self.url)
+
+    def preload(self, count: int) -> None:
+        rows = []
+        for _ in range(count):
+            event_id, trace_id, payload = _event()
+            rows.append((event_id, "acme", f"req-{event_id}", trace_id, payload))
+        with psycopg.connect(self.conninfo) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO outbox (event_id, tenant, request_id, trace_id, payload) VALUES (%s, %s, %s, %s, %s)", rows
+            )
+
+    def commit_at_rate(self, rate: float, seconds: float) -> int:
+        """One row per transaction with NOTIFY, paced to `rate` per second; returns rows committed."""
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            start, total = time.perf_counter(), int(rate * seconds)
+            for i in range(total):
+                time.sleep(max(0.0, start + i / rate - time.perf_counter()))
+                event_id, trace_id, payload = _event()
+                with conn.transaction():
+                    conn.execute(
+                        "INSERT INTO outbox (event_id, tenant, request_id, trace_id, payload) "
+                        "VALUES (%s, 'acme', %s, %s, %s)",
+                        (event_id, f"req-{event_id}", trace_id, payload),
+                    )
+                    conn.execute("SELECT pg_notify('memloop_outbox', '')")
+            return total
+
+    def one(self, sql: str) -> tuple[Any, ...]:
+        with psycopg.connect(self.conninfo) as conn:
+            row = conn.execute(sql).fetchone()
+            assert row is not None
+            return tuple(row)
+
+    def wait_published(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while self.one("SELECT count(*) FROM outbox WHERE published_at IS NULL")[0]:
+            if time.monotonic() > deadline:
+                raise SystemExit("relay did not drain the outbox in time")
+            time.sleep(0.05)
+
+
+def _relay(outbox: _Outbox, nats_url: str, log: Path) -> ServiceProcess:
+    prefix = f"rel{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    env = {
+        "MEMLOOP_AUTH_SECRET": secrets.token_hex(16),
+        "MEMLOOP_GRPC_PORT": str(port),
+        "MEMLOOP_METRICS_PORT": str(free_port()),
+        "MEMLOOP_SERVING_DATABASE_URL": outbox.url,
+        "MEMLOOP_NATS_URL": nats_url,
+        "MEMLOOP_SUBJECT_PREFIX": prefix,
+        "MEMLOOP_LEARNING_STREAM": f"{prefix}_LEARNING".upper(),
+        "MEMLOOP_RELAY_MAX_IN_FLIGHT": str(WINDOW),
+        "MEMLOOP_LOG_LEVEL": "WARNING",
+    }
+    process = ServiceProcess("services.relay.entrypoints.main", env, log_path=log, name="relay").start()
+    process.wait_healthy(port, timeout=60)
+    return process
+
+
+def _relay_throughput(admin_url: str, nats_url: str, count: int, log: Path) -> tuple[float, float]:
+    outbox = _Outbox(admin_url)
+    outbox.preload(count)
+    started = time.perf_counter()
+    relay = _relay(outbox, nats_url, log)
+    try:
+        outbox.wait_published(timeout=300)
+        wall = time.perf_counter() - started
+        span = outbox.one("SELECT EXTRACT(EPOCH FROM max(published_at) - min(published_at)) FROM outbox")[0]
+    finally:
+        relay.terminate()
+    return (count - 1) / float(span), count / wall
+
+
+def _relay_lag(admin_url: str, nats_url: str, rate: float, seconds: float, log: Path) -> list[float]:
+    outbox = _Outbox(admin_url)
+    relay = _relay(outbox, nats_url, log)
+    try:
+        outbox.commit_at_rate(rate, seconds)
+        outbox.wait_published(timeout=120)
+        with psycopg.connect(outbox.conninfo) as conn:
+            rows = conn.execute("SELECT EXTRACT(EPOCH FROM published_at - created_at) * 1000 FROM outbox").fetchall()
+    finally:
+        relay.terminate()
+    return [float(r[0]) for r in rows]
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Measure both figures; rows of (figure, memloop, baseline, ratio, goal, met) for run_all."""
+    count, rate, seconds = (5_000, 200.0, 5.0) if quick else (30_000, 500.0, 15.0)
+    log = Path(tempfile.mkdtemp(prefix="memloop-bench-relay-logs-")) / "relay.log"
+    with _servers() as (admin_url, nats_url):
+        raw = asyncio.run(_raw_throughput(nats_url, count))
+        relay_rate, relay_wall = _relay_throughput(admin_url, nats_url, count, log)
+        raw_lags = asyncio.run(_raw_lag(nats_url, rate, seconds))
+        lags = _relay_lag(admin_url, nats_url, rate, seconds, log)
+    p50, p99 = _pct(lags, 50), _pct(lags, 99)
+    return [
+        {
+            "figure": f"outbox→PubAck events/s ({count} events; relay wall incl. start {relay_wall:,.0f}/s)",
+            "memloop": round(relay_rate),
+            "baseline": round(raw),
+            "ratio": round(relay_rate / raw, 3),
+            "goal": f"≥ {THROUGHPUT_GOAL:.0%} of raw nats-py publish_async",
+            "met": relay_rate / raw >= THROUGHPUT_GOAL,
+        },
+        {
+            "figure": f"commit→PubAck lag p50 ms @ {rate:g}/s (baseline: raw publish→PubAck)",
+            "memloop": round(p50, 2),
+            "baseline": round(_pct(raw_lags, 50), 2),
+            "ratio": None,
+            "goal": "reported",
+            "met": None,
+        },
+        {
+            "figure": f"commit→PubAck lag p99 ms @ {rate:g}/s (baseline: raw publish→PubAck)",
+            "memloop": round(p99, 2),
+            "baseline": round(_pct(raw_lags, 99), 2),
+            "ratio": None,
+            "goal": f"< {LAG_P99_GOAL_MS:g} ms",
+            "met": p99 < LAG_P99_GOAL_MS,
+        },
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="5k events and 5 s at 200/s instead of 30k and 15 s at 500/s"
+    )
+    rows = run(parser.parse_args().quick)
+    print(f"{'figure':<78} {'memloop':>10} {'baseline':>10} {'ratio':>7}  {'goal':<40} met")
+    for row in rows:
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        met = {True: "yes", False: "NO", None: "-"}[row["met"]]
+        print(f"{row['figure']:<78} {row['memloop']:>10} {row['baseline']:>10} {ratio:>7}  {row['goal']:<40} {met}")
+    print(f"relay / raw throughput ratio: {rows[0]['ratio']:.2f} (goal ≥ {THROUGHPUT_GOAL:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+"""What the relay loop needs from the outside: the outbox, a publisher, and somewhere to count.
+
+Real adapters: `adapters.pg_outbox` (psycopg async, LISTEN/NOTIFY), `adapters.jetstream` (nats-py),
+`adapters.metrics` (Prometheus). In-memory ones for unit tests: `adapters.in_memory`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Protocol
+
+from services.relay.domain.model import BacklogStats, OutboxRow, PublishReceipt
+
+
+class OutboxStore(Protocol):
+    async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
+        """Lease up to `limit` unpublished, unleased rows (oldest first) and commit the lease.
+
+        Rows leased by another live relay are skipped, never waited for (SKIP LOCKED), so relays
+        claim disjoint sets. No lock is held once this returns.
+        """
+        ...
+
+    async def mark_published(self, receipts: Sequence[PublishReceipt]) -> int:
+        """Record PubAcks (seq, duplicate, time) on rows not yet marked; returns rows changed."""
+        ...
+
+    async def release(self, event_ids: Sequence[str], *, claimer: str) -> None:
+        """Give up this relay's lease on rows whose publish failed, so they are retried at once."""
+        ...
+
+    async def prune_published(self, *, older_than_seconds: float, limit: int) -> int:
+        """Delete up to `limit` rows published longer ago than `older_than_seconds`."""
+        ...
+
+    async def backlog(self) -> BacklogStats: ...
+
+    async def wait_for_new_rows(self, timeout: float) -> bool:
+        """Wait for a NOTIFY from serving (True) or the timeout (False), whichever is first.
+
+        A notification that arrived since the last call returns at once, so none is lost.
+        """
+        ...
+
+
+class Publisher(Protocol):
+    @property
+    def connected(self) -> bool: ...
+
+    async def wait_connected(self) -> None:
+        """Return once the connection to NATS is up (immediately when it is)."""
+        ...
+
+    async def send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:
+        """Send one event and return the future of its PubAck.
+
+        The future fails (never hangs) when no PubAck arrives within the publish timeout.
+        `send` itself may raise when the message cannot even be queued.
+        """
+        ...
+
+
+class RelayMetrics(Protocol):
+    def published(self, count: int, duplicates: int) -> None: ...
+
+    def failed(self, count: int) -> None: ...
+
+    def backlog(self, stats: BacklogStats) -> None: ...
+
+    def pruned(self, count: int) -> None: ...

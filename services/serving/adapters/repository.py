@@ -1,0 +1,273 @@
+"""PostgreSQL repositories and the unit of work of serving, on SQLAlchemy sessions with plain SQL.
+
+Idempotency is the database's job, not the code's: `results_tenant_request_key` makes
+`INSERT … ON CONFLICT DO NOTHING` the single arbiter between concurrent calls with one request id
+(the loser waits for the winner's commit and inserts nothing). Row-level security is set per
+transaction by the base unit of work.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Self
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.common.db import SqlAlchemyUnitOfWork
+from services.serving.adapters.event_codec import encode_event
+from services.serving.domain.model import (
+    AttachmentMeta,
+    ContentDeletion,
+    Email,
+    LearningEventRecord,
+    NewResult,
+    OutboxState,
+    OutboxStatus,
+    StoredContent,
+    StoredResult,
+    ToolOutcome,
+)
+
+NOTIFY_CHANNEL = "memloop_outbox"
+
+
+class SqlResultRepository:
+    def __init__(self, session: Session, tenant: str) -> None:
+        self._session = session
+        self._tenant = tenant
+
+    def add_if_new(self, new: NewResult) -> bool:
+        r = new.result
+        inserted = self._session.execute(
+            text(
+                """
+                INSERT INTO results (result_id, tenant, request_id, user_id, thread, route, procedure_versions,
+                                     feedback_ref, reply, content_ref, event_id, trace_id, committed_at)
+                VALUES (:result_id, :tenant, :request_id, :user_id, :thread, :route, CAST(:pv AS jsonb),
+                        :feedback_ref, :reply, :content_ref, :event_id, :trace_id, :committed_at)
+                ON CONFLICT ON CONSTRAINT results_tenant_request_key DO NOTHING
+                RETURNING result_id
+                """
+            ),
+            {
+                "result_id": r.result_id,
+                "tenant": r.tenant,
+                "request_id": r.request_id,
+                "user_id": new.user,
+                "thread": new.thread,
+                "route": new.route,
+                "pv": json.dumps(new.procedure_versions, sort_keys=True),
+                "feedback_ref": new.feedback_ref,
+                "reply": r.reply,
+                "content_ref": r.content_ref,
+                "event_id": r.event_id,
+                "trace_id": r.trace_id,
+                "committed_at": r.commit_time,
+            },
+        ).first()
+        return inserted is not None
+
+    def add_tool_outcomes(self, request_id: str, outcomes: tuple[ToolOutcome, ...]) -> None:
+        if not outcomes:
+            return
+        self._session.execute(
+            text(
+                """
+                INSERT INTO tool_outcomes (tenant, request_id, ordinal, tool, status, ref, summary)
+                VALUES (:tenant, :request_id, :ordinal, :tool, :status, :ref, :summary)
+                """
+            ),
+            [
+                {"tenant": self._tenant, "request_id": request_id, "ordinal": i, **_outcome_row(o)}
+                for i, o in enumerate(outcomes)
+            ],
+        )
+
+    def get(self, request_id: str) -> StoredResult | None:
+        row = (
+            self._session.execute(
+                text(
+                    """
+                    SELECT result_id, request_id, tenant, event_id, trace_id, content_ref, reply, committed_at
+                    FROM results WHERE tenant = :tenant AND request_id = :request_id
+                    """
+                ),
+                {"tenant": self._tenant, "request_id": request_id},
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        return StoredResult(
+            result_id=str(row["result_id"]),
+            request_id=row["request_id"],
+            tenant=row["tenant"],
+            event_id=str(row["event_id"]),
+            trace_id=row["trace_id"],
+            content_ref=row["content_ref"],
+            reply=row["reply"],
+            commit_time=row["committed_at"],
+        )
+
+
+class SqlContentRepository:
+    def __init__(self, session: Session, tenant: str) -> None:
+        self._session = session
+        self._tenant = tenant
+
+    def add(self, content: StoredContent) -> None:
+        self._session.execute(
+            text(
+                """
+                INSERT INTO content_blobs (content_ref, tenant, user_id, request_id, from_address, to_address,
+                                           subject, body, attachments, from_owner)
+                VALUES (:content_ref, :tenant, :user_id, :request_id, :from_address, :to_address,
+                        :subject, :body, CAST(:attachments AS jsonb), :from_owner)
+                """
+            ),
+            {
+                "content_ref": content.content_ref,
+                "tenant": content.tenant,
+                "user_id": content.user,
+                "request_id": content.request_id,
+                "from_address": content.email.from_address,
+                "to_address": content.email.to_address,
+                "subject": content.email.subject,
+                "body": content.email.body,
+                "attachments": json.dumps([_attachment_row(a) for a in content.attachments]),
+                "from_owner": content.from_owner,
+            },
+        )
+
+    def get(self, content_ref: str) -> StoredContent | None:
+        row = (
+            self._session.execute(
+                text("SELECT * FROM content_blobs WHERE tenant = :tenant AND content_ref = :ref"),
+                {"tenant": self._tenant, "ref": content_ref},
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        return StoredContent(
+            content_ref=row["content_ref"],
+            tenant=row["tenant"],
+            user=row["user_id"],
+            request_id=row["request_id"],
+            email=Email(row["from_address"], row["to_address"], row["subject"], row["body"]),
+            attachments=tuple(AttachmentMeta(**a) for a in row["attachments"]),
+            from_owner=row["from_owner"],
+        )
+
+    def delete(self, content_ref: str) -> bool:
+        deleted = self._session.execute(
+            text("DELETE FROM content_blobs WHERE tenant = :tenant AND content_ref = :ref RETURNING content_ref"),
+            {"tenant": self._tenant, "ref": content_ref},
+        ).first()
+        return deleted is not None
+
+    def record_deletion(self, deletion: ContentDeletion) -> None:
+        self._session.execute(
+            text(
+                """
+                INSERT INTO content_deletions (tenant, content_ref, deletion_id, deleted_at, existed)
+                VALUES (:tenant, :content_ref, :deletion_id, :deleted_at, :existed)
+                ON CONFLICT DO NOTHING
+                """
+            ),
+            {
+                "tenant": deletion.tenant,
+                "content_ref": deletion.content_ref,
+                "deletion_id": deletion.deletion_id,
+                "deleted_at": deletion.deleted_at,
+                "existed": deletion.existed,
+            },
+        )
+
+
+class SqlOutboxRepository:
+    def __init__(self, session: Session, tenant: str) -> None:
+        self._session = session
+        self._tenant = tenant
+
+    def add(self, event: LearningEventRecord, *, span_id: str) -> None:
+        self._session.execute(
+            text(
+                """
+                INSERT INTO outbox (event_id, tenant, request_id, trace_id, span_id, payload)
+                VALUES (:event_id, :tenant, :request_id, :trace_id, :span_id, :payload)
+                """
+            ),
+            {
+                "event_id": event.event_id,
+                "tenant": event.tenant,
+                "request_id": event.request_id,
+                "trace_id": event.trace_id,
+                "span_id": span_id,
+                "payload": encode_event(event),
+            },
+        )
+        self._session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
+
+    def get(self, *, event_id: str = "", request_id: str = "") -> OutboxStatus | None:
+        where = "event_id = CAST(:key AS uuid)" if event_id else "request_id = :key"
+        row = (
+            self._session.execute(
+                text(
+                    f"""
+                    SELECT payload, published_at, stream_seq, duplicate, publish_attempts
+                    FROM outbox WHERE tenant = :tenant AND {where}
+                    """
+                ),
+                {"tenant": self._tenant, "key": event_id or request_id},
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        return OutboxStatus(
+            payload=bytes(row["payload"]),
+            state=OutboxState.PUBLISHED if row["published_at"] is not None else OutboxState.PENDING,
+            published_at=row["published_at"],
+            stream_sequence=int(row["stream_seq"] or 0),
+            duplicate=bool(row["duplicate"]),
+            publish_attempts=int(row["publish_attempts"]),
+        )
+
+
+class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
+    """One transaction, one tenant, three repositories."""
+
+    results: SqlResultRepository
+    contents: SqlContentRepository
+    outbox: SqlOutboxRepository
+
+    def __init__(self, session_factory: sessionmaker[Session], tenant: str) -> None:
+        super().__init__(session_factory, tenant)
+        self._tenant_name = tenant
+
+    def __enter__(self) -> Self:
+        super().__enter__()
+        return self
+
+    def _open(self, session: Session) -> None:
+        self.results = SqlResultRepository(session, self._tenant_name)
+        self.contents = SqlContentRepository(session, self._tenant_name)
+        self.outbox = SqlOutboxRepository(session, self._tenant_name)
+
+
+def _outcome_row(outcome: ToolOutcome) -> dict[str, Any]:
+    return {"tool": outcome.tool, "status": outcome.status, "ref": outcome.ref, "summary": outcome.summary}
+
+
+def _attachment_row(meta: AttachmentMeta) -> dict[str, Any]:
+    return {
+        "filename": meta.filename,
+        "media_type": meta.media_type,
+        "size_bytes": meta.size_bytes,
+        "sha256": meta.sha256,
+    }

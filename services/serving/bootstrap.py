@@ -1,0 +1,81 @@
+"""Serving's composition root: settings from the environment, migrations, engine, redactor, servicer."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
+from services.common.grpc_server import Registration, full_service_name
+from services.common.redaction import RedactionMode, Redactor
+from services.common.settings import CommonSettings, database_url_for, env_int, env_str
+from services.serving.adapters.repository import SqlServingUnitOfWork
+from services.serving.entrypoints.grpc_server import ServingServicer
+from services.serving.service.ports import ServingUnitOfWork
+from services.serving.service.use_cases import ServingDeps
+
+MIGRATIONS_DIR = Path(__file__).parent / "adapters" / "migrations"
+
+
+@dataclass(frozen=True)
+class ServingSettings:
+    """Serving's settings. `admin_database_url` runs migrations; the service then connects as `app_role`."""
+
+    common: CommonSettings
+    admin_database_url: str
+    app_role: str
+    pool_size: int
+    max_workers: int
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
+        env = os.environ if env is None else env
+        max_workers = env_int(env, "MEMLOOP_SERVING_MAX_WORKERS", 16)
+        return cls(
+            common=CommonSettings.from_env("serving", env),
+            admin_database_url=database_url_for(env, "serving"),
+            app_role=env_str(env, "MEMLOOP_SERVING_DB_ROLE", "memloop_serving_app"),
+            pool_size=env_int(env, "MEMLOOP_SERVING_POOL_SIZE", max_workers),
+            max_workers=max_workers,
+        )
+
+
+@dataclass
+class ServingApp:
+    """The wired service: what `main` serves and what it closes on the way out."""
+
+    deps: ServingDeps
+    registration: Registration
+    engine: Engine
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+
+def build(settings: ServingSettings) -> ServingApp:
+    """Migrate (idempotent, serialised by an advisory lock), then connect as the app role."""
+    run_migrations(settings.admin_database_url, MIGRATIONS_DIR, app_role=settings.app_role)
+    engine = make_engine(
+        url_for_role(settings.admin_database_url, settings.app_role),
+        pool_size=settings.pool_size,
+        application_name="memloop-serving",
+    )
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    redactor = Redactor(RedactionMode.FAST)
+
+    def unit_of_work(tenant: str) -> ServingUnitOfWork:
+        return SqlServingUnitOfWork(sessions, tenant)
+
+    deps = ServingDeps(uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text)
+    registration = Registration(
+        serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
+        ServingServicer(deps),
+        full_service_name(serving_service_pb2, "ServingService"),
+    )
+    return ServingApp(deps=deps, registration=registration, engine=engine)

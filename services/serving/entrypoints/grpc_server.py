@@ -1,0 +1,73 @@
+"""The ServingService servicer: authorize, build the command, call the use case, translate.
+
+Roles (the loop's own service token, tenant "*", passes every check): HandleRequest needs
+`writer`; ReadContent and GetOutboxEvent need `reader` (or `writer`); DeleteContent needs `admin`.
+The tenant is authorized before anything is looked up, so a caller for another tenant learns
+nothing about what exists there.
+"""
+
+from __future__ import annotations
+
+import grpc
+from opentelemetry import trace
+
+from services.common.auth import authorize_tenant
+from services.common.errors import require
+from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
+from services.common.grpc_errors import grpc_method
+from services.serving.entrypoints.convert import to_command, to_handle_response, to_outbox_response, to_read_response
+from services.serving.service import use_cases
+from services.serving.service.use_cases import ServingDeps
+
+DOMAIN = "serving.memloop"
+WRITE_ROLES = ("writer",)
+READ_ROLES = ("reader", "writer")
+DELETE_ROLES = ("admin",)
+
+
+def _authorize(tenant: str, roles: tuple[str, ...]) -> None:
+    """A missing tenant is bad input, not a permission question; otherwise permission first."""
+    require(tenant, "tenant")
+    authorize_tenant(tenant, roles=roles)
+
+
+def _current_span_ids() -> tuple[str, str]:
+    ctx = trace.get_current_span().get_span_context()
+    return (format(ctx.trace_id, "032x"), format(ctx.span_id, "016x")) if ctx.is_valid else ("", "")
+
+
+class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
+    def __init__(self, deps: ServingDeps) -> None:
+        self._deps = deps
+
+    @grpc_method(DOMAIN)
+    def HandleRequest(
+        self, request: serving_service_pb2.HandleRequestRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.HandleRequestResponse:
+        _authorize(request.tenant, WRITE_ROLES)
+        trace_id, span_id = _current_span_ids()
+        command = to_command(request, trace_id=trace_id, span_id=span_id)
+        return to_handle_response(use_cases.handle_request(command, self._deps))
+
+    @grpc_method(DOMAIN)
+    def ReadContent(
+        self, request: serving_service_pb2.ReadContentRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.ReadContentResponse:
+        _authorize(request.tenant, READ_ROLES)
+        return to_read_response(use_cases.read_content(request.tenant, request.content_ref, self._deps))
+
+    @grpc_method(DOMAIN)
+    def DeleteContent(
+        self, request: serving_service_pb2.DeleteContentRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.DeleteContentResponse:
+        _authorize(request.tenant, DELETE_ROLES)
+        deleted = use_cases.delete_content(request.tenant, request.content_ref, request.deletion_id, self._deps)
+        return serving_service_pb2.DeleteContentResponse(deleted=deleted)
+
+    @grpc_method(DOMAIN)
+    def GetOutboxEvent(
+        self, request: serving_service_pb2.GetOutboxEventRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.GetOutboxEventResponse:
+        _authorize(request.tenant, READ_ROLES)
+        status = use_cases.get_outbox_event(request.tenant, request.event_id, request.request_id, self._deps)
+        return to_outbox_response(status)

@@ -1,0 +1,172 @@
+"""Serving's use cases: one function per command, each one unit of work and at most one commit.
+
+`handle_request` is the heart of the serving path: the result, its tool outcomes, the redacted
+content blob and the outbox event commit together or not at all, and the caller is answered as
+soon as they have. Redaction runs before the transaction opens, so no connection is held while
+text is scanned.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from services.common.errors import Aborted, InvalidArgument, NotFound, require
+from services.serving.domain.model import (
+    ContentDeletion,
+    Email,
+    HandleRequestCommand,
+    LearningEventRecord,
+    NewResult,
+    OutboxStatus,
+    StoredContent,
+    StoredResult,
+    attachment_meta,
+    is_from_owner,
+)
+from services.serving.domain.validation import validate_handle_request
+from services.serving.service.ports import Redact, UnitOfWorkFactory
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ServingDeps:
+    """What the use cases need, wired once in bootstrap."""
+
+    uow_factory: UnitOfWorkFactory
+    redact: Redact
+    clock: Clock = utc_now
+
+
+def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredResult:
+    """Commit the result, tool outcomes, redacted content and learning event atomically.
+
+    Idempotent on (tenant, request_id): a repeat, including one racing the first call, writes
+    nothing and returns the first call's result with `replayed=True`. Raises InvalidArgument
+    before anything is written.
+    """
+    validate_handle_request(command)
+    new = prepare_result(command, deps.redact, deps.clock())
+    with deps.uow_factory(command.tenant) as uow:
+        if not uow.results.add_if_new(new):
+            first = uow.results.get(command.request_id)
+            if first is None:  # the first call committed and its result was removed since
+                raise Aborted(f"request {command.request_id!r} changed while replaying; retry", reason="REPLAY_RACE")
+            return replace(first, replayed=True)
+        uow.results.add_tool_outcomes(command.request_id, new.tool_outcomes)
+        uow.contents.add(new.content)
+        uow.outbox.add(new.event, span_id=new.span_id)
+        uow.commit()
+    return new.result
+
+
+def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime) -> NewResult:
+    """Build every row of a new result from a validated command: fresh ids, redacted text only.
+
+    Ownership is decided on the raw addresses, then the addresses are redacted like the rest.
+    """
+    result_id, event_id = str(uuid.uuid4()), str(uuid.uuid4())
+    content_ref = f"cnt_{uuid.uuid4().hex}"
+    trace_id = command.trace_id or secrets.token_hex(16)
+    raw = command.content
+    content = StoredContent(
+        content_ref=content_ref,
+        tenant=command.tenant,
+        user=command.user,
+        request_id=command.request_id,
+        email=Email(
+            from_address=redact(raw.from_address),
+            to_address=redact(raw.to_address),
+            subject=redact(raw.subject),
+            body=redact(raw.body),
+        ),
+        attachments=tuple(attachment_meta(a, redact(a.filename)) for a in command.attachments),
+        from_owner=is_from_owner(raw.from_address, command.owner_address, raw.to_address),
+    )
+    outcomes = tuple(replace(o, summary=redact(o.summary)) for o in command.tool_outcomes)
+    result = StoredResult(
+        result_id=result_id,
+        request_id=command.request_id,
+        tenant=command.tenant,
+        event_id=event_id,
+        trace_id=trace_id,
+        content_ref=content_ref,
+        reply=redact(command.reply),
+        commit_time=now,
+    )
+    event = LearningEventRecord(
+        event_id=event_id,
+        trace_id=trace_id,
+        request_id=command.request_id,
+        tenant=command.tenant,
+        user=command.user,
+        thread=command.thread,
+        route=command.route,
+        procedure_versions=dict(command.procedure_versions),
+        tool_outcomes=outcomes,
+        feedback_ref=command.feedback_ref,
+        content_ref=content_ref,
+        owner_address=command.owner_address or raw.to_address,
+        commit_time=now,
+    )
+    return NewResult(
+        result=result,
+        user=command.user,
+        thread=command.thread,
+        route=command.route,
+        procedure_versions=dict(command.procedure_versions),
+        feedback_ref=command.feedback_ref,
+        tool_outcomes=outcomes,
+        content=content,
+        event=event,
+        span_id=command.span_id,
+    )
+
+
+def read_content(tenant: str, content_ref: str, deps: ServingDeps) -> StoredContent:
+    """The redacted blob; NotFound when it never existed or was deleted."""
+    require(content_ref, "content_ref")
+    with deps.uow_factory(tenant) as uow:
+        content = uow.contents.get(content_ref)
+    if content is None:
+        raise NotFound(f"content {content_ref!r} not found")
+    return content
+
+
+def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: ServingDeps) -> bool:
+    """Remove the blob and append a minimal audit row (ids and time). Idempotent.
+
+    True only for the call that actually removed it; later calls return False and change nothing
+    but (for a new deletion_id) the audit.
+    """
+    require(content_ref, "content_ref")
+    require(deletion_id, "deletion_id")
+    with deps.uow_factory(tenant) as uow:
+        existed = uow.contents.delete(content_ref)
+        uow.contents.record_deletion(ContentDeletion(tenant, content_ref, deletion_id, deps.clock(), existed))
+        uow.commit()
+    return existed
+
+
+def get_outbox_event(tenant: str, event_id: str, request_id: str, deps: ServingDeps) -> OutboxStatus:
+    """The outbox row of an event (by id, or by the request that produced it) and its evidence."""
+    if event_id:
+        try:
+            uuid.UUID(event_id)
+        except ValueError as exc:
+            raise InvalidArgument("event_id", "must be a UUID") from exc
+    elif not request_id:
+        raise InvalidArgument("event_id", "event_id or request_id is required")
+    with deps.uow_factory(tenant) as uow:
+        status = uow.outbox.get(event_id=event_id, request_id="" if event_id else request_id)
+    if status is None:
+        raise NotFound(f"outbox event {event_id or request_id!r} not found")
+    return status

@@ -1,0 +1,118 @@
+"""One contract, two implementations: serving's in-memory unit of work must behave like PostgreSQL's.
+
+Run against both, so the fake the unit tests rely on cannot drift from the real adapter.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy.orm import sessionmaker
+
+from services.common.db import make_engine, run_migrations, url_for_role
+from services.serving.adapters.in_memory import InMemoryServingStore
+from services.serving.adapters.repository import SqlServingUnitOfWork
+from services.serving.bootstrap import MIGRATIONS_DIR
+from services.serving.domain.model import (
+    ContentDeletion,
+    Email,
+    HandleRequestCommand,
+    NewResult,
+    OutboxState,
+    ToolOutcome,
+)
+from services.serving.service.ports import ServingUnitOfWork, UnitOfWorkFactory
+from services.serving.service.use_cases import prepare_result
+from tests.helpers import random_ref
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(params=["in_memory", "postgres"])
+def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
+    if request.param == "in_memory":
+        yield InMemoryServingStore().unit_of_work
+        return
+    new_database: Callable[[str], str] = request.getfixturevalue("new_database")
+    admin_url = new_database("serving_contract")
+    run_migrations(admin_url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+    engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=2)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+
+    def factory(tenant: str) -> ServingUnitOfWork:
+        return SqlServingUnitOfWork(sessions, tenant)
+
+    yield factory
+    engine.dispose()
+
+
+def _new(tenant: str = "acme", request_id: str = "") -> tuple[HandleRequestCommand, NewResult]:
+    command = HandleRequestCommand(
+        request_id=request_id or random_ref("req"),
+        tenant=tenant,
+        user="alice",
+        thread="thr",
+        route="calendar.schedule",
+        procedure_versions={"schedule_meeting": "3"},
+        tool_outcomes=(ToolOutcome("calendar.create_event", "ok", "cal-1", "done"),),
+        feedback_ref="",
+        content=Email("bob@partner.example", "alice@acme.example", "s", "b"),
+        attachments=(),
+        reply="ok",
+        owner_address="",
+        trace_id="ab" * 16,
+    )
+    new = prepare_result(command, lambda text: text, datetime.now(UTC))
+    return command, new
+
+
+def test_add_if_new_inserts_once_and_get_returns_what_was_committed(uow_factory: UnitOfWorkFactory) -> None:
+    command, new = _new()
+    with uow_factory("acme") as uow:
+        assert uow.results.add_if_new(new) is True
+        uow.commit()
+    with uow_factory("acme") as uow:
+        assert uow.results.add_if_new(replace(new, result=replace(new.result, result_id=str(uuid.uuid4())))) is False
+        assert uow.results.get(command.request_id) == new.result
+
+
+def test_nothing_survives_without_commit(uow_factory: UnitOfWorkFactory) -> None:
+    command, new = _new()
+    event = new.event
+    with uow_factory("acme") as uow:
+        uow.results.add_if_new(new)
+        uow.contents.add(new.content)
+        uow.outbox.add(event, span_id="")
+    with uow_factory("acme") as uow:
+        assert uow.results.get(command.request_id) is None
+        assert uow.contents.get(new.content.content_ref) is None
+        assert uow.outbox.get(event_id=event.event_id) is None
+
+
+def test_content_and_outbox_are_tenant_scoped_and_deletion_is_audited_once(uow_factory: UnitOfWorkFactory) -> None:
+    command, new = _new()
+    event = new.event
+    with uow_factory("acme") as uow:
+        uow.results.add_if_new(new)
+        uow.contents.add(new.content)
+        uow.outbox.add(event, span_id="")
+        uow.commit()
+    ref = new.content.content_ref
+    with uow_factory("globex") as uow:
+        assert uow.contents.get(ref) is None
+        assert uow.outbox.get(event_id=event.event_id) is None
+        assert uow.results.get(command.request_id) is None
+    with uow_factory("acme") as uow:
+        assert uow.contents.get(ref) == new.content
+        status = uow.outbox.get(request_id=command.request_id)
+        assert status is not None and status.state is OutboxState.PENDING
+        assert uow.outbox.get(event_id=event.event_id) == status
+    for expected in (True, False):
+        with uow_factory("acme") as uow:
+            assert uow.contents.delete(ref) is expected
+            uow.contents.record_deletion(ContentDeletion("acme", ref, "del-1", datetime.now(UTC), expected))
+            uow.commit()

@@ -1,0 +1,130 @@
+"""The relay loop against in-memory outbox and stream: marks after PubAck only, retries, crash hook."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from services.relay.adapters.in_memory import CountingMetrics, InMemoryJetStream, InMemoryOutboxStore
+from services.relay.domain.model import OutboxRow, RelayTiming
+from services.relay.service.relay import Relay, RelayConfig
+
+_TIMING = RelayTiming(lease_seconds=0.5, publish_timeout_seconds=0.1, backoff_max_seconds=0.05)
+
+
+def _rows(count: int) -> list[OutboxRow]:
+    return [OutboxRow(str(uuid.uuid4()), "acme", "ab" * 16, "cd" * 8, b"evt", datetime.now(UTC)) for _ in range(count)]
+
+
+def _relay(
+    store: InMemoryOutboxStore,
+    stream: InMemoryJetStream,
+    *,
+    crash: Callable[[], None] = lambda: None,
+    **config: Any,
+) -> tuple[Relay, CountingMetrics]:
+    metrics = CountingMetrics()
+    base = RelayConfig(claimer="r1", batch_size=10, max_in_flight=16, timing=_TIMING, poll_interval_seconds=0.05)
+    return Relay(store, stream, metrics, replace(base, **config), crash=crash), metrics
+
+
+async def _run_until(relay: Relay, done: Callable[[], bool], timeout: float = 5.0) -> None:
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not done() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.01)
+    stop.set()
+    await asyncio.wait_for(task, 5)
+
+
+async def test_every_row_is_published_once_and_marked_with_its_puback() -> None:
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream()
+    for row in _rows(50):
+        store.add(row)
+    relay, metrics = _relay(store, stream)
+
+    await _run_until(relay, lambda: len(store.published()) == 50)
+
+    assert sorted(m.event_id for m in stream.messages) == sorted(store.rows)
+    assert {r.stream_seq for r in store.published().values()} == set(range(1, 51))
+    assert metrics.published_total == 50 and metrics.duplicates_total == 0
+
+
+async def test_rows_wait_while_the_stream_is_down_and_go_out_once_it_is_back() -> None:
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream()
+    stream.set_up(False)
+    for row in _rows(5):
+        store.add(row)
+    relay, _ = _relay(store, stream)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+
+    await asyncio.sleep(0.3)
+    assert store.published() == {} and stream.messages == []
+    stream.set_up(True)
+    for _ in range(200):
+        if len(store.published()) == 5:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await task
+
+    assert len(store.published()) == 5 and len(stream.messages) == 5
+
+
+async def test_a_lost_puback_is_retried_and_the_duplicate_is_recorded() -> None:
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream(lose_acks=True)
+    [row] = _rows(1)
+    store.add(row)
+    relay, metrics = _relay(store, stream)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+
+    while metrics.failed_total == 0:
+        await asyncio.sleep(0.01)
+    stream.lose_acks = False
+    while not store.published():
+        await asyncio.sleep(0.01)
+    stop.set()
+    await task
+
+    receipt = store.published()[row.event_id]
+    assert receipt.duplicate is True and len(stream.messages) == 1
+    assert store.attempts(row.event_id) >= 2
+
+
+async def test_the_fault_hook_fires_after_the_puback_and_before_the_mark() -> None:
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream()
+    [row] = _rows(1)
+    store.add(row)
+    seen: list[tuple[int, int]] = []
+    relay, _ = _relay(
+        store,
+        stream,
+        crash_after_first_publish=True,
+        crash=lambda: seen.append((len(stream.messages), len(store.published()))),
+    )
+
+    await _run_until(relay, lambda: bool(seen))
+
+    assert seen[0] == (1, 0)  # in the stream, not yet marked
+
+
+async def test_backlog_is_exported_and_old_published_rows_are_pruned() -> None:
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream()
+    for row in _rows(3):
+        store.add(row)
+    relay, metrics = _relay(store, stream, retention_seconds=0.0)
+
+    await relay.export_backlog()
+    assert metrics.last_backlog is not None and metrics.last_backlog.count == 3
+    await _run_until(relay, lambda: len(store.published()) == 3)
+    await asyncio.sleep(0.01)
+    await relay.prune_once()
+
+    assert store.rows == {} and metrics.pruned_total == 3
