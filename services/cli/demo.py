@@ -35,7 +35,11 @@ def demo_main(argv: list[str]) -> int:
         learning_stream=f"MEMLOOP_DEMO_{stamp}",
         embedder=args.embedder,
     )
-    say = (lambda *_: None) if args.json else (lambda line: print(line, flush=True))
+
+    def say(line: str) -> None:
+        if not args.json:
+            print(line, flush=True)
+
     stack = Stack(spec)
     try:
         say("starting the stack (embedded PostgreSQL + NATS JetStream unless URLs are set)...")
