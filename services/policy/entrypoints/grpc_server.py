@@ -1,0 +1,70 @@
+"""PolicyService servicer: authorize, validate, evaluate, translate — nothing else.
+
+Policy holds no data, so the only authorization question is whether the caller may act for the
+tenant named in the request's context (the loop's service token may act for every tenant).
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+from prometheus_client import Counter
+
+from services.common import convert
+from services.common.auth import authorize_tenant
+from services.common.errors import InvalidArgument, require
+from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
+from services.common.grpc_errors import grpc_method
+from services.policy.domain import rules
+from services.policy.service.evaluate import EvaluateCommand, evaluate_candidate
+
+_log = logging.getLogger(__name__)
+DOMAIN = "policy.memloop"
+
+DECISIONS = Counter("memloop_policy_decisions_total", "Policy decisions by outcome", ["outcome"])
+
+
+class PolicyServicer(policy_service_pb2_grpc.PolicyServiceServicer):
+    """Evaluates candidates with the thresholds the process was configured with."""
+
+    def __init__(self, thresholds: rules.PolicyThresholds) -> None:
+        self._thresholds = thresholds
+
+    @grpc_method(DOMAIN)
+    def Evaluate(
+        self, request: policy_service_pb2.EvaluateRequest, context: grpc.ServicerContext
+    ) -> policy_service_pb2.EvaluateResponse:
+        authorize_tenant(request.context.tenant)
+        command = evaluate_command_from_pb(request)
+        decision = evaluate_candidate(command, self._thresholds)
+        DECISIONS.labels(decision.outcome.value).inc()
+        _log.info(
+            "evaluated candidate %s: %s %s",
+            command.candidate.candidate_key,
+            decision.outcome.value,
+            ",".join(reason.code for reason in decision.reasons),
+            extra={"event_id": command.candidate.event_id},
+        )
+        return policy_service_pb2.EvaluateResponse(decision=convert.decision_to_pb(decision))
+
+
+def evaluate_command_from_pb(request: policy_service_pb2.EvaluateRequest) -> EvaluateCommand:
+    """Validate the request, naming the first offending field; raises InvalidArgument."""
+    if not request.HasField("candidate"):
+        raise InvalidArgument("candidate", "is required")
+    context = rules.EvaluationContext(
+        tenant=require(request.context.tenant, "context.tenant"),
+        user=require(request.context.user, "context.user"),
+        route=request.context.route,
+    )
+    conflicts = tuple(
+        rules.Conflict(
+            memory_id=require(record.memory_id, f"conflicts[{index}].memory_id"),
+            intent_key=record.intent_key,
+            text=record.text,
+            type=convert.memory_type_from_pb(record.type, f"conflicts[{index}].type"),
+        )
+        for index, record in enumerate(request.conflicts)
+    )
+    return EvaluateCommand(candidate=convert.candidate_from_pb(request.candidate), conflicts=conflicts, context=context)

@@ -1,0 +1,40 @@
+"""Fault hooks for failure tests, switched on only through settings (never by code paths in production).
+
+`CrashBeforeApply` ends the process the moment the use case hands its decisions to memory: the
+policy has decided, memory has committed nothing, the message is unacknowledged. It is the
+"kill the worker after policy and before memory commits" scenario of the Alice fixture, made
+deterministic; the redelivery after AckWait must then give the same result as an undisturbed run.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from services.common.vocabulary import Decision
+from services.worker.service.model import ApplyOutcome
+from services.worker.service.ports import MemoryApplier
+
+_log = logging.getLogger(__name__)
+CRASH_EXIT_CODE = 86
+
+
+class CrashBeforeApply:
+    """A MemoryApplier that exits the process instead of applying (`os._exit`: no cleanup, no ack)."""
+
+    def __init__(self, inner: MemoryApplier) -> None:
+        self._inner = inner
+
+    async def already_processed(self, tenant: str, event_id: str) -> bool:
+        return await self._inner.already_processed(tenant, event_id)
+
+    async def apply(
+        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+    ) -> ApplyOutcome:
+        _log.warning("fault hook: crashing before ApplyLearning with %d decisions", len(decisions))
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        sys.stderr.flush()
+        os._exit(CRASH_EXIT_CODE)

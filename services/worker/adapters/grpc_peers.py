@@ -1,0 +1,214 @@
+"""gRPC adapters of the worker's ports: serving (content), memory (conflicts, ledger) and policy.
+
+Each call carries the service token and a deadline. A failed call becomes a `TransientError`
+(the dependency may recover: retry with backoff) or a `PermanentError` (this event's request is
+wrong or names something that does not exist: dead-letter it). Error text is built only from the
+status code, the peer's ErrorInfo reason and BadRequest field names, never from the status message,
+so no fragment of an email can travel into a log line or a dead-letter header.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping, Sequence
+from typing import TypeVar
+
+import grpc
+
+from services.common import convert
+from services.common.errors import InvalidArgument
+from services.common.gen.memloop.v1 import (
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+    policy_service_pb2,
+    policy_service_pb2_grpc,
+    serving_service_pb2,
+    serving_service_pb2_grpc,
+)
+from services.common.grpc_errors import error_details
+from services.common.vocabulary import Candidate, Decision
+from services.worker.service.model import (
+    ApplyOutcome,
+    ConflictRecord,
+    EmailView,
+    PermanentError,
+    TransientError,
+    WorkerError,
+)
+
+T = TypeVar("T")
+
+#: Codes after which the same request can succeed later without anyone changing the event.
+#: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
+#: stream), which leaves time for a fix rather than dead-lettering every event at the first error.
+#: UNAUTHENTICATED is an operator's problem (an expired service token), not the event's.
+_TRANSIENT_CODES = frozenset(
+    {
+        grpc.StatusCode.UNAVAILABLE,
+        grpc.StatusCode.DEADLINE_EXCEEDED,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        grpc.StatusCode.ABORTED,
+        grpc.StatusCode.INTERNAL,
+        grpc.StatusCode.UNKNOWN,
+        grpc.StatusCode.CANCELLED,
+        grpc.StatusCode.UNAUTHENTICATED,
+        grpc.StatusCode.UNIMPLEMENTED,
+    }
+)
+
+
+def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError:
+    """Map a failed call to the worker's two failure kinds; reason = `<DEPENDENCY>_<CODE>`."""
+    code = error.code() if isinstance(error, grpc.Call | grpc.aio.AioRpcError) else grpc.StatusCode.UNKNOWN
+    try:
+        peer_reason, fields = error_details(error)
+    except (ValueError, AttributeError, TypeError):
+        peer_reason, fields = "", []
+    detail = " ".join(
+        part
+        for part in (
+            f"status={code.name}",
+            f"reason={peer_reason}" if peer_reason else "",
+            f"fields={','.join(fields)}" if fields else "",
+        )
+        if part
+    )
+    reason = f"{dependency.upper()}_{code.name}"
+    if code in _TRANSIENT_CODES:
+        return TransientError(reason, detail, dependency=dependency)
+    return PermanentError(reason, detail, dependency=dependency)
+
+
+async def _call(dependency: str, call: Awaitable[T]) -> T:
+    try:
+        return await call
+    except grpc.RpcError as exc:
+        raise translate_rpc_error(exc, dependency=dependency) from None
+    except (TimeoutError, OSError) as exc:
+        raise TransientError(f"{dependency.upper()}_UNREACHABLE", type(exc).__name__, dependency=dependency) from None
+
+
+class GrpcContentReader:
+    """ContentReader over serving's ReadContent."""
+
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
+        self._stub = serving_service_pb2_grpc.ServingServiceStub(channel)
+        self._timeout = timeout
+
+    async def read(self, tenant: str, content_ref: str) -> EmailView:
+        request = serving_service_pb2.ReadContentRequest(tenant=tenant, content_ref=content_ref)
+        try:
+            response = await _call("serving", self._stub.ReadContent(request, timeout=self._timeout))
+        except PermanentError as exc:
+            # NOT_FOUND / PERMISSION_DENIED here mean "no such content for this tenant": say so plainly.
+            if exc.reason in ("SERVING_NOT_FOUND", "SERVING_PERMISSION_DENIED"):
+                raise PermanentError("CONTENT_NOT_FOUND", exc.detail, dependency="serving") from None
+            raise
+        content = response.content
+        return EmailView(
+            user=response.user,
+            from_address=content.from_address,
+            to_address=content.to_address,
+            subject=content.subject,
+            body=content.body,
+            from_owner=response.from_owner,
+        )
+
+
+class GrpcConflictFinder:
+    """ConflictFinder over memory's FindConflicts (one call for all candidates of an event)."""
+
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self._timeout = timeout
+
+    async def find(
+        self, tenant: str, user: str, candidates: Sequence[Candidate]
+    ) -> Mapping[str, Sequence[ConflictRecord]]:
+        request = memory_service_pb2.FindConflictsRequest(
+            tenant=tenant, user=user, candidates=[convert.candidate_to_pb(c) for c in candidates]
+        )
+        response = await _call("memory", self._stub.FindConflicts(request, timeout=self._timeout))
+        try:
+            return {
+                result.candidate_key: [
+                    ConflictRecord(
+                        memory_id=memory.memory_id,
+                        intent_key=memory.intent_key,
+                        text=memory.text,
+                        type=convert.memory_type_from_pb(memory.type, "conflicts.type"),
+                    )
+                    for memory in result.conflicts
+                ]
+                for result in response.results
+            }
+        except InvalidArgument as exc:
+            raise TransientError("MEMORY_BAD_RESPONSE", exc.violations[0].field, dependency="memory") from None
+
+
+class GrpcPolicyGate:
+    """PolicyGate over the policy service's Evaluate."""
+
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
+        self._stub = policy_service_pb2_grpc.PolicyServiceStub(channel)
+        self._timeout = timeout
+
+    async def evaluate(
+        self, candidate: Candidate, conflicts: Sequence[ConflictRecord], *, tenant: str, user: str, route: str
+    ) -> Decision:
+        request = policy_service_pb2.EvaluateRequest(
+            candidate=convert.candidate_to_pb(candidate),
+            conflicts=[
+                policy_service_pb2.ConflictingRecord(
+                    memory_id=c.memory_id,
+                    intent_key=c.intent_key,
+                    text=c.text,
+                    type=convert.memory_type_to_pb(c.type),
+                )
+                for c in conflicts
+            ],
+            context=policy_service_pb2.EvaluationContext(tenant=tenant, user=user, route=route),
+        )
+        response = await _call("policy", self._stub.Evaluate(request, timeout=self._timeout))
+        try:
+            decision = convert.decision_from_pb(response.decision)
+        except InvalidArgument as exc:
+            raise TransientError("POLICY_BAD_RESPONSE", exc.violations[0].field, dependency="policy") from None
+        if decision.candidate.candidate_key != candidate.candidate_key:
+            raise TransientError("POLICY_BAD_RESPONSE", "decision.candidate.candidate_key", dependency="policy")
+        return decision
+
+
+class GrpcMemoryApplier:
+    """MemoryApplier over memory's GetProcessedEvent and ApplyLearning."""
+
+    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
+        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+        self._timeout = timeout
+
+    async def already_processed(self, tenant: str, event_id: str) -> bool:
+        request = memory_service_pb2.GetProcessedEventRequest(tenant=tenant, event_id=event_id)
+        response = await _call("memory", self._stub.GetProcessedEvent(request, timeout=self._timeout))
+        return response.processed
+
+    async def apply(
+        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+    ) -> ApplyOutcome:
+        request = memory_service_pb2.ApplyLearningRequest(
+            event_id=event_id,
+            trace_id=trace_id,
+            tenant=tenant,
+            user=user,
+            decisions=[convert.decision_to_pb(d) for d in decisions],
+        )
+        response = await _call("memory", self._stub.ApplyLearning(request, timeout=self._timeout))
+        return ApplyOutcome(
+            event_id=response.event_id or event_id,
+            already_processed=response.already_processed,
+            applied_count=len(response.applied),
+        )
+
+
+async def close_channels(channels: Sequence[grpc.aio.Channel]) -> None:
+    """Close every channel, ignoring the ones already closed."""
+    await asyncio.gather(*(channel.close(None) for channel in channels), return_exceptions=True)

@@ -1,0 +1,153 @@
+"""In-memory implementations of the worker's ports, for unit tests of the use case.
+
+They keep the promises the real peers make that the use case relies on: memory's ApplyLearning is
+idempotent on event_id and records the event as processed only when it commits; a same-intent STORE
+supersedes the active record; conflicts include the active record of the candidate's intent key but
+never the candidate's own meaning. (Memory also reports similar records of the same type; the fake
+does not, which `tests/integration/test_worker_ports_contract.py` leaves out of the shared contract.)
+Policy is a decision function called in process.
+Each fake can be told to fail its next calls (`fail_next`), to exercise retry classification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from services.common.vocabulary import Candidate, Decision, Outcome
+from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, PermanentError, WorkerError
+
+
+@dataclass
+class _Failures:
+    """Errors to raise on the next calls, in order; empty means behave."""
+
+    queue: list[WorkerError] = field(default_factory=list)
+
+    def raise_if_due(self) -> None:
+        if self.queue:
+            raise self.queue.pop(0)
+
+
+@dataclass
+class InMemoryContentReader:
+    """Content blobs keyed by (tenant, content_ref)."""
+
+    blobs: dict[tuple[str, str], EmailView] = field(default_factory=dict)
+    failures: _Failures = field(default_factory=_Failures)
+    reads: int = 0
+
+    def put(self, tenant: str, content_ref: str, email: EmailView) -> None:
+        self.blobs[(tenant, content_ref)] = email
+
+    def fail_next(self, *errors: WorkerError) -> None:
+        self.failures.queue.extend(errors)
+
+    async def read(self, tenant: str, content_ref: str) -> EmailView:
+        self.reads += 1
+        self.failures.raise_if_due()
+        try:
+            return self.blobs[(tenant, content_ref)]
+        except KeyError:
+            raise PermanentError("CONTENT_NOT_FOUND", "status=NOT_FOUND", dependency="serving") from None
+
+
+@dataclass
+class StoredEvent:
+    """One committed ApplyLearning call."""
+
+    event_id: str
+    trace_id: str
+    tenant: str
+    user: str
+    decisions: tuple[Decision, ...]
+
+
+@dataclass
+class InMemoryMemory:
+    """Memory's ledger and active records: ConflictFinder and MemoryApplier in one, like the real service."""
+
+    applied: dict[tuple[str, str], StoredEvent] = field(default_factory=dict)
+    apply_calls: int = 0
+    failures: _Failures = field(default_factory=_Failures)
+    apply_failures: _Failures = field(default_factory=_Failures)
+
+    def fail_next(self, *errors: WorkerError) -> None:
+        """Fail the next calls of any kind (memory down)."""
+        self.failures.queue.extend(errors)
+
+    def fail_next_apply(self, *errors: WorkerError) -> None:
+        """Fail the next ApplyLearning calls only (memory dies between the lookups and the commit)."""
+        self.apply_failures.queue.extend(errors)
+
+    def active_records(self, tenant: str, user: str) -> list[tuple[str, ConflictRecord]]:
+        """(candidate key, record) of every active memory: STOREs, the latest per intent key winning."""
+        active: dict[str, tuple[str, ConflictRecord]] = {}
+        for stored in self.applied.values():
+            if (stored.tenant, stored.user) != (tenant, user):
+                continue
+            for d in stored.decisions:
+                if d.outcome is not Outcome.STORE:
+                    continue
+                record = ConflictRecord(
+                    memory_id=f"mem-{d.candidate.candidate_key}",
+                    intent_key=d.candidate.intent_key,
+                    text=d.candidate.text,
+                    type=d.candidate.type,
+                )
+                slot = f"intent:{d.candidate.intent_key}" if d.candidate.intent_key else d.candidate.candidate_key
+                active[slot] = (d.candidate.candidate_key, record)  # a same-intent STORE supersedes
+        return list(active.values())
+
+    async def find(
+        self, tenant: str, user: str, candidates: Sequence[Candidate]
+    ) -> Mapping[str, Sequence[ConflictRecord]]:
+        """Same-intent active records, leaving out the candidate's own meaning (a repeat, not a conflict)."""
+        self.failures.raise_if_due()
+        active = self.active_records(tenant, user)
+        return {
+            c.candidate_key: [
+                record
+                for key, record in active
+                if c.intent_key and record.intent_key == c.intent_key and key != c.candidate_key
+            ]
+            for c in candidates
+        }
+
+    async def already_processed(self, tenant: str, event_id: str) -> bool:
+        self.failures.raise_if_due()
+        return (tenant, event_id) in self.applied
+
+    async def apply(
+        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+    ) -> ApplyOutcome:
+        self.apply_calls += 1
+        self.failures.raise_if_due()
+        self.apply_failures.raise_if_due()
+        if (tenant, event_id) in self.applied:
+            return ApplyOutcome(event_id=event_id, already_processed=True, applied_count=0)
+        self.applied[(tenant, event_id)] = StoredEvent(event_id, trace_id, tenant, user, tuple(decisions))
+        return ApplyOutcome(event_id=event_id, already_processed=False, applied_count=len(decisions))
+
+
+Decide = Callable[[Candidate, Sequence[ConflictRecord]], Decision]
+"""A policy as a plain function; unit tests pass the real rules (`services.policy.domain.rules`)."""
+
+
+class InProcessPolicyGate:
+    """A PolicyGate that calls a decision function in process instead of the policy service."""
+
+    def __init__(self, decide: Decide) -> None:
+        self._decide = decide
+        self.failures = _Failures()
+        self.calls = 0
+
+    def fail_next(self, *errors: WorkerError) -> None:
+        self.failures.queue.extend(errors)
+
+    async def evaluate(
+        self, candidate: Candidate, conflicts: Sequence[ConflictRecord], *, tenant: str, user: str, route: str
+    ) -> Decision:
+        self.calls += 1
+        self.failures.raise_if_due()
+        return self._decide(candidate, conflicts)

@@ -1,0 +1,161 @@
+"""The worker process's composition root: one frozen settings object from the environment, and the
+wiring of adapters to the use case. Nothing else in the worker reads os.environ.
+
+Settings (environment variable — default — why):
+
+* MEMLOOP_WORKER_MAX_DELIVER — 10 — attempts before an event may be dead-lettered;
+* MEMLOOP_WORKER_DEAD_LETTER_AGE_SECONDS — 300 — AND the minimum time since the worker first
+  saw it, so an outage shorter than this dead-letters nothing;
+* MEMLOOP_WORKER_BACKOFF_INITIAL_SECONDS / _MAX_SECONDS — 1 / 60 — nak delay, doubled per attempt;
+* MEMLOOP_WORKER_ACK_WAIT_SECONDS — 30 — redelivery after a silent worker (crash); heartbeats
+  (`in_progress`) every third of it keep a long event alive;
+* MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
+* MEMLOOP_WORKER_CONCURRENCY — 8 — events handled in parallel by this process;
+* MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
+* MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
+* MEMLOOP_EXTRACTOR — rules — or `llm` with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY;
+* MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY — off — test fault hook: exit after the policy decisions,
+  before ApplyLearning.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import grpc
+
+from services.common.grpc_client import aio_channel
+from services.common.redaction import RedactionMode, Redactor
+from services.common.settings import CommonSettings, env_float, env_int, env_str
+from services.worker.adapters.faults import CrashBeforeApply
+from services.worker.adapters.grpc_peers import (
+    GrpcConflictFinder,
+    GrpcContentReader,
+    GrpcMemoryApplier,
+    GrpcPolicyGate,
+)
+from services.worker.adapters.jetstream import ConsumerSettings, StreamNames
+from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
+from services.worker.domain.extraction import CandidateExtractor, RuleBasedExtractor
+from services.worker.service.ports import MemoryApplier
+from services.worker.service.process_event import LearningPorts
+from services.worker.service.retry import RetryPolicy
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """Everything the worker process reads from its environment, once."""
+
+    common: CommonSettings
+    nats_url: str
+    streams: StreamNames
+    consumer: ConsumerSettings
+    concurrency: int
+    retry: RetryPolicy
+    rpc_timeout: float
+    metrics_poll_seconds: float
+    serving_target: str
+    policy_target: str
+    memory_target: str
+    service_token: str
+    extractor: str
+    llm: LlmExtractorSettings | None
+    fault_crash_before_apply: bool
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
+        env = os.environ if env is None else env
+        max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 64), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
+        concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 8), "MEMLOOP_WORKER_CONCURRENCY")
+        extractor = env_str(env, "MEMLOOP_EXTRACTOR", "rules").lower()
+        if extractor not in ("rules", "llm"):
+            raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be 'rules' or 'llm'")
+        llm = None
+        if extractor == "llm":
+            llm = LlmExtractorSettings(
+                endpoint_url=_required(env, "MEMLOOP_LLM_URL"),
+                model=_required(env, "MEMLOOP_LLM_MODEL"),
+                api_key=env_str(env, "MEMLOOP_LLM_API_KEY"),
+                timeout_seconds=env_float(env, "MEMLOOP_LLM_TIMEOUT_SECONDS", 30.0),
+            )
+        return cls(
+            common=CommonSettings.from_env("worker", env),
+            nats_url=env_str(env, "MEMLOOP_NATS_URL", "nats://127.0.0.1:4222"),
+            streams=StreamNames(
+                prefix=env_str(env, "MEMLOOP_SUBJECT_PREFIX", "memloop"),
+                learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
+            ),
+            consumer=ConsumerSettings(
+                name=env_str(env, "MEMLOOP_WORKER_CONSUMER", "memloop-worker"),
+                ack_wait=env_float(env, "MEMLOOP_WORKER_ACK_WAIT_SECONDS", 30.0),
+                # The window must fit the handlers, or fetched messages would wait unheartbeaten.
+                max_ack_pending=max(max_in_flight, concurrency),
+            ),
+            concurrency=concurrency,
+            retry=RetryPolicy(
+                max_deliver=_positive(env_int(env, "MEMLOOP_WORKER_MAX_DELIVER", 10), "MEMLOOP_WORKER_MAX_DELIVER"),
+                min_dead_letter_age=env_float(env, "MEMLOOP_WORKER_DEAD_LETTER_AGE_SECONDS", 300.0),
+                backoff_initial=env_float(env, "MEMLOOP_WORKER_BACKOFF_INITIAL_SECONDS", 1.0),
+                backoff_max=env_float(env, "MEMLOOP_WORKER_BACKOFF_MAX_SECONDS", 60.0),
+            ),
+            rpc_timeout=env_float(env, "MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS", 10.0),
+            metrics_poll_seconds=env_float(env, "MEMLOOP_WORKER_METRICS_POLL_SECONDS", 5.0),
+            serving_target=_required(env, "MEMLOOP_SERVING_TARGET"),
+            policy_target=_required(env, "MEMLOOP_POLICY_TARGET"),
+            memory_target=_required(env, "MEMLOOP_MEMORY_TARGET"),
+            service_token=_required(env, "MEMLOOP_SERVICE_TOKEN"),
+            extractor=extractor,
+            llm=llm,
+            fault_crash_before_apply=env_str(env, "MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY") in ("1", "true", "yes"),
+        )
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
+    value = env_str(env, name)
+    if not value:
+        raise SystemExit(f"setting {name} is required")
+    return value
+
+
+def _positive(value: int, name: str) -> int:
+    if value < 1:
+        raise SystemExit(f"setting {name}={value} must be at least 1")
+    return value
+
+
+@dataclass(frozen=True)
+class Peers:
+    """The gRPC channels to the worker's peers (closed at shutdown) and the ports built on them."""
+
+    channels: tuple[grpc.aio.Channel, ...]
+    ports: LearningPorts
+
+
+def build_peers(settings: WorkerSettings) -> Peers:
+    """Channels and port adapters; call inside the running event loop (grpc.aio binds to it)."""
+    serving = aio_channel(settings.serving_target, settings.service_token)
+    policy = aio_channel(settings.policy_target, settings.service_token)
+    memory = aio_channel(settings.memory_target, settings.service_token)
+    applier: MemoryApplier = GrpcMemoryApplier(memory, timeout=settings.rpc_timeout)
+    if settings.fault_crash_before_apply:
+        applier = CrashBeforeApply(applier)
+    ports = LearningPorts(
+        content=GrpcContentReader(serving, timeout=settings.rpc_timeout),
+        conflicts=GrpcConflictFinder(memory, timeout=settings.rpc_timeout),
+        policy=GrpcPolicyGate(policy, timeout=settings.rpc_timeout),
+        memory=applier,
+    )
+    return Peers(channels=(serving, policy, memory), ports=ports)
+
+
+def build_extractor(settings: WorkerSettings) -> CandidateExtractor:
+    if settings.llm is not None:
+        return LlmExtractor(settings.llm)
+    return RuleBasedExtractor()
+
+
+def build_redactor() -> Redactor:
+    """The worker always redacts thoroughly: it is off the request path and feeds long-lived memory."""
+    return Redactor(RedactionMode.THOROUGH)

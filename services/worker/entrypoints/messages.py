@@ -1,0 +1,43 @@
+"""Wire → worker: a JetStream message's payload as a validated `LearningEventView`.
+
+Anything that cannot be a learning event is a `PermanentError("MALFORMED_EVENT")`, so the
+consumer dead-letters it at once instead of retrying something that can never parse.
+"""
+
+from __future__ import annotations
+
+from google.protobuf.message import DecodeError
+
+from services.common.gen.memloop.v1 import learning_event_pb2
+from services.worker.domain.extraction import ToolOutcome
+from services.worker.service.model import LearningEventView, PermanentError
+
+MALFORMED_EVENT = "MALFORMED_EVENT"
+_REQUIRED = ("event_id", "tenant", "user", "content_ref")
+
+
+def parse_learning_event(data: bytes) -> LearningEventView:
+    """Decode and check the fields the worker cannot do without; raise PermanentError otherwise."""
+    try:
+        event = learning_event_pb2.LearningEvent.FromString(data)
+    except (DecodeError, ValueError):
+        raise PermanentError(MALFORMED_EVENT, "payload is not a memloop.v1.LearningEvent") from None
+    missing = [name for name in _REQUIRED if not getattr(event, name).strip()]
+    if missing:
+        raise PermanentError(MALFORMED_EVENT, "missing " + ",".join(missing))
+    return LearningEventView(
+        event_id=event.event_id,
+        trace_id=event.trace_id,
+        request_id=event.request_id,
+        tenant=event.tenant,
+        user=event.user,
+        thread=event.thread,
+        route=event.route,
+        content_ref=event.content_ref,
+        owner_address=event.owner_address,
+        procedure_versions=tuple(sorted(event.procedure_versions.items())),
+        tool_outcomes=tuple(
+            ToolOutcome(tool=t.tool, status=t.status, ref=t.ref, summary=t.summary) for t in event.tool_outcomes
+        ),
+        feedback_ref=event.feedback_ref,
+    )

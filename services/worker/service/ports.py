@@ -1,0 +1,55 @@
+"""The ports the learning use case names; gRPC adapters and in-memory fakes implement them.
+
+Every method may raise `TransientError` (retry later) or `PermanentError` (dead-letter): the
+adapters translate their transport's failures into those two, so the use case never sees gRPC.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from services.common.vocabulary import Candidate, Decision
+from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView
+
+
+class ContentReader(Protocol):
+    """Serving's content store, read by opaque reference."""
+
+    async def read(self, tenant: str, content_ref: str) -> EmailView:
+        """The email behind `content_ref`; PermanentError when it does not exist for that tenant."""
+        ...
+
+
+class ConflictFinder(Protocol):
+    """Memory's view of active records a candidate may contradict."""
+
+    async def find(
+        self, tenant: str, user: str, candidates: Sequence[Candidate]
+    ) -> Mapping[str, Sequence[ConflictRecord]]:
+        """Conflicting active records keyed by candidate key (a key may be absent: no conflicts)."""
+        ...
+
+
+class PolicyGate(Protocol):
+    """The policy service: one decision per candidate, a pure function of the request."""
+
+    async def evaluate(
+        self, candidate: Candidate, conflicts: Sequence[ConflictRecord], *, tenant: str, user: str, route: str
+    ) -> Decision:
+        """STORE, REVIEW or REJECT with reasons and the policy version."""
+        ...
+
+
+class MemoryApplier(Protocol):
+    """Memory's event ledger: whether an event was processed, and the one call that applies it."""
+
+    async def already_processed(self, tenant: str, event_id: str) -> bool:
+        """True when memory has recorded `event_id` as processed (its outcome is final)."""
+        ...
+
+    async def apply(
+        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+    ) -> ApplyOutcome:
+        """Apply all decisions of one event in one transaction; idempotent on `event_id`."""
+        ...

@@ -1,0 +1,141 @@
+"""The learning use case: one event in, one batch of governed decisions committed by memory.
+
+Order matters and is the contract of hop 3 of the loop:
+
+1. ask memory whether the event was already processed — if so, stop (redelivery is normal);
+2. read the content by reference from serving;
+3. redact it (thorough mode) before anything else — extractor, memory, policy, logs — sees it;
+4. extract candidates (proposals, never writes);
+5. ask memory which active records each candidate may contradict;
+6. ask policy for a decision on each candidate;
+7. hand every decision to memory in ONE ApplyLearning call, which claims the event atomically.
+
+Nothing here is persisted by the worker, so a crash anywhere before step 7 commits leaves no trace
+and a redelivery redoes the same deterministic work; a crash after it is absorbed by memory's
+event-level idempotency. Failures surface as `TransientError` or `PermanentError` from the ports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from services.common.redaction import Redactor
+from services.common.vocabulary import Candidate, Decision
+from services.worker.domain.extraction import (
+    CandidateExtractor,
+    EmailContent,
+    ExtractionInput,
+    ExtractionSchemaError,
+    ToolOutcome,
+)
+from services.worker.service.model import (
+    EmailView,
+    LearningEventView,
+    PermanentError,
+    ProcessResult,
+    WorkerError,
+)
+from services.worker.service.ports import ConflictFinder, ContentReader, MemoryApplier, PolicyGate
+
+
+@dataclass(frozen=True)
+class LearningPorts:
+    """The peers one event needs; bootstrap wires gRPC adapters, unit tests wire in-memory fakes."""
+
+    content: ContentReader
+    conflicts: ConflictFinder
+    policy: PolicyGate
+    memory: MemoryApplier
+
+
+async def process_event(
+    event: LearningEventView,
+    ports: LearningPorts,
+    *,
+    redactor: Redactor,
+    extractor: CandidateExtractor,
+) -> ProcessResult:
+    """Turn one learning event into decisions and have memory apply them.
+
+    Returns only after memory confirmed (the caller may then ack). Idempotent: a repeat of a
+    processed event does no work and returns `already_processed=True`. Raises `TransientError`
+    (retry later) or `PermanentError` (dead-letter); never anything carrying email text.
+    """
+    if await ports.memory.already_processed(event.tenant, event.event_id):
+        return ProcessResult(event_id=event.event_id, already_processed=True)
+
+    email = await ports.content.read(event.tenant, event.content_ref)
+    if email.user and email.user != event.user:
+        raise PermanentError("CONTENT_USER_MISMATCH", "content belongs to another user", dependency="serving")
+
+    # Redaction and rule extraction are CPU work: off the event loop, so other events keep moving.
+    candidates = await asyncio.to_thread(_redact_and_extract, event, email, redactor, extractor)
+
+    decisions = await _decide(event, candidates, ports) if candidates else []
+    outcome = await ports.memory.apply(
+        event_id=event.event_id,
+        trace_id=event.trace_id,
+        tenant=event.tenant,
+        user=event.user,
+        decisions=decisions,
+    )
+    return ProcessResult(
+        event_id=event.event_id, already_processed=outcome.already_processed, decisions=tuple(decisions)
+    )
+
+
+def _redact_and_extract(
+    event: LearningEventView, email: EmailView, redactor: Redactor, extractor: CandidateExtractor
+) -> list[Candidate]:
+    def clean(text: str) -> str:
+        return redactor.redact(text).text
+
+    extraction_input = ExtractionInput(
+        event_id=event.event_id,
+        trace_id=event.trace_id,
+        tenant=event.tenant,
+        user=event.user,
+        route=event.route,
+        tool_outcomes=tuple(
+            ToolOutcome(tool=t.tool, status=t.status, ref=t.ref, summary=clean(t.summary)) for t in event.tool_outcomes
+        ),
+        email=EmailContent(
+            from_address=clean(email.from_address),
+            to_address=clean(email.to_address),
+            subject=clean(email.subject),
+            body=clean(email.body),
+        ),
+        from_owner=email.from_owner,
+    )
+    try:
+        return extractor.extract(extraction_input)
+    except ExtractionSchemaError as exc:  # its message names positions and fields only, never text
+        raise PermanentError("EXTRACTION_SCHEMA_ERROR", str(exc), dependency="extractor") from None
+
+
+async def _decide(event: LearningEventView, candidates: Sequence[Candidate], ports: LearningPorts) -> list[Decision]:
+    """One policy decision per candidate, in candidate order; the first failure wins (permanent first)."""
+    conflicts = await ports.conflicts.find(event.tenant, event.user, candidates)
+    results = await asyncio.gather(
+        *(
+            ports.policy.evaluate(
+                candidate,
+                conflicts.get(candidate.candidate_key, ()),
+                tenant=event.tenant,
+                user=event.user,
+                route=event.route,
+            )
+            for candidate in candidates
+        ),
+        return_exceptions=True,
+    )
+    failures = [r for r in results if isinstance(r, BaseException)]
+    if failures:
+        raise next((f for f in failures if isinstance(f, PermanentError)), None) or _first_error(failures)
+    return [r for r in results if isinstance(r, Decision)]
+
+
+def _first_error(failures: Sequence[BaseException]) -> BaseException:
+    return next((f for f in failures if isinstance(f, WorkerError)), failures[0])

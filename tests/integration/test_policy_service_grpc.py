@@ -1,0 +1,174 @@
+"""The policy service as a real process: Evaluate over gRPC on the Alice fixture's candidates.
+
+The candidates are the ones the worker would send: the fixture's content, redacted in thorough
+mode and run through the rule-based extractor.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+
+from services.cli.fixtures import load_fixture
+from services.common import convert
+from services.common.auth import issue_token
+from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2, policy_service_pb2_grpc
+from services.common.grpc_errors import error_details
+from services.common.infra.processes import free_port
+from services.common.redaction import RedactionMode, Redactor
+from services.common.vocabulary import Candidate
+from services.policy.domain.rules import POLICY_VERSION
+from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from tests.helpers import SpawnService, random_ref
+
+pytestmark = pytest.mark.integration
+
+FIXTURE = load_fixture("alice.json")
+TENANT, USER = FIXTURE["tenant"], FIXTURE["user"]
+
+
+def _candidates(name: str) -> list[Candidate]:
+    request = next(r for r in FIXTURE["requests"] if r["name"] == name)
+    redact = Redactor(RedactionMode.THOROUGH).redact
+    content = request["content"]
+    return RuleBasedExtractor().extract(
+        ExtractionInput(
+            event_id=random_ref("evt"),
+            trace_id=secrets.token_hex(16),
+            tenant=TENANT,
+            user=USER,
+            route=request["route"],
+            tool_outcomes=tuple(
+                ToolOutcome(t["tool"], t["status"], t["ref"], redact(t["summary"]).text)
+                for t in request["tool_outcomes"]
+            ),
+            email=EmailContent(
+                redact(content["from"]).text,
+                redact(content["to"]).text,
+                redact(content["subject"]).text,
+                redact(content["body"]).text,
+            ),
+            from_owner=content["from"] == FIXTURE["owner_address"],
+        )
+    )
+
+
+class Policy:
+    """A running policy process and a way to call it with a chosen token."""
+
+    def __init__(self, target: str, secret: str) -> None:
+        self._target = target
+        self._secret = secret
+        self._channel = grpc.insecure_channel(target)
+        self.stub = policy_service_pb2_grpc.PolicyServiceStub(self._channel)
+
+    def token(self, tenant: str = "*", roles: tuple[str, ...] = ("service",)) -> tuple[tuple[str, str | bytes], ...]:
+        return (("authorization", f"Bearer {issue_token(self._secret, subject='test', tenant=tenant, roles=roles)}"),)
+
+    def evaluate(
+        self, candidate: Candidate, conflicts: list[policy_service_pb2.ConflictingRecord] | None = None, **kw: Any
+    ) -> policy_service_pb2.EvaluateResponse:
+        request = policy_service_pb2.EvaluateRequest(
+            candidate=convert.candidate_to_pb(candidate),
+            conflicts=conflicts or [],
+            context=policy_service_pb2.EvaluationContext(tenant=TENANT, user=USER, route="test"),
+        )
+        response: policy_service_pb2.EvaluateResponse = self.stub.Evaluate(
+            request, metadata=kw.get("metadata", self.token()), timeout=10
+        )
+        return response
+
+    def close(self) -> None:
+        self._channel.close()
+
+
+@pytest.fixture
+def policy(spawn: SpawnService) -> Iterator[Policy]:
+    port, secret = free_port(), secrets.token_hex(16)
+    env = {"MEMLOOP_AUTH_SECRET": secret, "MEMLOOP_GRPC_PORT": str(port), "MEMLOOP_METRICS_PORT": str(free_port())}
+    spawn("services.policy.entrypoints.main", env, port, "policy")
+    client = Policy(f"127.0.0.1:{port}", secret)
+    yield client
+    client.close()
+
+
+def _codes(response: policy_service_pb2.EvaluateResponse) -> list[str]:
+    return [reason.code for reason in response.decision.reasons]
+
+
+def test_bob_email_episode_is_stored_and_the_ps_is_rejected_as_external_procedural(policy: Policy) -> None:
+    # Given the candidates of Alice's scheduling request with Bob's P.S.
+    candidates = _candidates("schedule-with-bob")
+    episode = next(c for c in candidates if c.type.value == "episode")
+    injected = next(c for c in candidates if c.origin.value == "external_email")
+
+    # When the policy service evaluates each
+    stored, rejected = policy.evaluate(episode), policy.evaluate(injected)
+
+    # Then the episode is stored and the injected procedure rejected, with reasons and the version
+    assert stored.decision.outcome == candidate_pb2.DECISION_OUTCOME_STORE
+    assert rejected.decision.outcome == candidate_pb2.DECISION_OUTCOME_REJECT
+    assert "EXTERNAL_PROCEDURAL" in _codes(rejected)
+    assert {stored.decision.policy_version, rejected.decision.policy_version} == {POLICY_VERSION}
+    assert rejected.decision.candidate.candidate_key == injected.candidate_key
+
+
+def test_preference_update_supersedes_and_the_secret_is_rejected(policy: Policy) -> None:
+    # Given Alice's 10:00 preference is active, and her 09:00 update and VPN mail as candidates
+    (after_ten,) = _candidates("preference-after-ten")
+    (after_nine,) = _candidates("preference-after-nine")
+    secret_candidates = _candidates("secret-in-mail")
+    active = policy_service_pb2.ConflictingRecord(
+        memory_id="mem-ten",
+        intent_key=after_ten.intent_key,
+        text=after_ten.text,
+        type=candidate_pb2.MEMORY_TYPE_PREFERENCE,
+    )
+
+    # When each is evaluated (the update with the active record as its conflict)
+    first = policy.evaluate(after_ten)
+    update = policy.evaluate(after_nine, [active])
+    secrets_ = [policy.evaluate(c) for c in secret_candidates]
+
+    # Then the first is stored, the update supersedes, and nothing of the secret mail is stored
+    assert first.decision.outcome == candidate_pb2.DECISION_OUTCOME_STORE
+    assert update.decision.outcome == candidate_pb2.DECISION_OUTCOME_STORE
+    assert _codes(update) == ["SUPERSEDES_SAME_INTENT"]
+    assert secrets_ and all(r.decision.outcome == candidate_pb2.DECISION_OUTCOME_REJECT for r in secrets_)
+
+
+def test_tenant_tokens_may_evaluate_only_their_own_tenant(policy: Policy) -> None:
+    # Given one candidate, and tokens for the same tenant, another tenant and none
+    (candidate,) = _candidates("preference-after-ten")
+
+    # When each evaluates it
+    own = policy.evaluate(candidate, metadata=policy.token(TENANT, ("writer",)))
+    with pytest.raises(grpc.RpcError) as other:
+        policy.evaluate(candidate, metadata=policy.token("globex", ("writer",)))
+    with pytest.raises(grpc.RpcError) as anonymous:
+        policy.evaluate(candidate, metadata=())
+
+    # Then only the same tenant (or the service token) gets a decision
+    assert own.decision.outcome == candidate_pb2.DECISION_OUTCOME_STORE
+    assert other.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_an_invalid_candidate_is_invalid_argument_naming_the_field(policy: Policy) -> None:
+    # Given a candidate with an unspecified type
+    request = policy_service_pb2.EvaluateRequest(
+        candidate=candidate_pb2.Candidate(candidate_key="k", origin=candidate_pb2.ORIGIN_OWNER, confidence=0.9),
+        context=policy_service_pb2.EvaluationContext(tenant=TENANT, user=USER),
+    )
+
+    # When it is evaluated
+    with pytest.raises(grpc.RpcError) as failure:
+        policy.stub.Evaluate(request, metadata=policy.token(), timeout=10)
+
+    # Then the call fails as INVALID_ARGUMENT with the field named
+    assert failure.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_details(failure.value) == ("INVALID_ARGUMENT", ["candidate.type"])
