@@ -24,11 +24,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import grpc
-
-from services.common.grpc_client import aio_channel
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_str
+from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.faults import CrashBeforeApply
 from services.worker.adapters.grpc_peers import (
     GrpcConflictFinder,
@@ -129,15 +127,16 @@ def _positive(value: int, name: str) -> int:
 class Peers:
     """The gRPC channels to the worker's peers (closed at shutdown) and the ports built on them."""
 
-    channels: tuple[grpc.aio.Channel, ...]
+    channels: tuple[PeerChannel, ...]
     ports: LearningPorts
 
 
 def build_peers(settings: WorkerSettings) -> Peers:
     """Channels and port adapters; call inside the running event loop (grpc.aio binds to it)."""
-    serving = aio_channel(settings.serving_target, settings.service_token)
-    policy = aio_channel(settings.policy_target, settings.service_token)
-    memory = aio_channel(settings.memory_target, settings.service_token)
+    grace = settings.rpc_timeout
+    serving = PeerChannel(settings.serving_target, settings.service_token, close_grace=grace)
+    policy = PeerChannel(settings.policy_target, settings.service_token, close_grace=grace)
+    memory = PeerChannel(settings.memory_target, settings.service_token, close_grace=grace)
     applier: MemoryApplier = GrpcMemoryApplier(memory, timeout=settings.rpc_timeout)
     if settings.fault_crash_before_apply:
         applier = CrashBeforeApply(applier)

@@ -9,14 +9,13 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
-import grpc
 import pytest
 
 from services.cli.fixtures import handle_request_from_fixture
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc
-from services.common.grpc_client import aio_channel
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Sensitivity, candidate_key
 from services.policy.domain import rules
+from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.grpc_peers import GrpcConflictFinder, GrpcContentReader, GrpcMemoryApplier, GrpcPolicyGate
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
 from services.worker.service.model import ConflictRecord, EmailView, PermanentError
@@ -55,35 +54,34 @@ def _fake() -> Variant:
     return Variant(LearningPorts(content, memory, InProcessPolicyGate(_decide), memory), seed)
 
 
-def _grpc(rig: LoopRig, channels: list[grpc.aio.Channel]) -> Variant:
+def _grpc(rig: LoopRig, peers: list[PeerChannel]) -> Variant:
     token = rig.token("*", ("service",))
-    serving, memory, policy = (aio_channel(f"127.0.0.1:{rig.ports[n]}", token) for n in ("serving", "memory", "policy"))
-    channels += [serving, memory, policy]
+    serving, memory, policy = (PeerChannel(f"127.0.0.1:{rig.ports[n]}", token) for n in ("serving", "memory", "policy"))
+    peers += [serving, memory, policy]
 
     async def seed(name: str) -> str:
         request = handle_request_from_fixture(FIXTURE, REQUESTS[name], request_id=f"req-{secrets.token_hex(6)}")
-        stub = serving_service_pb2_grpc.ServingServiceStub(serving)
+        stub = serving_service_pb2_grpc.ServingServiceStub(serving.channel)
         return str((await stub.HandleRequest(request, timeout=15)).content_ref)
 
-    applier = GrpcMemoryApplier(memory, timeout=10)
     ports = LearningPorts(
         GrpcContentReader(serving, timeout=10),
         GrpcConflictFinder(memory, timeout=10),
         GrpcPolicyGate(policy, timeout=10),
-        applier,
+        GrpcMemoryApplier(memory, timeout=10),
     )
     return Variant(ports, seed)
 
 
 @pytest.fixture(params=["fake", "grpc"])
 async def variant(request: pytest.FixtureRequest) -> AsyncIterator[Variant]:
-    channels: list[grpc.aio.Channel] = []
+    peers: list[PeerChannel] = []
     if request.param == "fake":
         yield _fake()
     else:
-        yield _grpc(request.getfixturevalue("rig"), channels)
-    for channel in channels:
-        await channel.close(None)
+        yield _grpc(request.getfixturevalue("rig"), peers)
+    for peer in peers:
+        await peer.close()
 
 
 def _preference(text: str, event_id: str, version: int = 1) -> Candidate:

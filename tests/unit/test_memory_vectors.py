@@ -25,8 +25,7 @@ def _change(row_id: int, text: str, *, user: str = "alice", tenant: str = "acme"
 
 
 def _query(text: str) -> Vector:
-    vectors: Vector = EMBEDDER.embed([text])
-    return vectors[0]
+    return np.asarray(EMBEDDER.embed([text])[0], dtype=np.float32)
 
 
 def test_hashing_embedder_is_deterministic_normalised_and_lexical() -> None:

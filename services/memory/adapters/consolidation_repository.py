@@ -8,8 +8,8 @@ and audit rows go through its repositories, on the same transaction as everythin
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -262,7 +262,7 @@ class SqlJobSession:
             self._connection.close()
 
 
-def job_sessions(engine: Engine) -> Any:
+def job_sessions(engine: Engine) -> Callable[[str, str], AbstractContextManager[SqlJobSession]]:
     """The `JobSessionFactory`: one pooled connection per job, unlocked and returned on exit."""
 
     @contextmanager

@@ -4,13 +4,15 @@ Each call carries the service token and a deadline. A failed call becomes a `Tra
 (the dependency may recover: retry with backoff) or a `PermanentError` (this event's request is
 wrong or names something that does not exist: dead-letter it). Error text is built only from the
 status code, the peer's ErrorInfo reason and BadRequest field names, never from the status message,
-so no fragment of an email can travel into a log line or a dead-letter header.
+so no fragment of an email can travel into a log line or a dead-letter header. After UNAVAILABLE or
+DEADLINE_EXCEEDED the peer's channel is renewed (see `channels.PeerChannel`) so a recovered peer is
+reached at the next attempt, not after gRPC's reconnect backoff.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TypeVar
 
 import grpc
@@ -27,6 +29,7 @@ from services.common.gen.memloop.v1 import (
 )
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import Candidate, Decision
+from services.worker.adapters.channels import PeerChannel
 from services.worker.service.model import (
     ApplyOutcome,
     ConflictRecord,
@@ -79,26 +82,38 @@ def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError
     return PermanentError(reason, detail, dependency=dependency)
 
 
-async def _call(dependency: str, call: Awaitable[T]) -> T:
+_RENEW_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+
+
+async def _call(peer: PeerChannel, dependency: str, call: Callable[[grpc.aio.Channel], Awaitable[T]]) -> T:
+    """Make one call on the peer's current channel, translating failures; renew the channel if unreachable."""
     try:
-        return await call
+        return await call(peer.channel)
     except grpc.RpcError as exc:
-        raise translate_rpc_error(exc, dependency=dependency) from None
+        error = translate_rpc_error(exc, dependency=dependency)
+        if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _RENEW_CODES:
+            peer.renew()
+        raise error from None
     except (TimeoutError, OSError) as exc:
+        peer.renew()
         raise TransientError(f"{dependency.upper()}_UNREACHABLE", type(exc).__name__, dependency=dependency) from None
 
 
 class GrpcContentReader:
     """ContentReader over serving's ReadContent."""
 
-    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
-        self._stub = serving_service_pb2_grpc.ServingServiceStub(channel)
+    def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
+        self._peer = peer
         self._timeout = timeout
 
     async def read(self, tenant: str, content_ref: str) -> EmailView:
         request = serving_service_pb2.ReadContentRequest(tenant=tenant, content_ref=content_ref)
         try:
-            response = await _call("serving", self._stub.ReadContent(request, timeout=self._timeout))
+            response = await _call(
+                self._peer,
+                "serving",
+                lambda ch: serving_service_pb2_grpc.ServingServiceStub(ch).ReadContent(request, timeout=self._timeout),
+            )
         except PermanentError as exc:
             # NOT_FOUND / PERMISSION_DENIED here mean "no such content for this tenant": say so plainly.
             if exc.reason in ("SERVING_NOT_FOUND", "SERVING_PERMISSION_DENIED"):
@@ -118,8 +133,8 @@ class GrpcContentReader:
 class GrpcConflictFinder:
     """ConflictFinder over memory's FindConflicts (one call for all candidates of an event)."""
 
-    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+    def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
+        self._peer = peer
         self._timeout = timeout
 
     async def find(
@@ -128,7 +143,11 @@ class GrpcConflictFinder:
         request = memory_service_pb2.FindConflictsRequest(
             tenant=tenant, user=user, candidates=[convert.candidate_to_pb(c) for c in candidates]
         )
-        response = await _call("memory", self._stub.FindConflicts(request, timeout=self._timeout))
+        response = await _call(
+            self._peer,
+            "memory",
+            lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).FindConflicts(request, timeout=self._timeout),
+        )
         try:
             return {
                 result.candidate_key: [
@@ -149,8 +168,8 @@ class GrpcConflictFinder:
 class GrpcPolicyGate:
     """PolicyGate over the policy service's Evaluate."""
 
-    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
-        self._stub = policy_service_pb2_grpc.PolicyServiceStub(channel)
+    def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
+        self._peer = peer
         self._timeout = timeout
 
     async def evaluate(
@@ -169,7 +188,11 @@ class GrpcPolicyGate:
             ],
             context=policy_service_pb2.EvaluationContext(tenant=tenant, user=user, route=route),
         )
-        response = await _call("policy", self._stub.Evaluate(request, timeout=self._timeout))
+        response = await _call(
+            self._peer,
+            "policy",
+            lambda ch: policy_service_pb2_grpc.PolicyServiceStub(ch).Evaluate(request, timeout=self._timeout),
+        )
         try:
             decision = convert.decision_from_pb(response.decision)
         except InvalidArgument as exc:
@@ -182,13 +205,17 @@ class GrpcPolicyGate:
 class GrpcMemoryApplier:
     """MemoryApplier over memory's GetProcessedEvent and ApplyLearning."""
 
-    def __init__(self, channel: grpc.aio.Channel, *, timeout: float) -> None:
-        self._stub = memory_service_pb2_grpc.MemoryServiceStub(channel)
+    def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
+        self._peer = peer
         self._timeout = timeout
 
     async def already_processed(self, tenant: str, event_id: str) -> bool:
         request = memory_service_pb2.GetProcessedEventRequest(tenant=tenant, event_id=event_id)
-        response = await _call("memory", self._stub.GetProcessedEvent(request, timeout=self._timeout))
+        response = await _call(
+            self._peer,
+            "memory",
+            lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).GetProcessedEvent(request, timeout=self._timeout),
+        )
         return response.processed
 
     async def apply(
@@ -201,7 +228,11 @@ class GrpcMemoryApplier:
             user=user,
             decisions=[convert.decision_to_pb(d) for d in decisions],
         )
-        response = await _call("memory", self._stub.ApplyLearning(request, timeout=self._timeout))
+        response = await _call(
+            self._peer,
+            "memory",
+            lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).ApplyLearning(request, timeout=self._timeout),
+        )
         return ApplyOutcome(
             event_id=response.event_id or event_id,
             already_processed=response.already_processed,
@@ -209,6 +240,6 @@ class GrpcMemoryApplier:
         )
 
 
-async def close_channels(channels: Sequence[grpc.aio.Channel]) -> None:
-    """Close every channel, ignoring the ones already closed."""
-    await asyncio.gather(*(channel.close(None) for channel in channels), return_exceptions=True)
+async def close_peers(peers: Sequence[PeerChannel]) -> None:
+    """Close every peer channel, ignoring the ones already closed."""
+    await asyncio.gather(*(peer.close() for peer in peers), return_exceptions=True)

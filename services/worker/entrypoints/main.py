@@ -21,7 +21,7 @@ from nats.js.errors import APIError, ServiceUnavailableError
 from services.common import telemetry
 from services.common.grpc_server import start_server
 from services.worker.adapters.dead_letters import DeadLetterPublisher
-from services.worker.adapters.grpc_peers import close_channels
+from services.worker.adapters.grpc_peers import close_peers
 from services.worker.adapters.jetstream import ensure_consumer, ensure_streams
 from services.worker.adapters.metrics import poll_backlog
 from services.worker.bootstrap import WorkerSettings, build_extractor, build_peers, build_redactor
@@ -120,7 +120,7 @@ async def run_worker(settings: WorkerSettings) -> None:
         await consumer.drain(settings.common.drain_seconds)
         poller.cancel()
         await asyncio.gather(poller, return_exceptions=True)
-        await close_channels(peers.channels)
+        await close_peers(peers.channels)
         await client.drain()
 
 
