@@ -13,6 +13,9 @@ def ensure_app_role(role: str) -> None:
           IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{role}') THEN
             CREATE ROLE {role} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS;
           END IF;
+        EXCEPTION
+          -- two databases migrating at once on a fresh cluster: the other one created it first
+          WHEN duplicate_object OR unique_violation THEN NULL;
         END $$;
         """
     )
