@@ -39,6 +39,7 @@ class AliceRun:
     """Everything the scenario observed, for the report and for tests."""
 
     fixture: dict[str, Any]
+    tenant: str = ""
     responses: dict[str, serving_service_pb2.HandleRequestResponse] = field(default_factory=dict)
     started_at: dict[str, float] = field(default_factory=dict)
     reply_seconds: dict[str, float] = field(default_factory=dict)
@@ -66,14 +67,14 @@ class AliceClient:
 def send_requests(client: AliceClient, run: AliceRun) -> None:
     for request in run.fixture["requests"]:
         started = run.started_at[request["request_id"]] = time.perf_counter()
-        response = client.serving.HandleRequest(handle_request_from_fixture(run.fixture, request), timeout=30)
+        response = client.serving.HandleRequest(handle_request_from_fixture(run.fixture, request, tenant=run.tenant), timeout=30)
         run.reply_seconds[request["request_id"]] = time.perf_counter() - started
         run.responses[request["request_id"]] = response
 
 
 def wait_until_learned(client: AliceClient, run: AliceRun, *, timeout: float = 120.0) -> None:
     """Poll memory until every event is processed; records time from reply to learned."""
-    tenant = run.fixture["tenant"]
+    tenant = run.tenant
     pending = {rid: r.event_id for rid, r in run.responses.items()}
     deadline = time.monotonic() + timeout
     while pending and time.monotonic() < deadline:
@@ -123,7 +124,7 @@ def audit_for(client: AliceClient, tenant: str, event_id: str) -> list[memory_se
 
 def collect_learning_evidence(client: AliceClient, run: AliceRun) -> None:
     """The checks that hold once every Alice event is learned (before any deletion)."""
-    tenant, user = run.fixture["tenant"], run.fixture["user"]
+    tenant, user = run.tenant, run.fixture["user"]
     active = list_memories(client, tenant, user, states=[memory_service_pb2.MEMORY_STATE_ACTIVE])
     everything = list_memories(client, tenant, user)
     slowest_reply = max(run.reply_seconds.values())
@@ -197,10 +198,10 @@ def collect_learning_evidence(client: AliceClient, run: AliceRun) -> None:
 
 def check_duplicate_replay(client: AliceClient, run: AliceRun, *, settle_seconds: float = 3.0) -> None:
     """Re-send the first request: the first answer comes back and nothing new is learned."""
-    tenant, user = run.fixture["tenant"], run.fixture["user"]
+    tenant, user = run.tenant, run.fixture["user"]
     before = sorted(m.memory_id for m in list_memories(client, tenant, user))
     first = run.fixture["requests"][0]
-    again = client.serving.HandleRequest(handle_request_from_fixture(run.fixture, first), timeout=30)
+    again = client.serving.HandleRequest(handle_request_from_fixture(run.fixture, first, tenant=run.tenant), timeout=30)
     time.sleep(settle_seconds)
     after = sorted(m.memory_id for m in list_memories(client, tenant, user))
     original = run.responses[first["request_id"]]
@@ -215,7 +216,7 @@ def check_duplicate_replay(client: AliceClient, run: AliceRun, *, settle_seconds
 
 def check_forget(client: AliceClient, run: AliceRun, *, timeout: float = 60.0) -> None:
     """Forget everything derived from req-alice-0001 and wait for every location to be done."""
-    tenant, user = run.fixture["tenant"], run.fixture["user"]
+    tenant, user = run.tenant, run.fixture["user"]
     receipt = client.memory.Forget(
         memory_service_pb2.ForgetRequest(
             tenant=tenant,
@@ -251,8 +252,12 @@ def check_forget(client: AliceClient, run: AliceRun, *, timeout: float = 60.0) -
     )
 
 
-def run_alice(serving_target: str, memory_target: str, token: str, *, forget: bool = True) -> AliceRun:
-    run = AliceRun(fixture=load_fixture("alice.json"))
+def run_alice(
+    serving_target: str, memory_target: str, token: str, *, tenant: str = "", forget: bool = True
+) -> AliceRun:
+    """The whole scenario for `tenant` (the fixture's own by default; tests pass a fresh one)."""
+    fixture = load_fixture("alice.json")
+    run = AliceRun(fixture=fixture, tenant=tenant or fixture["tenant"])
     client = AliceClient(serving_target, memory_target, token)
     try:
         send_requests(client, run)

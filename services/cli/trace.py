@@ -28,6 +28,10 @@ from services.common.gen.memloop.v1 import (
 from services.common.grpc_client import sync_channel
 
 
+# Span attributes worth a line of the timeline; the rest (peer addresses, user agents) is noise here.
+_KEPT_ATTRIBUTES = ("memloop.", "messaging.nats", "messaging.destination")
+
+
 @dataclass(frozen=True)
 class TimelineEntry:
     """One hop of an event's life."""
@@ -92,7 +96,7 @@ def collect_timeline(
                 )
             )
         for span in read_spans(span_file, event.trace_id) if span_file else []:
-            attributes = {k: v for k, v in span.get("attributes", {}).items() if not k.startswith("rpc.grpc")}
+            attributes = {k: v for k, v in span.get("attributes", {}).items() if k.startswith(_KEPT_ATTRIBUTES)}
             entries.append(
                 TimelineEntry(
                     _ts(span["start_ns"] / 1e9),
