@@ -67,7 +67,9 @@ class AliceClient:
 def send_requests(client: AliceClient, run: AliceRun) -> None:
     for request in run.fixture["requests"]:
         started = run.started_at[request["request_id"]] = time.perf_counter()
-        response = client.serving.HandleRequest(handle_request_from_fixture(run.fixture, request, tenant=run.tenant), timeout=30)
+        response = client.serving.HandleRequest(
+            handle_request_from_fixture(run.fixture, request, tenant=run.tenant), timeout=30
+        )
         run.reply_seconds[request["request_id"]] = time.perf_counter() - started
         run.responses[request["request_id"]] = response
 

@@ -27,7 +27,6 @@ from services.common.gen.memloop.v1 import (
 )
 from services.common.grpc_client import sync_channel
 
-
 # Span attributes worth a line of the timeline; the rest (peer addresses, user agents) is noise here.
 _KEPT_ATTRIBUTES = ("memloop.", "messaging.nats", "messaging.destination")
 

@@ -44,6 +44,7 @@ memories = Table(
     Column("policy_version", Text),
     Column("status_event_id", Text),
     Column("status_trace_id", Text),
+    Column("observed_at", DateTime(timezone=True)),
     Column("created_at", DateTime(timezone=True)),
     Column("updated_at", DateTime(timezone=True)),
     Column("change_seq", BigInteger),

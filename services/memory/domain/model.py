@@ -50,6 +50,13 @@ class MemoryRecord:
     event_id: str = ""
     row_id: int = 0
     change_seq: int = 0
+    # When the statement was made (serving's commit of its event), as opposed to when it was
+    # learned: events may be learned out of order, and the later statement must win.
+    observed_at: datetime | None = None
+
+    @property
+    def stated_at(self) -> datetime:
+        return self.observed_at or self.created_at
 
 
 class StoreAction(StrEnum):

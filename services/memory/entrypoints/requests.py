@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import UTC
 
 from services.common.convert import candidate_from_pb, decision_from_pb, memory_type_from_pb
 from services.common.errors import InvalidArgument, require
@@ -61,6 +62,7 @@ def apply_learning(request: pb.ApplyLearningRequest, *, actor: str) -> ApplyLear
         trace_id=request.trace_id or current_trace_id(),
         actor=actor,
         decisions=decisions,
+        event_time=request.event_time.ToDatetime(tzinfo=UTC) if request.HasField("event_time") else None,
     )
 
 

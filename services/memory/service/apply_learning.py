@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from services.common.vocabulary import Decision, Outcome
@@ -32,6 +33,7 @@ class ApplyLearning:
     trace_id: str
     actor: str
     decisions: tuple[Decision, ...]
+    event_time: datetime | None = None
 
 
 @dataclass
@@ -85,7 +87,13 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         found = uow.events.get(cmd.event_id)
         if found is not None:
             return ApplyOutcome.from_json(found[0], already_processed=True), written
-        by = Transition(event_id=cmd.event_id, trace_id=cmd.trace_id, actor=cmd.actor, now=ports.clock())
+        by = Transition(
+            event_id=cmd.event_id,
+            trace_id=cmd.trace_id,
+            actor=cmd.actor,
+            now=ports.clock(),
+            observed_at=cmd.event_time,
+        )
         applied = tuple(
             _apply_decision(uow, ports, cmd, ordinal, decision, vectors, by, written)
             for ordinal, decision in enumerate(cmd.decisions)

@@ -60,6 +60,9 @@ def store_candidate(
     if same_meaning is None and new.intent_key:
         same_intent = uow.memories.active_by_intent(new.user, new.intent_key, lock=True)
     plan = plan_store(same_meaning, same_intent)
+    stated_at = by.observed_at or by.now
+    if plan.action is StoreAction.SUPERSEDE and plan.existing is not None and plan.existing.stated_at > stated_at:
+        return _insert_into_history(uow, new, vector, plan.existing, embedder=embedder, by=by)
     if plan.action is StoreAction.REUSE and plan.existing is not None:
         if uow.memories.add_source(plan.existing.memory_id, by.event_id, by.trace_id):
             _audit(uow, AuditAction.MEMORY_REINFORCED, plan.existing.memory_id, by, {})
@@ -108,6 +111,7 @@ def _write_new(
             source_event_ids=(by.event_id,),
             supersedes=old.memory_id if old is not None else None,
             event_id=by.event_id,
+            observed_at=by.observed_at or by.now,
         )
     )
     uow.memories.add_source(memory_id, by.event_id, by.trace_id)
@@ -118,6 +122,62 @@ def _write_new(
         _audit(uow, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": memory_id})
     _audit(uow, AuditAction.MEMORY_STORED, memory_id, by, detail)
     return StoreResult(record, plan.action, retired)
+
+
+def _insert_into_history(
+    uow: MemoryUnitOfWork, new: NewMemory, vector: Vector, active: MemoryRecord, *, embedder: str, by: Transition
+) -> StoreResult:
+    """A statement older than the active record of its intent arrived late (events are learned out
+    of order): it must not win. It joins the lineage where its time puts it, already superseded,
+    and the newer active record stays active. Only links move; no text is rewritten.
+    """
+    stated_at = by.observed_at or by.now
+    successor, predecessor = active, None
+    while successor.supersedes:
+        predecessor = uow.memories.get(successor.supersedes, lock=True)
+        if predecessor is None or predecessor.stated_at <= stated_at:
+            break
+        successor, predecessor = predecessor, None
+    predecessor_id = successor.supersedes
+    memory_id = uuid.uuid4().hex
+    record = uow.memories.add(
+        MemoryRecord(
+            memory_id=memory_id,
+            tenant=new.tenant,
+            user=new.user,
+            type=new.type,
+            text=new.text,
+            status=MemoryStatus.SUPERSEDED,
+            confidence=new.confidence,
+            origin=new.origin,
+            candidate_key=new.candidate_key,
+            trace_id=by.trace_id,
+            policy_version=new.policy_version,
+            created_at=by.now,
+            updated_at=by.now,
+            intent_key=new.intent_key,
+            source_event_ids=(by.event_id,),
+            supersedes=predecessor_id,
+            superseded_by=successor.memory_id,
+            event_id=by.event_id,
+            observed_at=stated_at,
+        )
+    )
+    uow.memories.set_supersedes(successor.memory_id, memory_id)
+    if predecessor is not None and predecessor.status is MemoryStatus.SUPERSEDED:
+        uow.memories.set_status(
+            predecessor.memory_id,
+            MemoryStatus.SUPERSEDED,
+            superseded_by=memory_id,
+            event_id=by.event_id,
+            trace_id=by.trace_id,
+        )
+    uow.memories.add_source(memory_id, by.event_id, by.trace_id)
+    uow.memories.add_vector(memory_id, embedder, vector)
+    detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
+    _audit(uow, AuditAction.MEMORY_STORED, memory_id, by, {**detail, "late_for": successor.memory_id})
+    _audit(uow, AuditAction.MEMORY_SUPERSEDED, memory_id, by, {"superseded_by": successor.memory_id})
+    return StoreResult(record, StoreAction.SUPERSEDE, None)
 
 
 def _audit(uow: MemoryUnitOfWork, action: AuditAction, memory_id: str, by: Transition, detail: dict[str, str]) -> None:

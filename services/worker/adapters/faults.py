@@ -12,6 +12,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 
 from services.common.vocabulary import Decision
 from services.worker.service.model import ApplyOutcome
@@ -31,7 +32,14 @@ class CrashBeforeApply:
         return await self._inner.already_processed(tenant, event_id)
 
     async def apply(
-        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+        self,
+        *,
+        event_id: str,
+        trace_id: str,
+        tenant: str,
+        user: str,
+        decisions: Sequence[Decision],
+        event_time: datetime | None = None,
     ) -> ApplyOutcome:
         _log.warning("fault hook: crashing before ApplyLearning with %d decisions", len(decisions))
         for handler in logging.getLogger().handlers:

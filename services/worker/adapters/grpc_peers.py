@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import TypeVar
 
 import grpc
@@ -219,7 +220,14 @@ class GrpcMemoryApplier:
         return response.processed
 
     async def apply(
-        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+        self,
+        *,
+        event_id: str,
+        trace_id: str,
+        tenant: str,
+        user: str,
+        decisions: Sequence[Decision],
+        event_time: datetime | None = None,
     ) -> ApplyOutcome:
         request = memory_service_pb2.ApplyLearningRequest(
             event_id=event_id,
@@ -228,6 +236,8 @@ class GrpcMemoryApplier:
             user=user,
             decisions=[convert.decision_to_pb(d) for d in decisions],
         )
+        if event_time is not None:
+            request.event_time.FromDatetime(event_time)
         response = await _call(
             self._peer,
             "memory",

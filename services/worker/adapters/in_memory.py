@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from services.common.vocabulary import Candidate, Decision, Outcome
 from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, PermanentError, WorkerError
@@ -119,7 +120,14 @@ class InMemoryMemory:
         return (tenant, event_id) in self.applied
 
     async def apply(
-        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+        self,
+        *,
+        event_id: str,
+        trace_id: str,
+        tenant: str,
+        user: str,
+        decisions: Sequence[Decision],
+        event_time: datetime | None = None,
     ) -> ApplyOutcome:
         self.apply_calls += 1
         self.failures.raise_if_due()

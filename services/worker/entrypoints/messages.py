@@ -6,6 +6,8 @@ consumer dead-letters it at once instead of retrying something that can never pa
 
 from __future__ import annotations
 
+from datetime import UTC
+
 from google.protobuf.message import DecodeError
 
 from services.common.gen.memloop.v1 import learning_event_pb2
@@ -40,4 +42,5 @@ def parse_learning_event(data: bytes) -> LearningEventView:
             ToolOutcome(tool=t.tool, status=t.status, ref=t.ref, summary=t.summary) for t in event.tool_outcomes
         ),
         feedback_ref=event.feedback_ref,
+        commit_time=event.commit_time.ToDatetime(tzinfo=UTC) if event.HasField("commit_time") else None,
     )

@@ -12,6 +12,7 @@ fields and ids only, because they end up in logs and dead-letter headers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from services.common.vocabulary import Decision, MemoryType, Outcome
 from services.worker.domain.extraction import ToolOutcome
@@ -33,6 +34,8 @@ class LearningEventView:
     procedure_versions: tuple[tuple[str, str], ...] = ()
     tool_outcomes: tuple[ToolOutcome, ...] = ()
     feedback_ref: str = ""
+    # When serving committed the event: memory orders late statements of one intent by it.
+    commit_time: datetime | None = None
 
 
 @dataclass(frozen=True)

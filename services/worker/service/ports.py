@@ -7,6 +7,7 @@ adapters translate their transport's failures into those two, so the use case ne
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Protocol
 
 from services.common.vocabulary import Candidate, Decision
@@ -49,7 +50,14 @@ class MemoryApplier(Protocol):
         ...
 
     async def apply(
-        self, *, event_id: str, trace_id: str, tenant: str, user: str, decisions: Sequence[Decision]
+        self,
+        *,
+        event_id: str,
+        trace_id: str,
+        tenant: str,
+        user: str,
+        decisions: Sequence[Decision],
+        event_time: datetime | None = None,
     ) -> ApplyOutcome:
         """Apply all decisions of one event in one transaction; idempotent on `event_id`."""
         ...

@@ -80,6 +80,7 @@ async def process_event(
         tenant=event.tenant,
         user=event.user,
         decisions=decisions,
+        event_time=event.commit_time,
     )
     return ProcessResult(
         event_id=event.event_id, already_processed=outcome.already_processed, decisions=tuple(decisions)

@@ -70,6 +70,7 @@ class SqlMemoryRepository:
                 policy_version=record.policy_version,
                 status_event_id=record.event_id,
                 status_trace_id=record.trace_id,
+                observed_at=record.stated_at,
                 created_at=record.created_at,
                 updated_at=record.updated_at,
             )
@@ -85,6 +86,12 @@ class SqlMemoryRepository:
         if superseded_by is not None:
             values["superseded_by"] = superseded_by
         self._db.execute(update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(**values))
+
+    def set_supersedes(self, memory_id: str, supersedes: str | None) -> None:
+        """Re-point a record's back link when a late statement is slotted into its history."""
+        self._db.execute(
+            update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(supersedes=supersedes)
+        )
 
     def add_source(self, memory_id: str, event_id: str, trace_id: str) -> bool:
         result = self._db.execute(
@@ -176,4 +183,5 @@ def _record(row: Any, sources: tuple[str, ...]) -> MemoryRecord:
         event_id=row.event_id,
         row_id=int(row.row_id),
         change_seq=int(row.change_seq),
+        observed_at=row.observed_at,
     )

@@ -306,6 +306,7 @@ class ApplyLearningRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     USER_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
+    EVENT_TIME_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """The learning event; the idempotency key."""
     trace_id: _builtins.str
@@ -318,6 +319,10 @@ class ApplyLearningRequest(_message.Message):
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Decision]:
         """All decisions of the event."""
 
+    @_builtins.property
+    def event_time(self) -> _timestamp_pb2.Timestamp:
+        """When serving committed the event; orders statements of one intent that arrive out of order."""
+
     def __init__(
         self,
         *,
@@ -326,10 +331,11 @@ class ApplyLearningRequest(_message.Message):
         tenant: _builtins.str = ...,
         user: _builtins.str = ...,
         decisions: _abc.Iterable[_candidate_pb2.Decision] | None = ...,
+        event_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_time", b"event_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "event_time", b"event_time", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -70,6 +70,7 @@ CREATE TABLE memories (
     policy_version text NOT NULL DEFAULT '',
     status_event_id text NOT NULL,
     status_trace_id text NOT NULL DEFAULT '',
+    observed_at timestamptz NOT NULL DEFAULT now(),
     created_at timestamptz NOT NULL DEFAULT now(),
     updated_at timestamptz NOT NULL DEFAULT now(),
     change_seq bigint NOT NULL DEFAULT 0,
