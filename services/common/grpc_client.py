@@ -31,8 +31,17 @@ class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: igno
         return await continuation(new_details, request)
 
 
+# A peer that was down must be retried within seconds of coming back, not after gRPC's default
+# two-minute reconnect backoff; otherwise an outage that has ended keeps failing calls.
+_CHANNEL_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+]
+
+
 def sync_channel(target: str, token: str) -> grpc.Channel:
-    channel = grpc.insecure_channel(target)
+    channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
     # OpenTelemetry's interceptor is not a grpc.*ClientInterceptor; it needs its own intercept_channel.
     traced = intercept_channel(channel, client_interceptor())  # type: ignore[no-untyped-call]
     return grpc.intercept_channel(traced, _BearerInterceptor(token))
@@ -40,4 +49,4 @@ def sync_channel(target: str, token: str) -> grpc.Channel:
 
 def aio_channel(target: str, token: str) -> grpc.aio.Channel:
     interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]  # type: ignore[no-untyped-call]
-    return grpc.aio.insecure_channel(target, interceptors=interceptors)
+    return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS, interceptors=interceptors)

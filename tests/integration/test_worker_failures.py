@@ -16,10 +16,21 @@ rig = worker_support.rig
 
 
 def _control(rig: LoopRig) -> Seeded:
-    """Bob's request processed without any disturbance, under the user `control`."""
+    """Bob's request processed without any disturbance, under the user `control`.
+
+    Waits for the worker's own count of processed deliveries too, not only for memory's record:
+    memory commits before its answer reaches the worker, and a test that kills memory in between
+    would turn the control into a (correctly) retried event.
+    """
+    processed = 'memloop_worker_deliveries_total{result="processed"}'
+    before = metric_value(rig.metrics(), processed)
     control = rig.seed("schedule-with-bob", user="control")
     rig.publish(control.payload, control.event_id)
-    wait_until(lambda: rig.processed(control.event_id), 60, "the control event")
+    wait_until(
+        lambda: rig.processed(control.event_id) and metric_value(rig.metrics(), processed) > before,
+        60,
+        "the control event to be applied and acknowledged",
+    )
     return control
 
 
