@@ -72,6 +72,7 @@ class Stack:
         self.span_file = spec.data_dir / "spans.jsonl"
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
+        self._grpc_ports: dict[str, int] = {}
 
     @property
     def embedded_nats(self) -> EmbeddedNats | None:
@@ -133,20 +134,24 @@ class Stack:
             "HF_HUB_OFFLINE": "1",
             "TOKENIZERS_PARALLELISM": "false",
         }
-        for name, handle in self.services.items():
-            if name in ("serving", "policy", "memory"):
-                env[f"MEMLOOP_{name.upper()}_TARGET"] = handle.target
+        for name in ("serving", "policy", "memory"):
+            # known before the peer starts: memory calls serving (deletion) but starts first
+            env[f"MEMLOOP_{name.upper()}_TARGET"] = f"127.0.0.1:{self._grpc_port(name)}"
         env.update(self.spec.extra_env)
         return env
 
+    def _grpc_port(self, name: str) -> int:
+        """The port `name` listens on, chosen once, so a service started earlier can name a later peer."""
+        return self._grpc_ports.setdefault(name, free_port())
+
     def add_service(self, name: str, kind: str, extra_env: Mapping[str, str] | None = None) -> ServiceHandle:
-        grpc_port, metrics_port = free_port(), free_port()
+        grpc_port, metrics_port = self._grpc_port(name), free_port()
         env = {
             **self.base_env(),
             "MEMLOOP_GRPC_PORT": str(grpc_port),
             "MEMLOOP_METRICS_PORT": str(metrics_port),
             "MEMLOOP_REPLICA_ID": name,
-            "MEMLOOP_INDEX_DIR": str(self.spec.data_dir / "index" / name),
+            "MEMLOOP_MEMORY_INDEX_DIR": str(self.spec.data_dir / "index" / name),
             **(extra_env or {}),
         }
         process = ServiceProcess(_MODULES[kind], env, log_path=self.spec.data_dir / "logs" / f"{name}.log", name=name)

@@ -20,6 +20,7 @@ from services.memory.adapters.nats_bus import NatsBus
 from services.memory.adapters.notices import NatsNotices, changes_subject
 from services.memory.adapters.unit_of_work import SqlMemoryUnitOfWork
 from services.memory.consolidation_wiring import ConsolidationApp, build_consolidation
+from services.memory.deletion_wiring import DeletionApp, build_deletion
 from services.memory.entrypoints.grpc_server import MemoryServicer
 from services.memory.entrypoints.procedures_grpc import LearnedProcedureServicer
 from services.memory.entrypoints.replica_sync import ReplicaSync
@@ -46,6 +47,7 @@ class MemoryApp:
     engine: Engine
     procedures: LearnedProcedureServicer
     consolidation: ConsolidationApp
+    deletion: DeletionApp
 
     def start(self) -> None:
         self.sync.start()
@@ -53,9 +55,11 @@ class MemoryApp:
         if not self.bus.start():
             _log.warning("NATS not reachable yet; replica %s relies on polling meanwhile", self.sync.replica_id)
         self.replica.start()
+        self.deletion.start()  # registers the replica; rewrites its files and reports deletions that waited for it
         _log.info("memory replica %s ready at watermark %d", self.sync.replica_id, self.sync.watermark)
 
     def stop(self) -> None:
+        self.deletion.stop()
         self.replica.stop()
         self.sync.persist()
         self.bus.close()
@@ -101,4 +105,6 @@ def bootstrap(settings: MemorySettings) -> MemoryApp:
     replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
     procedures = LearnedProcedureServicer(ProcedurePorts.from_memory(ports))
     consolidation = build_consolidation(settings.consolidation, engine, ports)
-    return MemoryApp(settings, MemoryServicer(ports), sync, replica, bus, engine, procedures, consolidation)
+    deletion = build_deletion(settings, engine, ports, sync, bus)
+    servicer = MemoryServicer(ports, deletion.deps)
+    return MemoryApp(settings, servicer, sync, replica, bus, engine, procedures, consolidation, deletion)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from services.common.settings import CommonSettings, database_url_for, env_float, env_int, env_str
 from services.memory.consolidation_settings import ConsolidationSettings
+from services.memory.deletion_settings import DeletionSettings
 
 EMBEDDERS = ("minilm", "hashing")
 
@@ -31,6 +32,7 @@ class MemorySettings:
     apply_attempts: int
     db_pool_size: int
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)  # issue 8
+    deletion: DeletionSettings = field(default_factory=DeletionSettings)  # issue 6
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MemorySettings:
@@ -58,4 +60,5 @@ class MemorySettings:
             apply_attempts=env_int(env, "MEMLOOP_APPLY_ATTEMPTS", 6),
             db_pool_size=env_int(env, "MEMLOOP_MEMORY_DB_POOL", 10),
             consolidation=ConsolidationSettings.from_env(env),
+            deletion=DeletionSettings.from_env(env),
         )

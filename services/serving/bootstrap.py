@@ -1,4 +1,10 @@
-"""Serving's composition root: settings from the environment, migrations, engine, redactor, servicer."""
+"""Serving's composition root: settings from the environment, migrations, engine, redactor, servicer.
+
+MEMLOOP_SERVING_LEARNING — `on` (default) or `off` — is a benchmark/operations switch: `off` commits
+the result, tool outcomes and redacted content as usual but writes no outbox row, so nothing of
+that request is ever learned. `make bench` uses it as the "learning switched off" baseline; an
+operator can use it to shed the loop entirely. Leave it on in production.
+"""
 
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ class ServingSettings:
     app_role: str
     pool_size: int
     max_workers: int
+    learning: bool = True
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -43,7 +50,15 @@ class ServingSettings:
             app_role=env_str(env, "MEMLOOP_SERVING_DB_ROLE", "memloop_serving_app"),
             pool_size=env_int(env, "MEMLOOP_SERVING_POOL_SIZE", max_workers),
             max_workers=max_workers,
+            learning=_on_off(env, "MEMLOOP_SERVING_LEARNING", default=True),
         )
+
+
+def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
+    value = env_str(env, name, "on" if default else "off").lower()
+    if value not in ("on", "off"):
+        raise SystemExit(f"setting {name}={value!r} must be 'on' or 'off'")
+    return value == "on"
 
 
 @dataclass
@@ -72,7 +87,9 @@ def build(settings: ServingSettings) -> ServingApp:
     def unit_of_work(tenant: str) -> ServingUnitOfWork:
         return SqlServingUnitOfWork(sessions, tenant)
 
-    deps = ServingDeps(uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text)
+    deps = ServingDeps(
+        uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text, learning=settings.learning
+    )
     registration = Registration(
         serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
         ServingServicer(deps),

@@ -122,8 +122,10 @@ def test_another_tenant_is_denied_before_anything_is_looked_up(node: MemoryNode)
         grpc.StatusCode.UNAUTHENTICATED
     )
     forget = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id)
-    assert _failure(lambda: node.stub().Forget(forget))[0] == grpc.StatusCode.UNIMPLEMENTED
+    assert _failure(lambda: reader.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
     assert _failure(lambda: globex.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
+    deletion = pb.GetDeletionRequest(tenant="acme", deletion_id="does-not-exist")
+    assert _failure(lambda: globex.GetDeletion(deletion))[0] == grpc.StatusCode.PERMISSION_DENIED
 
 
 async def test_review_notice_then_approval_supersedes_and_denial_is_final(

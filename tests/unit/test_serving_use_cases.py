@@ -121,3 +121,24 @@ def test_get_outbox_event_by_event_or_request_id(deps: ServingDeps) -> None:
         use_cases.get_outbox_event("acme", "not-a-uuid", "", deps)
     with pytest.raises(NotFound):
         use_cases.get_outbox_event("globex", result.event_id, "", deps)
+
+
+def test_delete_content_by_event_finds_the_blob_and_blanks_the_requests_text(
+    store: InMemoryServingStore, deps: ServingDeps
+) -> None:
+    # Given: a handled request with a tool outcome summary
+    result = use_cases.handle_request(_command(), deps)
+    # When: the deletion workflow names only its event (twice), and an event serving never had
+    first = use_cases.delete_content("acme", "", "del-1", deps, event_id=result.event_id)
+    again = use_cases.delete_content("acme", "", "del-1", deps, event_id=result.event_id)
+    unknown = use_cases.delete_content("acme", "", "del-1", deps, event_id="evt-not-a-uuid")
+    # Then: the blob went once; the reply, the summaries and the payload's summaries are blank
+    assert (first, again, unknown) == (True, False, False)
+    with pytest.raises(NotFound):
+        use_cases.read_content("acme", result.content_ref, deps)
+    stored = use_cases.get_outbox_event("acme", result.event_id, "", deps)
+    event = learning_event_pb2.LearningEvent.FromString(stored.payload)
+    assert [o.summary for o in event.tool_outcomes] == [""] and event.content_ref == result.content_ref
+    assert store.tables.results[("acme", "req-1")].reply == ""
+    with pytest.raises(InvalidArgument):
+        use_cases.delete_content("acme", "", "del-1", deps)

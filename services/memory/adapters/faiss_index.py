@@ -108,6 +108,11 @@ class FaissVectorIndex:
         with self._lock:
             return sum(t.index.ntotal for t in self._tenants.values())
 
+    def holds(self, tenant: str, row_ids: Sequence[int]) -> list[int]:
+        with self._lock:
+            index = self._tenants.get(tenant)
+            return [] if index is None else [r for r in row_ids if r in index.owners]
+
     def save(self, manifest: IndexManifest) -> None:
         """Write a new generation, switch the manifest to it atomically, drop older generations."""
         generation = f"gen-{uuid.uuid4().hex[:12]}"

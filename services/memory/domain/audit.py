@@ -27,6 +27,12 @@ class AuditAction(StrEnum):
     LEARNED_PROCEDURE_CONFIRMED = "learned_procedure.confirmed"
     LEARNED_PROCEDURE_DEPRECATED = "learned_procedure.deprecated"
     LEARNED_PROCEDURE_BACKFILLED = "learned_procedure.backfilled"
+    DELETION_REQUESTED = "deletion.requested"
+    DELETION_COMPLETED = "deletion.completed"
+    MEMORY_DELETED = "memory.deleted"
+    MEMORY_PROVENANCE_REMOVED = "memory.provenance_removed"
+    REVIEW_DELETED = "review.deleted"
+    LEARNED_PROCEDURE_FORGOTTEN = "learned_procedure.forgotten"
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """MemoryService servicer: authorize, validate into a command, call the use case, translate back.
 
 Permission is checked before anything else (before existence); domain errors are mapped to
-canonical status codes by `@grpc_method`. Forget and GetDeletion answer UNIMPLEMENTED (after the
-permission check) until the deletion workflow (issue 6) lands on this schema.
+canonical status codes by `@grpc_method`. Forget needs a writer (or admin) of the tenant, or the
+loop's service token; the token's subject is recorded as who asked.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from services.common.errors import require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
-from services.memory.entrypoints import requests
+from services.memory.entrypoints import deletion_pb, requests
 from services.memory.entrypoints.pb_mapping import (
     audit_event_to_pb,
     memory_to_pb,
@@ -23,7 +23,7 @@ from services.memory.entrypoints.pb_mapping import (
     scored_to_pb,
     timestamp,
 )
-from services.memory.service import lifecycle, queries, retrieval, review
+from services.memory.service import deletion, lifecycle, queries, retrieval, review
 from services.memory.service.apply_learning import apply_learning
 from services.memory.service.deps import MemoryPorts
 from services.memory.service.pagination import page_request
@@ -35,8 +35,9 @@ REVIEW_ROLES = ("reviewer", "admin")
 
 
 class MemoryServicer(pb_grpc.MemoryServiceServicer):
-    def __init__(self, ports: MemoryPorts) -> None:
+    def __init__(self, ports: MemoryPorts, deletions: deletion.DeletionDeps) -> None:
         self._ports = ports
+        self._deletions = deletions
 
     @grpc_method(DOMAIN)
     def ApplyLearning(
@@ -161,10 +162,12 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
 
     @grpc_method(DOMAIN)
     def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext) -> pb.ForgetResponse:
-        authorize_tenant(request.tenant, roles=WRITE_ROLES)
-        context.abort(grpc.StatusCode.UNIMPLEMENTED, "Forget arrives with the deletion workflow (issue 6)")
+        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        receipt = deletion.forget(deletion_pb.forget(request, requested_by=principal.subject), self._deletions)
+        return pb.ForgetResponse(deletion_id=receipt.deletion_id, memories_affected=receipt.memories_affected)
 
     @grpc_method(DOMAIN)
     def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
         authorize_tenant(request.tenant, roles=READ_ROLES)
-        context.abort(grpc.StatusCode.UNIMPLEMENTED, "GetDeletion arrives with the deletion workflow (issue 6)")
+        tenant, deletion_id = requests.tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
+        return deletion_pb.deletion_to_pb(deletion.get_deletion(tenant, deletion_id, self._deletions))

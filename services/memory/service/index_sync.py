@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 
 from services.memory.service.ports import (
     ChangeFeed,
@@ -88,10 +89,14 @@ class IndexSynchroniser:
         with self._lock:
             return self._catch_up_locked()
 
-    def persist(self) -> bool:
-        """Write the indexes and cursor to disk if anything changed since the last write."""
+    def persist(self, *, force: bool = False) -> bool:
+        """Write the indexes and cursor to disk if anything changed since the last write.
+
+        `force` writes a new generation regardless (a deletion's replica step: the files on disk
+        are then known to be a copy of an index that no longer holds the deleted rows).
+        """
         with self._lock:
-            if not self._dirty:
+            if not self._dirty and not force:
                 return False
             self._index.save(
                 IndexManifest(
@@ -105,6 +110,10 @@ class IndexSynchroniser:
             self._dirty = False
             _log.info("replica %s index persisted at watermark %d", self.replica_id, self._cursor.seq)
             return True
+
+    def holds(self, tenant: str, row_ids: Sequence[int]) -> list[int]:
+        """Which of `row_ids` this replica's index of `tenant` still holds."""
+        return self._index.holds(tenant, row_ids)
 
     def _rebuild_locked(self) -> None:
         self._index.reset()

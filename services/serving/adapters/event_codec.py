@@ -27,3 +27,11 @@ def encode_event(event: LearningEventRecord) -> bytes:
     )
     message.commit_time.FromDatetime(event.commit_time)
     return message.SerializeToString(deterministic=True)
+
+
+def without_summaries(payload: bytes) -> bytes:
+    """The same event with every tool outcome's summary blanked (a forgotten request keeps its ids)."""
+    message = learning_event_pb2.LearningEvent.FromString(payload)
+    for outcome in message.tool_outcomes:
+        outcome.summary = ""
+    return message.SerializeToString(deterministic=True)

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Self
 
-from services.serving.adapters.event_codec import encode_event
+from services.serving.adapters.event_codec import encode_event, without_summaries
 from services.serving.domain.model import (
     ContentDeletion,
+    ForgottenRequest,
     LearningEventRecord,
     NewResult,
     OutboxState,
@@ -65,6 +66,17 @@ class _Results:
     def get(self, request_id: str) -> StoredResult | None:
         return self._t.results.get((self._tenant, request_id))
 
+    def forget_text(self, *, content_ref: str = "", event_id: str = "") -> ForgottenRequest | None:
+        for key, result in self._t.results.items():
+            if key[0] == self._tenant and (
+                result.content_ref == content_ref if content_ref else result.event_id == event_id
+            ):
+                self._t.results[key] = replace(result, reply="")
+                outcomes = self._t.tool_outcomes.get(key, ())
+                self._t.tool_outcomes[key] = tuple(replace(o, summary="") for o in outcomes)
+                return ForgottenRequest(result.request_id, result.content_ref)
+        return None
+
 
 class _Contents:
     def __init__(self, tables: _Tables, tenant: str) -> None:
@@ -102,6 +114,14 @@ class _Outbox:
             if tenant == self._tenant and (key == event_id if event_id else req == request_id):
                 return OutboxStatus(payload=payload, state=OutboxState.PENDING)
         return None
+
+    def forget_text(self, request_id: str) -> bool:
+        for key, (tenant, req, payload) in self._t.outbox.items():
+            if tenant == self._tenant and req == request_id:
+                scrubbed = without_summaries(payload)
+                self._t.outbox[key] = (tenant, req, scrubbed)
+                return scrubbed != payload
+        return False
 
 
 class InMemoryServingUnitOfWork:

@@ -15,11 +15,12 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import SqlAlchemyUnitOfWork
-from services.serving.adapters.event_codec import encode_event
+from services.serving.adapters.event_codec import encode_event, without_summaries
 from services.serving.domain.model import (
     AttachmentMeta,
     ContentDeletion,
     Email,
+    ForgottenRequest,
     LearningEventRecord,
     NewResult,
     OutboxState,
@@ -30,6 +31,11 @@ from services.serving.domain.model import (
 )
 
 NOTIFY_CHANNEL = "memloop_outbox"
+
+_FORGET_REPLY = {
+    "content_ref": "UPDATE results SET reply = '' WHERE tenant = :tenant AND content_ref = :key",
+    "event_id": "UPDATE results SET reply = '' WHERE tenant = :tenant AND event_id = CAST(:key AS uuid)",
+}
 
 
 class SqlResultRepository:
@@ -110,6 +116,24 @@ class SqlResultRepository:
             reply=row["reply"],
             commit_time=row["committed_at"],
         )
+
+    def forget_text(self, *, content_ref: str = "", event_id: str = "") -> ForgottenRequest | None:
+        """Event ids are matched only when they are UUIDs (the use case checks), as the column is one."""
+        column, key = ("content_ref", content_ref) if content_ref else ("event_id", event_id)
+        row = (
+            self._session.execute(
+                text(f"{_FORGET_REPLY[column]} RETURNING request_id, content_ref"), {"tenant": self._tenant, "key": key}
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        self._session.execute(
+            text("UPDATE tool_outcomes SET summary = '' WHERE tenant = :tenant AND request_id = :request_id"),
+            {"tenant": self._tenant, "request_id": row["request_id"]},
+        )
+        return ForgottenRequest(request_id=row["request_id"], content_ref=row["content_ref"])
 
 
 class SqlContentRepository:
@@ -237,6 +261,22 @@ class SqlOutboxRepository:
             duplicate=bool(row["duplicate"]),
             publish_attempts=int(row["publish_attempts"]),
         )
+
+    def forget_text(self, request_id: str) -> bool:
+        row = self._session.execute(
+            text("SELECT event_id, payload FROM outbox WHERE tenant = :tenant AND request_id = :request_id"),
+            {"tenant": self._tenant, "request_id": request_id},
+        ).first()
+        if row is None:
+            return False
+        scrubbed = without_summaries(bytes(row.payload))
+        if scrubbed == bytes(row.payload):
+            return False
+        self._session.execute(
+            text("UPDATE outbox SET payload = :payload WHERE tenant = :tenant AND event_id = :event_id"),
+            {"tenant": self._tenant, "event_id": row.event_id, "payload": scrubbed},
+        )
+        return True
 
 
 class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):

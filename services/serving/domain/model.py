@@ -137,6 +137,14 @@ class NewResult:
     span_id: str = ""
 
 
+@dataclass(frozen=True)
+class ForgottenRequest:
+    """A request whose text a deletion blanked: which one, and the blob it referenced."""
+
+    request_id: str
+    content_ref: str
+
+
 class OutboxState(StrEnum):
     PENDING = "pending"
     PUBLISHED = "published"

@@ -61,7 +61,9 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
         self, request: serving_service_pb2.DeleteContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.DeleteContentResponse:
         _authorize(request.tenant, DELETE_ROLES)
-        deleted = use_cases.delete_content(request.tenant, request.content_ref, request.deletion_id, self._deps)
+        deleted = use_cases.delete_content(
+            request.tenant, request.content_ref, request.deletion_id, self._deps, event_id=request.event_id
+        )
         return serving_service_pb2.DeleteContentResponse(deleted=deleted)
 
     @grpc_method(DOMAIN)

@@ -12,6 +12,7 @@ from typing import Protocol, Self
 
 from services.serving.domain.model import (
     ContentDeletion,
+    ForgottenRequest,
     LearningEventRecord,
     NewResult,
     OutboxStatus,
@@ -37,6 +38,13 @@ class ResultRepository(Protocol):
 
     def get(self, request_id: str) -> StoredResult | None: ...
 
+    def forget_text(self, *, content_ref: str = "", event_id: str = "") -> ForgottenRequest | None:
+        """Blank the reply and tool outcome summaries of the request with that blob (or event).
+
+        Returns the request it found (None when none matches). Idempotent.
+        """
+        ...
+
 
 class ContentRepository(Protocol):
     def add(self, content: StoredContent) -> None: ...
@@ -58,6 +66,10 @@ class OutboxRepository(Protocol):
         ...
 
     def get(self, *, event_id: str = "", request_id: str = "") -> OutboxStatus | None: ...
+
+    def forget_text(self, request_id: str) -> bool:
+        """Blank the tool outcome summaries inside the request's payload; True if it changed."""
+        ...
 
 
 class ServingUnitOfWork(Protocol):

@@ -39,11 +39,16 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class ServingDeps:
-    """What the use cases need, wired once in bootstrap."""
+    """What the use cases need, wired once in bootstrap.
+
+    `learning=False` (MEMLOOP_SERVING_LEARNING=off, a benchmark/operations switch) skips the outbox
+    row: the result still commits and its response still names an event id, but no event exists.
+    """
 
     uow_factory: UnitOfWorkFactory
     redact: Redact
     clock: Clock = utc_now
+    learning: bool = True
 
 
 def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredResult:
@@ -63,7 +68,8 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
             return replace(first, replayed=True)
         uow.results.add_tool_outcomes(command.request_id, new.tool_outcomes)
         uow.contents.add(new.content)
-        uow.outbox.add(new.event, span_id=new.span_id)
+        if deps.learning:
+            uow.outbox.add(new.event, span_id=new.span_id)
         uow.commit()
     return new.result
 
@@ -141,19 +147,40 @@ def read_content(tenant: str, content_ref: str, deps: ServingDeps) -> StoredCont
     return content
 
 
-def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: ServingDeps) -> bool:
-    """Remove the blob and append a minimal audit row (ids and time). Idempotent.
+def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: ServingDeps, *, event_id: str = "") -> bool:
+    """Remove the blob, blank the text its request left elsewhere in serving (the reply, the tool
+    outcome summaries, and those summaries inside the outbox payload), and append a minimal audit
+    row (ids and time). One transaction; idempotent.
 
-    True only for the call that actually removed it; later calls return False and change nothing
-    but (for a new deletion_id) the audit.
+    The blob is named by `content_ref`, or found through its learning event (`event_id`): an event
+    serving does not know (or an id that is no UUID) is nothing to delete, not an error. True only
+    for the call that actually removed a blob; later calls return False and change nothing but
+    (for a new deletion_id) the audit.
     """
-    require(content_ref, "content_ref")
     require(deletion_id, "deletion_id")
+    if not content_ref and not event_id:
+        raise InvalidArgument("content_ref", "content_ref or event_id is required")
+    if not content_ref and not _is_uuid(event_id):
+        return False
     with deps.uow_factory(tenant) as uow:
-        existed = uow.contents.delete(content_ref)
-        uow.contents.record_deletion(ContentDeletion(tenant, content_ref, deletion_id, deps.clock(), existed))
+        request = uow.results.forget_text(content_ref=content_ref, event_id="" if content_ref else event_id)
+        ref = content_ref or (request.content_ref if request is not None else "")
+        if not ref:
+            return False
+        existed = uow.contents.delete(ref)
+        if request is not None:
+            uow.outbox.forget_text(request.request_id)
+        uow.contents.record_deletion(ContentDeletion(tenant, ref, deletion_id, deps.clock(), existed))
         uow.commit()
     return existed
+
+
+def _is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def get_outbox_event(tenant: str, event_id: str, request_id: str, deps: ServingDeps) -> OutboxStatus:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import insert, select
@@ -29,6 +30,24 @@ class SqlAuditRepository:
                 detail=entry.detail,
             )
         )
+
+    def add_many(self, entries: Sequence[AuditEntry]) -> None:
+        """One multi-row insert (a deletion of a large user writes one row per memory)."""
+        if not entries:
+            return
+        self._db.execute(insert(a), [self._row(entry) for entry in entries])
+
+    def _row(self, entry: AuditEntry) -> dict[str, Any]:
+        return {
+            "audit_id": uuid.uuid4().hex,
+            "tenant": self._db.tenant,
+            "action": entry.action.value,
+            "event_id": entry.event_id,
+            "trace_id": entry.trace_id,
+            "memory_id": entry.memory_id,
+            "actor": entry.actor,
+            "detail": entry.detail,
+        }
 
     def page(self, *, event_id: str, memory_id: str, after_seq: int, limit: int) -> list[AuditEvent]:
         query = select(a).where(a.c.tenant == self._db.tenant, a.c.seq > after_seq)

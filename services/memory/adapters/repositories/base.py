@@ -46,7 +46,9 @@ class Db:
         self.session = session
         self.tenant = tenant
 
-    def execute(self, statement: Executable, params: dict[str, Any] | None = None) -> Result[Any]:
+    def execute(
+        self, statement: Executable, params: dict[str, Any] | list[dict[str, Any]] | None = None
+    ) -> Result[Any]:
         try:
             return self.session.execute(statement, params)
         except DBAPIError as exc:

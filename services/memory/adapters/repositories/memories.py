@@ -21,6 +21,7 @@ from services.memory.domain.model import MemoryRecord, MemoryStatus
 from services.memory.service.ports import MemoryFilter, Vector
 
 _ACTIVE = MemoryStatus.ACTIVE.value
+_DELETED = MemoryStatus.DELETED.value
 
 
 class SqlMemoryRepository:
@@ -92,6 +93,21 @@ class SqlMemoryRepository:
         self._db.execute(
             update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(supersedes=supersedes)
         )
+
+    def mark_deleted(self, memory_ids: Sequence[str], *, event_id: str, trace_id: str) -> int:
+        """Forget rows in place: status `deleted`, text and candidate key scrubbed, links kept.
+
+        One statement for any number of rows; the change trigger still fires per row, so every
+        replica's feed sees each one leave the active set. Returns how many rows changed.
+        """
+        if not memory_ids:
+            return 0
+        result = self._db.execute(
+            update(m)
+            .where(m.c.tenant == self._tenant, m.c.memory_id.in_(list(memory_ids)), m.c.status != _DELETED)
+            .values(status=_DELETED, text="", candidate_key="", status_event_id=event_id, status_trace_id=trace_id)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
 
     def add_source(self, memory_id: str, event_id: str, trace_id: str) -> bool:
         result = self._db.execute(

@@ -1373,6 +1373,8 @@ class GetDeletionResponse(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     STEPS_FIELD_NUMBER: _builtins.int
     COMPLETE_FIELD_NUMBER: _builtins.int
+    COMPLETE_TIME_FIELD_NUMBER: _builtins.int
+    MEMORIES_AFFECTED_FIELD_NUMBER: _builtins.int
     deletion_id: _builtins.str
     """The deletion's id."""
     scope: Global___ForgetScope.ValueType
@@ -1381,6 +1383,8 @@ class GetDeletionResponse(_message.Message):
     """Who asked."""
     complete: _builtins.bool
     """True when every location is done."""
+    memories_affected: _builtins.int
+    """How many memories the acknowledgement made unretrievable."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it was acknowledged."""
@@ -1388,6 +1392,10 @@ class GetDeletionResponse(_message.Message):
     @_builtins.property
     def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeletionStep]:
         """Each location's state."""
+
+    @_builtins.property
+    def complete_time(self) -> _timestamp_pb2.Timestamp:
+        """When the last location was done; unset until then."""
 
     def __init__(
         self,
@@ -1398,10 +1406,12 @@ class GetDeletionResponse(_message.Message):
         create_time: _timestamp_pb2.Timestamp | None = ...,
         steps: _abc.Iterable[Global___DeletionStep] | None = ...,
         complete: _builtins.bool = ...,
+        complete_time: _timestamp_pb2.Timestamp | None = ...,
+        memories_affected: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["complete_time", b"complete_time", "create_time", b"create_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "create_time", b"create_time", "deletion_id", b"deletion_id", "requested_by", b"requested_by", "scope", b"scope", "steps", b"steps"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["complete", b"complete", "complete_time", b"complete_time", "create_time", b"create_time", "deletion_id", b"deletion_id", "memories_affected", b"memories_affected", "requested_by", b"requested_by", "scope", b"scope", "steps", b"steps"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -330,22 +330,26 @@ class DeleteContentRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     CONTENT_REF_FIELD_NUMBER: _builtins.int
     DELETION_ID_FIELD_NUMBER: _builtins.int
+    EVENT_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     """Tenant that owns the blob."""
     content_ref: _builtins.str
     """The blob's opaque reference."""
     deletion_id: _builtins.str
     """The deletion workflow asking, recorded in serving's audit."""
+    event_id: _builtins.str
+    """The learning event of the request, used to find the blob when content_ref is empty."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         content_ref: _builtins.str = ...,
         deletion_id: _builtins.str = ...,
+        event_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_ref", b"content_ref", "deletion_id", b"deletion_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_ref", b"content_ref", "deletion_id", b"deletion_id", "event_id", b"event_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -76,7 +76,8 @@ class ServingServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def DeleteContent(self, request, context):
-        """Removes a content blob for the deletion workflow; idempotent.
+        """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
+        records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

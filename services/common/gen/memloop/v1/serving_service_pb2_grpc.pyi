@@ -38,7 +38,9 @@ class ServingServiceStub:
     ReadContent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.ReadContentRequest, _serving_service_pb2.ReadContentResponse]
     """Returns a redacted content blob to a caller allowed to read the tenant."""
     DeleteContent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentRequest, _serving_service_pb2.DeleteContentResponse]
-    """Removes a content blob for the deletion workflow; idempotent."""
+    """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
+    records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
+    """
     GetOutboxEvent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.GetOutboxEventRequest, _serving_service_pb2.GetOutboxEventResponse]
     """Returns the outbox record of one event, for lifecycle evidence."""
 
@@ -52,7 +54,9 @@ class ServingServiceAsyncStub(ServingServiceStub):
     ReadContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.ReadContentRequest, _serving_service_pb2.ReadContentResponse]  # type: ignore[assignment]
     """Returns a redacted content blob to a caller allowed to read the tenant."""
     DeleteContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentRequest, _serving_service_pb2.DeleteContentResponse]  # type: ignore[assignment]
-    """Removes a content blob for the deletion workflow; idempotent."""
+    """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
+    records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
+    """
     GetOutboxEvent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.GetOutboxEventRequest, _serving_service_pb2.GetOutboxEventResponse]  # type: ignore[assignment]
     """Returns the outbox record of one event, for lifecycle evidence."""
 
@@ -81,7 +85,9 @@ class ServingServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _serving_service_pb2.DeleteContentRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_serving_service_pb2.DeleteContentResponse, _abc.Awaitable[_serving_service_pb2.DeleteContentResponse]]:
-        """Removes a content blob for the deletion workflow; idempotent."""
+        """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
+        records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
+        """
 
     @_abc_1.abstractmethod
     def GetOutboxEvent(

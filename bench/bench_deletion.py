@@ -1,0 +1,211 @@
+"""Deletion: time from Forget's acknowledgement to every location done (p50/p99), for one memory
+and for a user with 10,000 memories.
+
+Not a test: prints figures, and `run(quick)` returns rows (figure, memloop, baseline, ratio, goal,
+met) for `bench/run_all.py`.
+
+The whole stack runs as processes on embedded PostgreSQL and NATS (`services.cli.stack.Stack`,
+as `memloop up` starts it) with two memory replicas, so "every location" includes the second
+replica's index and its rewritten files. Memories are written through ApplyLearning, one event per
+memory (the worst case for the content step: one serving call per event), with the hashing
+embedder (deletion never embeds; the model would only slow the seeding).
+
+- memloop: acknowledgement (the Forget call returning) → the deletion's `complete_time` (set when
+  the last location was recorded done), read back with GetDeletion. Both clocks are this machine's.
+- baseline: the acknowledgement itself (the Forget call's latency), i.e. the part a caller waits
+  for; the ratio says how much longer the whole workflow takes than what the caller sees.
+
+    .venv/bin/python -m bench.bench_deletion [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from services.cli.stack import Stack, StackSpec
+from services.common.gen.memloop.v1 import candidate_pb2 as cpb
+from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
+from services.common.grpc_client import sync_channel
+from services.common.vocabulary import MemoryType, candidate_key
+
+TENANT = "bench"
+ONE_MEMORY_GOAL_S = {"p50": 0.25, "p99": 1.0}
+USER_GOAL_S = 60.0
+USER_MEMORIES = 10_000
+ENV = {
+    "MEMLOOP_LOG_LEVEL": "WARNING",
+    "MEMLOOP_DELETION_POLL_SECONDS": "1",
+    "MEMLOOP_REPLICA_HEARTBEAT_SECONDS": "1",
+    "MEMLOOP_REPLICA_LIVENESS_SECONDS": "15",
+}
+
+
+@dataclass(frozen=True)
+class Sample:
+    acknowledged_s: float
+    to_done_s: float
+
+
+@contextmanager
+def _stack() -> Iterator[Stack]:
+    data_dir = Path(tempfile.mkdtemp(prefix="memloop-bench-deletion-"))
+    stack = Stack(StackSpec(data_dir=data_dir, embedder="hashing", memory_replicas=2, extra_env=ENV))
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _decision(user: str, text: str) -> cpb.Decision:
+    return cpb.Decision(
+        candidate=cpb.Candidate(
+            candidate_key=candidate_key(TENANT, user, MemoryType.FACT, text),
+            type=cpb.MEMORY_TYPE_FACT,
+            origin=cpb.ORIGIN_OWNER,
+            sensitivity=cpb.SENSITIVITY_NORMAL,
+            confidence=0.95,
+            text=text,
+            version=1,
+        ),
+        outcome=cpb.DECISION_OUTCOME_STORE,
+        policy_version="bench",
+    )
+
+
+def _learn(memory: Any, user: str, text: str) -> str:
+    request = pb.ApplyLearningRequest(
+        event_id=str(uuid.uuid4()),
+        trace_id=uuid.uuid4().hex,
+        tenant=TENANT,
+        user=user,
+        decisions=[_decision(user, text)],
+    )
+    return str(memory.ApplyLearning(request, timeout=60).applied[0].memory_id)
+
+
+def _forget(memory: Any, request: pb.ForgetRequest) -> Sample:
+    """Forget, then poll GetDeletion until complete; the completion time is the server's."""
+    started = time.perf_counter()
+    ack = memory.Forget(request, timeout=300)
+    acknowledged_at, acknowledged_s = time.time(), time.perf_counter() - started
+    get = pb.GetDeletionRequest(tenant=TENANT, deletion_id=ack.deletion_id)
+    deadline = time.monotonic() + 600
+    while True:
+        found = memory.GetDeletion(get, timeout=30)
+        if found.complete:
+            done_at = found.complete_time.ToNanoseconds() / 1e9
+            return Sample(acknowledged_s, max(0.0, done_at - acknowledged_at))
+        if time.monotonic() > deadline:
+            raise SystemExit(f"deletion {ack.deletion_id} did not complete: {found}")
+        time.sleep(0.002)
+
+
+def one_memory_samples(memory: Any, n: int) -> list[Sample]:
+    samples = []
+    for i in range(n):
+        memory_id = _learn(memory, "bench-one", f"one memory to forget, number {i} {uuid.uuid4().hex}")
+        samples.append(
+            _forget(memory, pb.ForgetRequest(tenant=TENANT, scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))
+        )
+    return samples
+
+
+def user_sample(memory: Any, memories: int) -> Sample:
+    user = f"bench-user-{uuid.uuid4().hex[:8]}"
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda i: _learn(memory, user, f"fact {i} of {user}: {uuid.uuid4().hex}"), range(memories)))
+    return _forget(memory, pb.ForgetRequest(tenant=TENANT, scope=pb.FORGET_SCOPE_USER, user=user))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low, high = int(position), min(int(position) + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    """Rows of (figure, memloop, baseline, ratio, goal, met) for run_all."""
+    with _stack() as stack:
+        token = stack.token(TENANT, roles=("reader", "writer", "admin"), subject="bench")
+        channel: grpc.Channel = sync_channel(stack.services["memory"].target, token)
+        memory = pb_grpc.MemoryServiceStub(channel)
+        try:
+            one = one_memory_samples(memory, 30 if quick else 200)
+            users = [user_sample(memory, USER_MEMORIES) for _ in range(1 if quick else 3)]
+        finally:
+            channel.close()
+    rows: list[dict[str, Any]] = []
+    for q in ("p50", "p99"):
+        done = _pct([s.to_done_s for s in one], float(q[1:]))
+        ack = _pct([s.acknowledged_s for s in one], float(q[1:]))
+        rows.append(
+            {
+                "figure": f"one memory: acknowledgement -> every location done, {q} s, {len(one)} deletions, "
+                "2 replicas (baseline: the acknowledgement itself)",
+                "memloop": round(done, 4),
+                "baseline": round(ack, 4),
+                "ratio": round(done / ack, 2) if ack else None,
+                "goal": f"< {ONE_MEMORY_GOAL_S[q]:g} s",
+                "met": done < ONE_MEMORY_GOAL_S[q],
+            }
+        )
+    done_user = [s.to_done_s for s in users]
+    ack_user = [s.acknowledged_s for s in users]
+    for q in ("p50", "p99"):
+        done, ack = _pct(done_user, float(q[1:])), _pct(ack_user, float(q[1:]))
+        rows.append(
+            {
+                "figure": f"user with {USER_MEMORIES:,} memories (one event each): acknowledgement -> every location "
+                f"done, {q} s, {len(users)} users (baseline: the acknowledgement itself)",
+                "memloop": round(done, 2),
+                "baseline": round(ack, 2),
+                "ratio": round(done / ack, 2) if ack else None,
+                "goal": f"< {USER_GOAL_S:g} s",
+                "met": done < USER_GOAL_S,
+            }
+        )
+    if len(one) > 1:
+        rows.append(
+            {
+                "figure": "one memory: spread of acknowledgement -> done, stdev s",
+                "memloop": round(statistics.stdev(s.to_done_s for s in one), 4),
+                "baseline": None,
+                "ratio": None,
+                "goal": "reported",
+                "met": None,
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="30 single deletions and one 10,000-memory user")
+    rows = run(parser.parse_args().quick)
+    for row in rows:
+        ratio = "" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        met = {True: "yes", False: "NO", None: "-"}[row["met"]]
+        baseline = "" if row["baseline"] is None else row["baseline"]
+        print(
+            f"{row['figure']}\n    memloop {row['memloop']}  baseline {baseline}  ratio {ratio}  goal {row['goal']}  met {met}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""The deletion workflow's settings (issue 6), part of the memory process's one settings object.
+
+| variable | default | meaning |
+|---|---|---|
+| MEMLOOP_SERVING_TARGET | — | serving's host:port (content blobs, request ids) |
+| MEMLOOP_SERVICE_TOKEN | — | the loop's service token, to call serving |
+| MEMLOOP_LEARNING_STREAM | MEMLOOP_LEARNING | the learning stream (its dead letters: `<name>_DLQ`) |
+| MEMLOOP_DELETION_POLL_SECONDS | 5 | how often the workflow looks for work when nothing wakes it |
+| MEMLOOP_REPLICA_HEARTBEAT_SECONDS | 5 | how often a replica refreshes its registry row |
+| MEMLOOP_REPLICA_LIVENESS_SECONDS | 30 | a replica silent this long is not waited for by new deletions |
+| MEMLOOP_DELETION_LEASE_SECONDS | 60 | how long a runner holds a deletion before another may take it over |
+| MEMLOOP_DELETION_PARALLELISM | 16 | concurrent calls to serving while deleting content |
+| MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP | off | TEST ONLY: SIGKILL self right after that location is done |
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from services.common.settings import env_float, env_int, env_str
+
+
+@dataclass(frozen=True)
+class DeletionSettings:
+    serving_target: str = ""
+    service_token: str = ""
+    learning_stream: str = "MEMLOOP_LEARNING"
+    poll_seconds: float = 5.0
+    heartbeat_seconds: float = 5.0
+    liveness_seconds: float = 30.0
+    lease_seconds: float = 60.0
+    parallelism: int = 16
+    rpc_timeout_seconds: float = 10.0
+    fault_crash_after_step: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> DeletionSettings:
+        env = os.environ if env is None else env
+        settings = cls(
+            serving_target=env_str(env, "MEMLOOP_SERVING_TARGET"),
+            service_token=env_str(env, "MEMLOOP_SERVICE_TOKEN"),
+            learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
+            poll_seconds=env_float(env, "MEMLOOP_DELETION_POLL_SECONDS", 5.0),
+            heartbeat_seconds=env_float(env, "MEMLOOP_REPLICA_HEARTBEAT_SECONDS", 5.0),
+            liveness_seconds=env_float(env, "MEMLOOP_REPLICA_LIVENESS_SECONDS", 30.0),
+            lease_seconds=env_float(env, "MEMLOOP_DELETION_LEASE_SECONDS", 60.0),
+            parallelism=env_int(env, "MEMLOOP_DELETION_PARALLELISM", 16),
+            rpc_timeout_seconds=env_float(env, "MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS", 10.0),
+            fault_crash_after_step=env_str(env, "MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP"),
+        )
+        if settings.liveness_seconds <= settings.heartbeat_seconds:
+            raise SystemExit("MEMLOOP_REPLICA_LIVENESS_SECONDS must be longer than MEMLOOP_REPLICA_HEARTBEAT_SECONDS")
+        return settings
