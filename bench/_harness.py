@@ -401,3 +401,14 @@ def embedded_texts(stack: Stack, name: str = "memory") -> dict[str, float]:
             kind = labels.split('kind="', 1)[1].split('"', 1)[0]
             counts[kind] = float(value)
     return counts
+
+
+def renice(stack: Stack, names: Sequence[str], niceness: int) -> None:
+    """Set the scheduling niceness of every thread of the named services (Linux niceness is per thread)."""
+    for name in names:
+        handle = stack.services.get(name)
+        if handle is None or not handle.process.is_running:
+            continue
+        for task in Path(f"/proc/{handle.process.pid}/task").iterdir():
+            with suppress(ProcessLookupError, PermissionError):
+                os.setpriority(os.PRIO_PROCESS, int(task.name), niceness)

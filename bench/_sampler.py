@@ -1,14 +1,13 @@
 """A small sampling profiler for a whole service process: `python -m bench._sampler` runs a service's
-`main` module with a thread that samples every Python thread's stack, and writes the counts at exit.
+`main` module with a thread that samples every Python thread's stack and keeps the counts in a file.
 
 Why not cProfile: it sees one thread (the gRPC servicers run in a pool), and its per-call cost
 distorts exactly the short calls a serving path is made of. Why not py-spy or pyinstrument: a new
 dependency for one figure. Every `interval` seconds this records, per Python thread, its stack and
 whether that thread is running or runnable at that instant (its state in /proc, as py-spy decides
 idleness), so the output separates *on-CPU* time from *waiting* (on a lock, the GIL, the database,
-a peer).
-Threads that are not Python threads (gRPC's C core, torch's OpenMP pool) are not sampled; the
-Python frame that called into them is, and is on-CPU while they work.
+a peer). Threads that are not Python threads (gRPC's C core, torch's OpenMP pool) are not sampled;
+the Python frame that called into them is.
 
 Sampling starts when `<out>.start` exists (`arm()`), so start-up and warm-up are not in the profile.
 
@@ -82,6 +81,7 @@ class Sampler:
         self.busy_self: Counter[str] = Counter()
         self.busy_total: Counter[str] = Counter()
         self.wall_total: Counter[str] = Counter()
+        self.wall_self: Counter[str] = Counter()
         self.busy_samples = 0
         self.wall_samples = 0
         self._stop = threading.Event()
@@ -118,6 +118,7 @@ class Sampler:
                 unique = set(stack)
                 if _working(stack):
                     self.wall_samples += 1
+                    self.wall_self[stack[0]] += 1
                     self.wall_total.update(unique)
                 if busy:
                     self.busy_samples += 1
@@ -140,6 +141,7 @@ class Sampler:
             "busy_self": self.busy_self.most_common(40),
             "busy_total": self.busy_total.most_common(60),
             "wall_total": self.wall_total.most_common(60),
+            "wall_self": self.wall_self.most_common(40),
         }
 
 
@@ -161,12 +163,11 @@ def arm(out: Path) -> None:
 
 
 def summarise(report: dict[str, Any], *, top: int = 12, view: str = "busy", contains: str = "") -> list[str]:
-    """Readable lines: the functions with the largest share of on-CPU (`busy`) or working (`wall`) samples.
-
-    Shares are inclusive (a function and everything it called); `contains` keeps only matching keys.
-    """
+    """Readable lines: the functions with the largest share of running (`busy`) or working (`wall`)
+    thread-samples, inclusive (a function and everything it called; `contains` filters these), then
+    the innermost frames."""
     total = max(1, int(report[f"{view}_samples"]))
-    what = "on-CPU" if view == "busy" else "working (on CPU or waiting)"
+    what = "running or runnable" if view == "busy" else "handling work (running or waiting)"
     lines = [
         f"{report['target']}: {report['samples']} samples every {report['interval'] * 1000:g} ms over "
         f"{report['seconds']:.0f} s; {total} thread-samples {what}, inclusive shares:"
@@ -179,9 +180,8 @@ def summarise(report: dict[str, Any], *, top: int = 12, view: str = "busy", cont
         shown += 1
         if shown >= top:
             break
-    if view == "busy":
-        lines.append("  on-CPU self (the frame itself was running):")
-        lines += [f"  {100 * count / total:5.1f}%  {key}" for key, count in report["busy_self"][:top]]
+    lines.append("  innermost Python frame (where the time is spent):")
+    lines += [f"  {100 * count / total:5.1f}%  {key}" for key, count in report[f"{view}_self"][:top]]
     return lines
 
 

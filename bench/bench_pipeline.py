@@ -77,7 +77,7 @@ class Sizes:
     profile_events: int
 
 
-QUICK = Sizes(events={"hashing": 300, "minilm": 150}, lag_seconds=8.0, profile_events=0)
+QUICK = Sizes(events={"hashing": 200, "minilm": 120}, lag_seconds=6.0, profile_events=0)
 FULL = Sizes(events={"hashing": 2000, "minilm": 1000}, lag_seconds=30.0, profile_events=400)
 
 
@@ -255,7 +255,7 @@ class PipelineBench:
             stop_service(self.stack, name)
             report = json.loads(out.read_text())
             lines += [f"profile of {name} while learning {count} events with {self.embedder}:"]
-            lines += summarise(report, top=18, view="busy")
+            lines += summarise(report, top=14, view="busy", contains="services/")
         for line in lines:
             print("  " + line, flush=True)
         return lines

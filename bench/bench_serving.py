@@ -22,8 +22,9 @@ loop keeps up with). Saturation is closed-loop: 8 clients back to back, throughp
 One client back to back gives each variant's service time without queueing (inline cannot sustain
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
-serving and the learning processes on the same cores. If the p99 goal is missed, the serving
-process is profiled (`bench._sampler`) in an extra pass (full mode only).
+serving and the learning processes on the same cores. Full mode adds a what-if (the loop at
+10/s with relay, worker, policy and memory at nice 10) and, if the p99 goal is missed, an extra
+pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
 """
@@ -52,6 +53,7 @@ from bench._harness import (
     load_average,
     open_loop,
     pct,
+    renice,
     row,
     run_service,
     running_stack,
@@ -80,11 +82,13 @@ INLINE_GOAL = 10.0
 HIGH_RATE, LOW_RATE = 50.0, 10.0
 OPEN_THREADS, SATURATION_CLIENTS = 16, 8
 RPC_TIMEOUT = 60.0
+LEARNING_PROCESSES = ("relay", "worker", "policy", "memory")
 
 
 @dataclass(frozen=True)
 class Sizes:
     high: int  # requests at 50/s
+    inline_high: int  # inline cannot sustain 50/s: a short burst, or its queue grows for minutes
     low: int  # requests at 10/s
     saturation_seconds: float
     single: int  # requests of the one-client runs
@@ -92,8 +96,8 @@ class Sizes:
     profile: int
 
 
-QUICK = Sizes(high=150, low=50, saturation_seconds=3.0, single=30, warmup=12, profile=0)
-FULL = Sizes(high=1500, low=300, saturation_seconds=12.0, single=200, warmup=40, profile=750)
+QUICK = Sizes(high=150, inline_high=60, low=40, saturation_seconds=3.0, single=30, warmup=12, profile=0)
+FULL = Sizes(high=1500, inline_high=300, low=300, saturation_seconds=12.0, single=200, warmup=40, profile=750)
 
 
 class InlineLearning:
@@ -323,8 +327,7 @@ def _profile_serving(bench: ServingBench, sizes: Sizes) -> list[str]:
     stop_service(bench.stack, "serving")
     report = json.loads(out.read_text())
     lines = [f"profile of serving during the loop @ {HIGH_RATE:g}/s ({sizes.profile} requests):"]
-    lines += summarise(report, top=16, view="wall", contains="services/")
-    lines += summarise(report, top=12, view="busy")
+    lines += summarise(report, top=14, view="wall", contains="services/")
     for line in lines:
         print("  " + line, flush=True)
     return lines
@@ -343,9 +346,13 @@ def run(quick: bool) -> list[Row]:
         bench.learning_on()
         runs.loop_low = bench.measure("loop", rate=LOW_RATE, count=sizes.low)
         bench.drain(timeout=600)
+        if not quick:  # what-if: the same, with every learning process at nice 10
+            runs.loop_low_nice = bench.measure("loop", rate=LOW_RATE, count=sizes.low, on_start=_nice(stack, 10))
+            renice(stack, LEARNING_PROCESSES, 0)
+            bench.drain(timeout=600)
         bench.learning_off()
         runs.off_high = bench.measure("off", rate=HIGH_RATE, count=sizes.high)
-        runs.inline_high = bench.measure("inline", rate=HIGH_RATE, count=sizes.high)
+        runs.inline_high = bench.measure("inline", rate=HIGH_RATE, count=sizes.inline_high)
         runs.off_sat = bench.measure("off", seconds=sizes.saturation_seconds)
         runs.inline_sat = bench.measure("inline", seconds=sizes.saturation_seconds)
         runs.inline_one = bench.measure("inline", clients=1, count=sizes.single)
@@ -363,9 +370,14 @@ def run(quick: bool) -> list[Row]:
     return _rows(runs)
 
 
+def _nice(stack: Stack, niceness: int) -> Callable[[], None]:
+    return lambda: renice(stack, LEARNING_PROCESSES, niceness)
+
+
 class _Runs:
     """Every measurement of one run, filled in as they are taken."""
 
+    loop_low_nice: Measured | None = None
     off_low: Measured
     loop_low: Measured
     off_high: Measured
@@ -426,6 +438,7 @@ def _rows(runs: _Runs) -> list[Row]:
             round(off_low.p50, 2),
             round(loop_low.p50 / off_low.p50, 2),
         ),
+        *_nice_rows(runs),
         row(
             f"p50 ms @{HIGH_RATE:g}/s, loop vs inline (redact, extract, decide, embed, store in the request; "
             f"inline saturates at {inline_sat.result.throughput:.0f}/s, so this includes its queue)",
@@ -477,6 +490,23 @@ def _rows(runs: _Runs) -> list[Row]:
             round(off_high.p50 * 1000, 1),
             round(runs.redaction_us / (off_high.p50 * 1000), 3),
         ),
+    ]
+
+
+def _nice_rows(runs: _Runs) -> list[Row]:
+    """The what-if: learning processes (relay, worker, policy, memory) at nice 10, the rest unchanged."""
+    nice, off = runs.loop_low_nice, runs.off_low
+    if nice is None:
+        return []
+    return [
+        row(
+            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with learning at nice 10 vs learning off "
+            f"(backlog {nice.backlog}; run-queue wait {nice.serving_wait_ms:.1f} ms/req)",
+            round(nice.p99, 2),
+            round(off.p99, 2),
+            round(nice.p99 / off.p99, 2),
+        )
+        | {"detail": {"loop nice 10": nice.detail()}},
     ]
 
 

@@ -10,6 +10,7 @@
 | MEMLOOP_REPLICA_LIVENESS_SECONDS | 30 | a replica silent this long is not waited for by new deletions |
 | MEMLOOP_DELETION_LEASE_SECONDS | 60 | how long a runner holds a deletion before another may take it over |
 | MEMLOOP_DELETION_PARALLELISM | 16 | concurrent calls to serving while deleting content |
+| MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS | 10 | deadline of each call to serving and NATS |
 | MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP | off | TEST ONLY: SIGKILL self right after that location is done |
 """
 

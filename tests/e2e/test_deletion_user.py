@@ -23,7 +23,7 @@ from tests.e2e.conftest import make_stack
 from tests.e2e.support import ALICE, Clients, eventually
 from tests.e2e.test_deletion import FAST, NEEDLES, REPLICAS, _dead_letter, _dlq, _memloop, _search, _send
 from tests.helpers import TestInfra
-from tests.integration.deletion_support import database_hits, file_hits, persisted_row_ids, stream_hits
+from tests.integration.deletion_support import database_hits, file_hits, persisted_row_ids, row_id_of, stream_hits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -73,7 +73,7 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
         for event_id in learned:
             eventually(lambda e=event_id: clients.processed(e), timeout=90, what=f"event {event_id} learned")
         erin = clients.memories(user="erin", states=[pb.MEMORY_STATE_ACTIVE])
-        dana_rows = {int(m.memory_id and _row(stack, m.memory_id)) for m in clients.memories(user="dana")}
+        dana_rows = {row_id_of(stack.memory_db_url, m.memory_id) for m in clients.memories(user="dana")}
         assert erin and dana_rows and database_hits(stack.serving_db_url, ["Q1 rollout"])
         dead_letter = spb.HandleRequestResponse(event_id=dead)
         cli = _memloop(stack, "forget", "--tenant", "acme", "--user", "dana", "--wait", "--data-dir", str(data_dir))
@@ -83,12 +83,6 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
     finally:
         clients.close()
         stack.stop()
-
-
-def _row(stack: Stack, memory_id: str) -> int:
-    from tests.e2e.test_deletion import _admin_rows
-
-    return int(str(_admin_rows(stack, "SELECT row_id FROM memories WHERE memory_id = %s", memory_id)[0][0]))
 
 
 def test_memloop_forget_waits_until_every_location_is_done(forgotten_user: ForgottenUser) -> None:

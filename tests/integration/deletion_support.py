@@ -279,3 +279,26 @@ def publish(nats_url: str, subject: str, payload: bytes, headers: dict[str, str]
             await client.close()
 
     return asyncio.run(send())
+
+
+def vector_of(database_url: str, memory_id: str) -> bytes:
+    """The stored embedding of a memory (read as the owner), to look for it in files later."""
+    with psycopg.connect(libpq_url(database_url)) as conn:
+        row = conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = %s", (memory_id,)).fetchone()
+    assert row is not None
+    return bytes(row[0])
+
+
+def row_id_of(database_url: str, memory_id: str) -> int:
+    with psycopg.connect(libpq_url(database_url)) as conn:
+        row = conn.execute("SELECT row_id FROM memories WHERE memory_id = %s", (memory_id,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def indexed_memory_ids(rig: DeletionRig, name: str) -> set[str]:
+    """Memory ids behind the row ids replica `name`'s persisted index holds."""
+    rows = persisted_row_ids(rig.nodes[name].index_dir)
+    with psycopg.connect(libpq_url(rig.memory_db)) as conn:
+        found = conn.execute("SELECT memory_id FROM memories WHERE row_id = ANY(%s)", (list(rows),)).fetchall()
+    return {str(r[0]) for r in found}

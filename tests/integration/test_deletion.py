@@ -34,10 +34,12 @@ from tests.integration.deletion_support import (
     DeletionRig,
     database_hits,
     file_hits,
-    libpq_url,
+    indexed_memory_ids,
     persisted_row_ids,
     publish,
+    row_id_of,
     stream_hits,
+    vector_of,
     wait_complete,
     wait_until,
 )
@@ -156,8 +158,8 @@ def test_forgetting_an_event_reaches_every_location_and_spares_what_other_events
     search = pb.SearchMemoriesRequest(tenant="acme", user="alice", query=EPISODE, k=10)
     assert wait_until(lambda: episode_id in {h.memory.memory_id for h in b.SearchMemories(search).results})
     for name in ("memory-a", "memory-b"):  # the checks below would see it: it is everywhere now
-        assert wait_until(lambda n=name: episode_id in _ids_of(rig, n))  # type: ignore[misc]
-    vector = _vector(rig, episode_id)
+        assert wait_until(lambda n=name: episode_id in indexed_memory_ids(rig, n))  # type: ignore[misc]
+    vector = vector_of(rig.memory_db, episode_id)
     assert file_hits([rig.nodes["memory-a"].index_dir, rig.nodes["memory-b"].index_dir], [vector])
     assert database_hits(rig.memory_db, ["Bob"]) and database_hits(rig.serving_db, ["Quick sync next week"])
     streams = (rig.learning_stream, f"{rig.learning_stream}_DLQ")
@@ -192,7 +194,7 @@ def test_forgetting_an_event_reaches_every_location_and_spares_what_other_events
     forgotten = a.GetMemory(pb.GetMemoryRequest(tenant="acme", memory_id=episode_id)).memory
     assert (forgotten.state, forgotten.text, forgotten.candidate_key) == (pb.MEMORY_STATE_DELETED, "", "")
     for name in ("memory-a", "memory-b"):
-        assert forgotten.memory_id not in {m for m in _ids_of(rig, name)}
+        assert forgotten.memory_id not in {m for m in indexed_memory_ids(rig, name)}
     # And the preference another event supports survives, without this event's provenance
     survivor = a.GetMemory(pb.GetMemoryRequest(tenant="acme", memory_id=shared_id)).memory
     assert survivor.state == pb.MEMORY_STATE_ACTIVE and event_id not in survivor.source_event_ids
@@ -213,25 +215,6 @@ def test_forgetting_an_event_reaches_every_location_and_spares_what_other_events
     assert {"deletion.completed", "review.deleted", "learned_procedure.forgotten"} <= set(actions)
     assert "memory.provenance_removed" in actions
     assert {e.actor for e in audit} == {"dpo@acme"}
-
-
-def _vector(rig: DeletionRig, memory_id: str) -> bytes:
-    import psycopg
-
-    with psycopg.connect(libpq_url(rig.memory_db)) as conn:
-        row = conn.execute("SELECT vector FROM memory_vectors WHERE memory_id = %s", (memory_id,)).fetchone()
-    assert row is not None
-    return bytes(row[0])
-
-
-def _ids_of(rig: DeletionRig, name: str) -> set[str]:
-    """Memory ids behind the row ids a replica's persisted index holds."""
-    import psycopg
-
-    rows = persisted_row_ids(rig.nodes[name].index_dir)
-    with psycopg.connect(libpq_url(rig.memory_db)) as conn:
-        found = conn.execute("SELECT memory_id FROM memories WHERE row_id = ANY(%s)", (list(rows),)).fetchall()
-    return {str(r[0]) for r in found}
 
 
 def test_forgetting_one_memory_covers_its_earlier_versions_and_keeps_the_links(rig: DeletionRig) -> None:
@@ -403,14 +386,5 @@ def test_a_replica_that_stops_reporting_is_named_and_catches_up_when_it_returns(
     rig.restart("memory-b")
     # Then: it applied the deletion before serving, rewrote its files and reported: the deletion completes
     wait_complete(stub, "acme", ack.deletion_id)
-    row_id = int(memory_id and _row_id(rig, memory_id))
+    row_id = row_id_of(rig.memory_db, memory_id)
     assert row_id not in persisted_row_ids(rig.nodes["memory-b"].index_dir)
-
-
-def _row_id(rig: DeletionRig, memory_id: str) -> int:
-    import psycopg
-
-    with psycopg.connect(libpq_url(rig.memory_db)) as conn:
-        row = conn.execute("SELECT row_id FROM memories WHERE memory_id = %s", (memory_id,)).fetchone()
-    assert row is not None
-    return int(row[0])

@@ -79,8 +79,9 @@ def test_a_deletion_is_complete_only_when_every_location_is_done() -> None:
     steps = (DeletionStep("retrieval", StepState.DONE), DeletionStep("replica:a", StepState.FAILED, "silent"))
     deletion = Deletion("d1", "acme", ForgetScope.MEMORY, "ops", now, steps=steps)
     assert not deletion.complete
-    done = Deletion("d1", "acme", ForgetScope.MEMORY, "ops", now, steps=(DeletionStep("retrieval", StepState.DONE),))
-    assert done.complete and not Deletion("d1", "acme", ForgetScope.MEMORY, "ops", now).complete
+    all_done = (DeletionStep("retrieval", StepState.DONE),)
+    recorded = Deletion("d1", "acme", ForgetScope.MEMORY, "ops", now, completed_at=now, steps=all_done)
+    assert recorded.complete and not Deletion("d1", "acme", ForgetScope.MEMORY, "ops", now, steps=all_done).complete
 
 
 @pytest.mark.parametrize(

@@ -184,4 +184,5 @@ class Deletion:
 
     @property
     def complete(self) -> bool:
-        return bool(self.steps) and all(s.state is StepState.DONE for s in self.steps)
+        """Every location done and the completion recorded (with its audit row, in one transaction)."""
+        return self.completed_at is not None and all(s.state is StepState.DONE for s in self.steps)

@@ -38,10 +38,10 @@ def forget(request: pb.ForgetRequest, *, requested_by: str) -> Forget:
     scope = SCOPE_FROM_PB.get(request.scope)
     if scope is None:
         raise InvalidArgument("scope", "must be MEMORY, USER or EVENT")
-    for other, fields in _TARGET_FIELDS.items():
-        for field in fields if other is not scope else ():
-            if getattr(request, field):
-                raise InvalidArgument(field, f"does not apply to scope {scope.value.upper()}")
+    foreign = [f for other, fields in _TARGET_FIELDS.items() if other is not scope for f in fields]
+    for field in foreign:
+        if getattr(request, field):
+            raise InvalidArgument(field, f"does not apply to scope {scope.value.upper()}")
     if scope is ForgetScope.EVENT:
         if bool(request.event_id) == bool(request.source_request_id):
             raise InvalidArgument("event_id", "give exactly one of event_id and source_request_id")
