@@ -341,7 +341,7 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
 
     thread = threading.Thread(target=search_forever, daemon=True)
     thread.start()
-    rounds, started_at = 300, time.monotonic()
+    rounds = 300  # ~25 s on an idle 2-core machine
     try:
         for i in range(rounds):
             text = f"racing fact number {i} {random_ref('r')}"
@@ -361,7 +361,7 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
         stop.set()
         thread.join(10)
     assert late == [], f"searches started after the acknowledgement returned {late}"
-    assert searches > rounds and time.monotonic() - started_at < 60
+    assert searches > rounds  # the other thread really did race every round
 
 
 def test_a_replica_that_stops_reporting_is_named_and_catches_up_when_it_returns(rig: DeletionRig) -> None:
