@@ -34,8 +34,8 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import ALL_TENANTS, set_tenant
-from services.common.vocabulary import MemoryType, Origin
 from services.memory.adapters.repositories.base import Db
+from services.memory.adapters.repositories.memories import record_from_row
 from services.memory.adapters.tables import memories as m
 from services.memory.adapters.tables import memory_sources as ms
 from services.memory.adapters.unit_of_work import SqlMemoryUnitOfWork
@@ -316,28 +316,7 @@ class SqlConsolidationActivity:
 
 
 def _memory(row: Any) -> MemoryRecord:
-    return MemoryRecord(
-        memory_id=row.memory_id,
-        tenant=row.tenant,
-        user=row.user_id,
-        type=MemoryType(row.type),
-        text=row.text,
-        status=MemoryStatus(row.status),
-        confidence=float(row.confidence),
-        origin=Origin(row.origin),
-        candidate_key=row.candidate_key,
-        trace_id=row.trace_id,
-        policy_version=row.policy_version,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        intent_key=row.intent_key,
-        source_event_ids=tuple(row.sources or ()),
-        supersedes=row.supersedes,
-        superseded_by=row.superseded_by,
-        event_id=row.event_id,
-        row_id=int(row.row_id),
-        change_seq=int(row.change_seq),
-    )
+    return record_from_row(row, tuple(row.sources or ()))
 
 
 def _job_values(job: ConsolidationJob) -> dict[str, Any]:

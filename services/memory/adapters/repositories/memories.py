@@ -174,10 +174,11 @@ class SqlMemoryRepository:
             .order_by(ms.c.added_at, ms.c.event_id)
         ).all():
             sources.setdefault(source.memory_id, []).append(source.event_id)
-        return [_record(row, tuple(sources.get(row.memory_id, ()))) for row in rows]
+        return [record_from_row(row, tuple(sources.get(row.memory_id, ()))) for row in rows]
 
 
-def _record(row: Any, sources: tuple[str, ...]) -> MemoryRecord:
+def record_from_row(row: Any, sources: tuple[str, ...]) -> MemoryRecord:
+    """A `memories` row (every column selected) and its provenance, as a domain record."""
     return MemoryRecord(
         memory_id=row.memory_id,
         tenant=row.tenant,
