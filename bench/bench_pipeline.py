@@ -13,7 +13,8 @@ with fsync on, embedded nats-server), and in one run on this machine:
    created: its STORE decisions), embedded in the benchmark process by the same embedder class,
    (a) one `embed()` call per event, as memory does inside each ApplyLearning — **the baseline of
    the goal** — and (b) all texts in batches of 64, the ceiling if memory batched across events.
-   Both are reported as events/s (events without a stored text cost the raw embedder nothing).
+   Both are reported as events/s (events without a stored text cost the raw embedder nothing),
+   as the median of three rounds.
 3. Lag: requests at half the measured throughput (open loop, scheduled by the clock) for a fixed
    time; lag = process_time - commit_time per event, p50/p99.
 
@@ -46,6 +47,7 @@ from bench._harness import (
     closed_loop,
     embedded_texts,
     load_average,
+    median,
     open_loop,
     pct,
     row,
@@ -66,6 +68,7 @@ from services.common.grpc_client import sync_channel
 from services.memory.adapters.embedders import HashingEmbedder, MiniLmEmbedder
 
 GOAL = 0.70
+RAW_ROUNDS = 3
 CLIENTS = 8
 RPC_TIMEOUT = 60.0
 
@@ -78,7 +81,7 @@ class Sizes:
 
 
 QUICK = Sizes(events={"hashing": 200, "minilm": 120}, lag_seconds=6.0, profile_events=0)
-FULL = Sizes(events={"hashing": 2000, "minilm": 1000}, lag_seconds=30.0, profile_events=400)
+FULL = Sizes(events={"hashing": 1000, "minilm": 500}, lag_seconds=20.0, profile_events=200)
 
 
 @dataclass
@@ -202,25 +205,33 @@ class PipelineBench:
         return [sorted(set(grouped.get(str(e), []))) for (e,) in events]
 
     def raw(self, measured: Throughput, per_event: list[list[str]]) -> None:
-        """The embedder alone on the same texts, in this process: per-event calls and batches of 64."""
+        """The embedder alone on the same texts, in this process: per-event calls and batches of 64.
+
+        Each is timed RAW_ROUNDS times and the median round kept: small torch calls on two busy
+        cores are very sensitive to other load (one run here fell from 77 to 3 events/s while a
+        test suite ran), and one unlucky round must not make the loop look better than it is.
+        """
         embedder = MiniLmEmbedder() if self.embedder == "minilm" else HashingEmbedder()
         everything = [text for texts in per_event for text in texts]
         embedder.embed(everything[:16])  # load and warm, as memory has by the time it serves
-        started = time.perf_counter()
-        for texts in per_event:
-            if texts:
-                embedder.embed(texts)
-        single = time.perf_counter() - started
-        started = time.perf_counter()
-        for start in range(0, len(everything), 64):
-            embedder.embed(everything[start : start + 64])
-        batch = time.perf_counter() - started
+        singles, batches = [], []
+        for _ in range(RAW_ROUNDS):
+            started = time.perf_counter()
+            for texts in per_event:
+                if texts:
+                    embedder.embed(texts)
+            singles.append(len(per_event) / (time.perf_counter() - started))
+            started = time.perf_counter()
+            for start in range(0, len(everything), 64):
+                embedder.embed(everything[start : start + 64])
+            batches.append(len(per_event) / (time.perf_counter() - started))
         measured.texts = len(everything)
-        measured.raw_single = len(per_event) / single
-        measured.raw_batch = len(per_event) / batch
+        measured.raw_single = median(singles)
+        measured.raw_batch = median(batches)
         print(
-            f"  raw {self.embedder}: {len(everything)} texts of {len(per_event)} events: per-event calls "
-            f"{measured.raw_single:.1f} events/s, batches of 64 {measured.raw_batch:.1f} events/s",
+            f"  raw {self.embedder}: {len(everything)} texts of {len(per_event)} events, events/s per round: "
+            f"per-event calls {', '.join(f'{x:.1f}' for x in singles)}; "
+            f"batches of 64 {', '.join(f'{x:.1f}' for x in batches)} (medians kept)",
             flush=True,
         )
 

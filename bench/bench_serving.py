@@ -97,7 +97,7 @@ class Sizes:
 
 
 QUICK = Sizes(high=150, inline_high=60, low=40, saturation_seconds=3.0, single=30, warmup=12, profile=0)
-FULL = Sizes(high=1500, inline_high=300, low=300, saturation_seconds=12.0, single=200, warmup=40, profile=750)
+FULL = Sizes(high=1000, inline_high=300, low=200, saturation_seconds=8.0, single=100, warmup=30, profile=500)
 
 
 class InlineLearning:
