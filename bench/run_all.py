@@ -195,6 +195,8 @@ def run_all(quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:
 def _cell(value: object) -> str:
     if value is None:
         return ""
+    if isinstance(value, float) and value != value:
+        return "n/a"
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 1 else f"{value:,.2f}".rstrip("0").rstrip(".")
     return str(value)
@@ -236,6 +238,17 @@ def markdown_table(rows: Sequence[Row]) -> str:
     return "\n".join(out)
 
 
+def _without_nan(value: Any) -> Any:
+    """NaN (a figure a module could not measure) as null: NaN is not JSON."""
+    if isinstance(value, float) and value != value:
+        return None
+    if isinstance(value, dict):
+        return {k: _without_nan(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_nan(v) for v in value]
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Run every memloop benchmark and print one summary table.")
     parser.add_argument("--quick", action="store_true", help="smaller sizes everywhere; under 5 minutes on 2 cores")
@@ -256,7 +269,7 @@ def main() -> None:
         print(markdown_table(report["rows"]))
     RESULTS.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    text = json.dumps(report, indent=2, default=str)
+    text = json.dumps(_without_nan(report), indent=2, default=str, allow_nan=False)
     (RESULTS / f"{stamp}.json").write_text(text)
     (RESULTS / "latest.json").write_text(text)
     print(f"\nwritten: bench/results/{stamp}.json and bench/results/latest.json")
