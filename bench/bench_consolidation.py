@@ -1,7 +1,7 @@
 """Consolidation: memories destroyed by the write-back (replace vs merge) and job time at scale.
 
 Not a test: prints figures. Part 1 races one turn of the Priya conversation
-(`../shared/fixtures/priya_sessions.json`) against every position a job can be in — before read,
+(`tests/fixtures/priya_sessions.json`) against every position a job can be in — before read,
 after read, during compute, before each write-back operation — with the naive replace write-back
 and with the merge against a snapshot, and counts memories destroyed: live in the serialised run
 (same write-back, job then turn) and not live in the raced one. Part 2 times one job (pure, in
@@ -23,9 +23,10 @@ from services.common.vocabulary import MemoryType, Origin, candidate_key
 from services.memory.domain.consolidation import consolidate, plan_write_back, read_snapshot
 from services.memory.domain.consolidation_store import InMemoryMemoryStore, WriteBackMode, race_every_position
 from services.memory.domain.model import MemoryRecord, MemoryStatus
+from tests.fixtures import fixture_path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "priya_sessions.json"
+FIXTURE = fixture_path("priya_sessions.json")
 T0 = datetime(2025, 1, 6, tzinfo=UTC)
 _PREFERENCE_WORDS = ("prefers", "likes", "enjoys", "dislikes", "wants")
 

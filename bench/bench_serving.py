@@ -61,7 +61,6 @@ from bench._harness import (
     tenant_token,
 )
 from bench._sampler import arm, summarise
-from services.cli.fixtures import load_fixture
 from services.cli.stack import Stack
 from services.common import convert
 from services.common.gen.memloop.v1 import (
@@ -76,6 +75,7 @@ from services.common.vocabulary import Candidate
 from services.policy.domain import rules
 from services.serving.domain.model import is_from_owner
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from tests.fixtures import load_fixture
 
 P99_GOAL = 1.10
 INLINE_GOAL = 10.0

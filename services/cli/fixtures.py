@@ -1,25 +1,22 @@
-"""Load the shared Alice fixture and turn its requests into serving calls."""
+"""The demo's Alice fixture, shipped as package data, and its requests turned into serving calls.
+
+The demo must run from an installed package with nothing beside it, so it reads `services/cli/data/`;
+tests and benchmarks read the same scenario from `tests/fixtures/` (a test keeps the copies equal).
+"""
 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
+from importlib import resources
 from typing import Any
 
 from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_pb2
 
 
-def shared_dir() -> Path:
-    """`../shared` beside the checkout, or MEMLOOP_SHARED_DIR."""
-    configured = os.environ.get("MEMLOOP_SHARED_DIR")
-    if configured:
-        return Path(configured)
-    return Path(__file__).resolve().parents[3] / "shared"
-
-
 def load_fixture(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((shared_dir() / "fixtures" / name).read_text())
+    """A scenario shipped with the package (today: `alice.json`)."""
+    resource = resources.files("services.cli").joinpath("data", name)
+    data: dict[str, Any] = json.loads(resource.read_text(encoding="utf-8"))
     return data
 
 

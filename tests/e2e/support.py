@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import grpc
 
-from services.cli.fixtures import handle_request_from_fixture, load_fixture
+from services.cli.fixtures import handle_request_from_fixture
 from services.cli.stack import Stack
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
@@ -19,6 +19,7 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2_grpc,
 )
 from services.common.grpc_client import sync_channel
+from tests.fixtures import load_fixture
 from tests.helpers import random_ref
 
 T = TypeVar("T")

@@ -26,9 +26,10 @@ from services.common.gen.memloop.v1 import consolidation_service_pb2 as cs
 from services.common.gen.memloop.v1 import consolidation_service_pb2_grpc as cs_grpc
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from tests.fixtures import fixture_path
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, Stub, token
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "priya_sessions.json"
+FIXTURE = fixture_path("priya_sessions.json")
 USER = "priya"
 _PREFERENCE_WORDS = ("prefers", "likes", "enjoys", "dislikes", "wants")
 RUNNING = cs.CONSOLIDATION_JOB_STATE_RUNNING

@@ -11,7 +11,6 @@ import json
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import grpc
@@ -24,9 +23,10 @@ from services.common.gen.memloop.v1 import learned_procedure_service_pb2_grpc as
 from services.common.gen.memloop.v1 import memory_service_pb2 as mpb
 from services.common.grpc_errors import error_details
 from services.memory.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureSource, ProcedureStatus
+from tests.fixtures import fixture_path
 from tests.integration.test_memory_support import SECRET, MemoryNode, token
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "legacy_learned_procedures.json"
+FIXTURE = fixture_path("legacy_learned_procedures.json")
 INTENT = "psp_merchants.newly_incorporated"
 AUDIT_KEYS = {"procedure_id", "intent_key", "version", "status", "kind", "source", "supersedes_id", "superseded_by_id"}
 ACTIVE, DRAFT = lpb.PROCEDURE_STATUS_ACTIVE, lpb.PROCEDURE_STATUS_DRAFT

@@ -24,9 +24,10 @@ from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_pb2, serving_service_pb2_grpc
 from services.common.infra.processes import ServiceProcess, free_port
 from services.relay.bootstrap import libpq_url
+from tests.fixtures import fixture_path
 from tests.helpers import SpawnService, TestInfra, random_ref
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "alice.json"
+FIXTURE = fixture_path("alice.json")
 SERVING = "services.serving.entrypoints.main"
 RELAY = "services.relay.entrypoints.main"
 

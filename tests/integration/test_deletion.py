@@ -19,13 +19,14 @@ from pathlib import Path
 import grpc
 import pytest
 
-from services.cli.fixtures import handle_request_from_fixture, load_fixture
+from services.cli.fixtures import handle_request_from_fixture
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import MemoryType
 from services.worker.adapters.jetstream import StreamNames, ensure_streams
+from tests.fixtures import load_fixture
 from tests.helpers import SpawnService, TestInfra, random_ref
 from tests.integration.deletion_support import (
     MEMORY,

@@ -15,12 +15,13 @@ from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import MemoryType
+from tests.fixtures import fixture_path
 from tests.helpers import SpawnService, TestInfra, random_ref
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, apply_request, decision
 
 pytestmark = pytest.mark.integration
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "alice.json"
+FIXTURE = fixture_path("alice.json")
 INTENT = "meeting_time_window"
 
 

@@ -13,7 +13,6 @@ from typing import Any
 import grpc
 import pytest
 
-from services.cli.fixtures import load_fixture
 from services.common import convert
 from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2, policy_service_pb2_grpc
@@ -23,6 +22,7 @@ from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate
 from services.policy.domain.rules import POLICY_VERSION
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from tests.fixtures import load_fixture
 from tests.helpers import SpawnService, random_ref
 
 pytestmark = pytest.mark.integration

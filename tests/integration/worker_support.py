@@ -24,7 +24,7 @@ import grpc
 import nats
 import pytest
 
-from services.cli.fixtures import handle_request_from_fixture, load_fixture
+from services.cli.fixtures import handle_request_from_fixture
 from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
@@ -35,6 +35,7 @@ from services.common.gen.memloop.v1 import (
 from services.common.infra.processes import ServiceProcess, free_port
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
+from tests.fixtures import load_fixture
 from tests.helpers import SpawnService, TestInfra, random_ref
 
 FIXTURE = load_fixture("alice.json")

@@ -15,9 +15,10 @@ from typing import Any
 from services.common.vocabulary import MemoryType, Origin, candidate_key, normalise_meaning
 from services.memory.domain.consolidation_store import InMemoryMemoryStore
 from services.memory.domain.model import MemoryRecord, MemoryStatus
+from tests.fixtures import fixture_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "priya_sessions.json"
+FIXTURE = fixture_path("priya_sessions.json")
 T0 = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 _PREFERENCE_WORDS = ("prefers", "likes", "enjoys", "dislikes", "wants")
 

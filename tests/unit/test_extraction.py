@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,9 +11,10 @@ from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import PartKind, html_to_text, sentences, split_email
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from tests.fixtures import FIXTURES_DIR
 from tests.helpers import random_ref
 
-FIXTURES = Path(__file__).parents[2].parent / "shared" / "fixtures"
+FIXTURES = FIXTURES_DIR
 REDACTOR = Redactor(RedactionMode.THOROUGH)
 
 

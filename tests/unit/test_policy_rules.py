@@ -25,9 +25,10 @@ from services.policy.domain.rules import (
     instruction_markers,
 )
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from tests.fixtures import FIXTURES_DIR
 
 ROOT = Path(__file__).parents[2]
-FIXTURES = ROOT.parent / "shared" / "fixtures"
+FIXTURES = FIXTURES_DIR
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
 WINDOW = Conflict("mem-0001", "meeting_time_window", "Please keep my meetings after 10:00.", MemoryType.PREFERENCE)
 

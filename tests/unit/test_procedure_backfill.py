@@ -1,4 +1,4 @@
-"""The one-time backfill of the legacy append-only procedures block (ADR-0102 §8), on the shared fixture."""
+"""The one-time backfill of the legacy append-only procedures block (ADR-0102 §8), on the project's fixture."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import pytest
 
 from services.memory.domain.procedure_backfill import BackfillPlan, plan_backfill, trigger_theme
 from services.memory.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureStatus
+from tests.fixtures import fixture_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = REPO_ROOT.parent / "shared" / "fixtures" / "legacy_learned_procedures.json"
+FIXTURE = fixture_path("legacy_learned_procedures.json")
 
 
 def random_ref(prefix: str) -> str:

@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -38,8 +37,9 @@ from services.memory.service.pagination import page_request
 from services.memory.service.ports import Transition
 from services.memory.service.procedure_backfill import INTENT_HELD, backfill_procedures
 from services.memory.service.procedure_ports import ProcedureFilter
+from tests.fixtures import fixture_path
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "legacy_learned_procedures.json"
+FIXTURE = fixture_path("legacy_learned_procedures.json")
 T0 = datetime(2026, 7, 7, 9, 0, tzinfo=UTC)
 
 

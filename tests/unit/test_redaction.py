@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,9 @@ from services.common.redaction import (
     contains_secret_placeholder,
     fold_for_matching,
 )
+from tests.fixtures import FIXTURES_DIR
 
-FIXTURES = Path(__file__).parents[2].parent / "shared" / "fixtures"
+FIXTURES = FIXTURES_DIR
 MODES = pytest.mark.parametrize("mode", list(RedactionMode))
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from services.cli.fixtures import load_fixture
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome
 from services.policy.domain import rules
@@ -21,6 +20,7 @@ from services.worker.domain.extraction import RuleBasedExtractor, ToolOutcome
 from services.worker.service.model import ConflictRecord, EmailView, LearningEventView, PermanentError, TransientError
 from services.worker.service.process_event import LearningPorts, process_event
 from services.worker.service.retry import DeadLetter, Retry, RetryPolicy, on_failure
+from tests.fixtures import load_fixture
 from tests.helpers import random_ref
 
 FIXTURE = load_fixture("alice.json")
