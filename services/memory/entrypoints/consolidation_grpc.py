@@ -52,6 +52,7 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
             user=require(request.user, "user"),
             wait=request.wait,
             actor=principal.subject,
+            request_id=request.request_id,
         )
         return pb.RunConsolidationResponse(job=job_to_pb(run_consolidation(command, self._deps)))
 

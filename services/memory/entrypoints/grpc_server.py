@@ -170,4 +170,5 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
     def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
         authorize_tenant(request.tenant, roles=READ_ROLES)
         tenant, deletion_id = requests.tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
-        return deletion_pb.deletion_to_pb(deletion.get_deletion(tenant, deletion_id, self._deletions))
+        found = deletion.get_deletion(tenant, deletion_id, self._deletions)
+        return pb.GetDeletionResponse(deletion=deletion_pb.deletion_to_pb(found))
