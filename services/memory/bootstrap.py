@@ -20,13 +20,13 @@ from services.memory.core.adapters.metrics import PrometheusMemoryMetrics
 from services.memory.core.adapters.nats_bus import NatsBus
 from services.memory.core.adapters.notices import NatsNotices, changes_subject
 from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
-from services.memory.core.entrypoints.grpc_server import MemoryServicer
 from services.memory.core.entrypoints.replica_sync import ReplicaSync
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.effects import AfterCommit
 from services.memory.core.service.index_sync import IndexSynchroniser
 from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
 from services.memory.deletion_wiring import DeletionApp, build_deletion
+from services.memory.entrypoints.grpc_server import MemoryServicer
 from services.memory.procedures.entrypoints.grpc_server import LearnedProcedureServicer
 from services.memory.procedures.service.procedures import ProcedurePorts
 from services.memory.settings import MemorySettings

@@ -1,8 +1,7 @@
 """MemoryService servicer: authorize, validate into a command, call the use case, translate back.
 
 Permission is checked before anything else (before existence); domain errors are mapped to
-canonical status codes by `@grpc_method`. Forget needs a writer (or admin) of the tenant, or the
-loop's service token; the token's subject is recorded as who asked.
+canonical status codes by `@grpc_method`. The role sets here are shared with the deletion RPCs.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ from services.memory.core.service import lifecycle, queries, retrieval, review
 from services.memory.core.service.apply_learning import apply_learning
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.pagination import page_request
-from services.memory.deletion.entrypoints import pb_mapping as deletion_pb
-from services.memory.deletion.service import deletion
 
 DOMAIN = "memory.memloop"
 READ_ROLES = ("reader", "writer", "reviewer", "admin")
@@ -36,10 +33,12 @@ WRITE_ROLES = ("writer", "admin")
 REVIEW_ROLES = ("reviewer", "admin")
 
 
-class MemoryServicer(pb_grpc.MemoryServiceServicer):
-    def __init__(self, ports: MemoryPorts, deletions: deletion.DeletionDeps) -> None:
+class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
+    """MemoryService's core RPCs; the deletion RPCs of the same proto service come from the deletion
+    capability, and `services.memory.entrypoints.grpc_server` joins both into the one servicer."""
+
+    def __init__(self, ports: MemoryPorts) -> None:
         self._ports = ports
-        self._deletions = deletions
 
     @grpc_method(DOMAIN)
     def ApplyLearning(
@@ -161,15 +160,3 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         return pb.ListAuditEventsResponse(
             audit_events=[audit_event_to_pb(e) for e in found.items], next_page_token=found.next_page_token
         )
-
-    @grpc_method(DOMAIN)
-    def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext) -> pb.ForgetResponse:
-        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
-        receipt = deletion.forget(deletion_pb.forget(request, requested_by=principal.subject), self._deletions)
-        return pb.ForgetResponse(deletion_id=receipt.deletion_id, memories_affected=receipt.memories_affected)
-
-    @grpc_method(DOMAIN)
-    def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
-        tenant, deletion_id = requests.tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
-        return deletion_pb.deletion_to_pb(deletion.get_deletion(tenant, deletion_id, self._deletions))
