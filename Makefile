@@ -46,6 +46,7 @@ lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services
+	$(BIN)/lint-imports
 
 lint-protos: install
 	cd protos && ../$(BIN)/buf lint
