@@ -9,6 +9,7 @@ are well formed strings but no known record answer NOT_FOUND (or "nothing delete
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -199,7 +200,16 @@ def test_hostile_input_is_refused_at_every_services_edge_naming_the_field_and_wr
     assert (row_counts(stack.memory_db_url), row_counts(stack.serving_db_url)) == before
 
 
+def _random_ids(count: int, seed: int = 14) -> list[str]:
+    """Seeded random strings from ASCII controls to emoji, without NUL or surrogates (protobuf refuses those)."""
+    draw = random.Random(seed)
+    ranges = (range(1, 0x80), range(0xA0, 0x250), range(0x2000, 0x2070), range(0x1F600, 0x1F650))
+    alphabet = [chr(c) for block in ranges for c in block]
+    return ["".join(draw.choice(alphabet) for _ in range(draw.randint(1, 64))) for _ in range(count)]
+
+
 RANDOM_IDS = [
+    *_random_ids(8),
     "1234567812345678123456781234567-8",  # Python's UUID parser takes it, PostgreSQL's does not
     "urn:uuid:12345678-1234-5678-1234-567812345678",
     "{12345678-1234-5678-1234-567812345678}",
