@@ -9,6 +9,7 @@ import pytest
 
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.memory.core.service.idempotency import fingerprint
 from services.memory.deletion.domain.deletion import (
     Deletion,
     DeletionStep,
@@ -109,9 +110,8 @@ def test_a_valid_forget_request_becomes_a_command_carrying_who_asked() -> None:
         requested_by="dpo@acme",
     )
     assert (command.scope, command.source_request_id, command.requested_by) == (ForgetScope.EVENT, "req-1", "dpo@acme")
-    assert (
-        command.fingerprint()
-        != forget(
+    assert fingerprint(command) != fingerprint(
+        forget(
             pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-2"), requested_by="x"
-        ).fingerprint()
+        )
     )

@@ -26,12 +26,14 @@ from services.memory.core.domain.errors import RequestIdReused, SupersessionConf
 from services.memory.core.service.pagination import page_request
 from services.memory.core.service.ports import Transition
 from services.memory.procedures.domain.backfill import plan_backfill
+from services.memory.procedures.domain.errors import (
+    ProcedureSuppresses,
+)
 from services.memory.procedures.domain.procedures import (
     LearnedProcedure,
     ProcedureKind,
     ProcedureSource,
     ProcedureStatus,
-    ProcedureSuppresses,
     SaveProcedure,
 )
 from services.memory.procedures.service import procedures as uc

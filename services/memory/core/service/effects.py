@@ -16,6 +16,8 @@ _log = logging.getLogger(__name__)
 
 
 class AfterCommit:
+    """The `Effects` port of every capability: one object per replica, built by bootstrap."""
+
     def __init__(self, sync: IndexSynchroniser, cache: RetrievalCache, notices: Notices) -> None:
         self._sync = sync
         self._cache = cache

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.telemetry import current_trace_id
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.deletion.domain.deletion import Deletion, ForgetScope, StepState
@@ -62,6 +63,7 @@ def forget(request: pb.ForgetRequest, *, requested_by: str) -> Forget:
         source_request_id=request.source_request_id,
         request_id=request.request_id,
         reason=reason_of(request.reason),
+        trace_id=current_trace_id(),
     )
 
 
