@@ -4,6 +4,7 @@ messages are matched, how stored outcomes lose their candidate keys; and Forget'
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,7 @@ def test_stream_messages_match_by_event_or_by_user_and_replays_name_their_event(
 
 
 def test_stored_outcomes_lose_candidate_keys_all_of_them_or_only_those_of_the_deleted_memories() -> None:
-    outcome = {
+    outcome: dict[str, Any] = {
         "event_id": "e1",
         "applied": [
             {"candidate_key": "k1", "outcome": "store", "memory_id": "m1"},

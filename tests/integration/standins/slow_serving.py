@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import grpc
 
@@ -26,6 +27,9 @@ class SlowServing(serving_service_pb2_grpc.ServingServiceServicer):
         authorize_tenant(request.tenant)
         if not request.request_id:
             raise InvalidArgument("request_id", "is required")
+        started = os.environ.get("STANDIN_STARTED_DIR")
+        if started:  # an observable fact for tests: this call is now in flight on the server
+            (Path(started) / request.request_id).touch()
         time.sleep(float(os.environ.get("STANDIN_DELAY_SECONDS", "2")))
         return serving_service_pb2.HandleRequestResponse(result_id="done", reply=request.reply)
 
@@ -34,7 +38,7 @@ if __name__ == "__main__":
     settings = CommonSettings.from_env("standin")
     servicer = Registration(
         serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
-        SlowServing(),
+        SlowServing(),  # type: ignore[abstract]  # the generated base answers UNIMPLEMENTED for the rest
         full_service_name(serving_service_pb2, "ServingService"),
     )
     run(App(settings, servicers=[servicer]))
