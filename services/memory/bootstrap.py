@@ -50,8 +50,7 @@ from services.memory.core.adapters.notices import NatsNotices, changes_subject
 from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
 from services.memory.core.entrypoints.replica_sync import ReplicaSync
 from services.memory.core.service.deps import MemoryPorts
-from services.memory.core.service.effects import AfterCommit
-from services.memory.core.service.index_sync import IndexSynchroniser
+from services.memory.core.service.index_sync import AfterCommit, IndexSynchroniser
 from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
 from services.memory.deletion.adapters.faults import CrashAfterStep
 from services.memory.deletion.adapters.notices import NatsDeletionNotices, requests_subject
@@ -60,7 +59,7 @@ from services.memory.deletion.adapters.serving_content import GrpcServingContent
 from services.memory.deletion.adapters.stream_eraser import JetStreamEraser
 from services.memory.deletion.adapters.unit_of_work import SqlDeletionUnitOfWork
 from services.memory.deletion.entrypoints.loop import DeletionLoop
-from services.memory.deletion.service.deletion import DeletionDeps
+from services.memory.deletion.service.forget import DeletionDeps
 from services.memory.deletion.service.ports import DeletionUnitOfWork
 from services.memory.deletion.service.workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
 from services.memory.entrypoints.grpc_server import MemoryServicer

@@ -25,7 +25,7 @@ from services.memory.deletion.domain.deletion import (
     scrub_outcome,
     split_by_sources,
 )
-from services.memory.deletion.entrypoints.pb_mapping import forget
+from services.memory.deletion.entrypoints.forget_rpc import forget
 
 
 def _ref(memory_id: str, supersedes: str | None = None, status: str = "superseded") -> MemoryRef:

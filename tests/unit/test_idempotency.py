@@ -12,7 +12,7 @@ from services.memory.core.domain.errors import RequestIdReused
 from services.memory.core.service.idempotency import fingerprint, remember, replayed
 from services.memory.core.service.lifecycle import SupersedeMemory
 from services.memory.deletion.domain.deletion import ForgetScope
-from services.memory.deletion.service.deletion import Forget
+from services.memory.deletion.service.forget import Forget
 from services.memory.procedures.domain.procedures import ProcedureKind, ProcedureSource, SaveProcedure
 
 

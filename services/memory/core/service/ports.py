@@ -218,7 +218,7 @@ class Notices(Protocol):
 
 class Effects(Protocol):
     """What follows a commit, the one after-commit port of every memory capability (implemented by
-    `effects.AfterCommit`): this replica's index and cache, then notices for peers and reviewers.
+    `index_sync.AfterCommit`): this replica's index and cache, then notices for peers and reviewers.
     Called only after the transaction committed; best-effort, because the database stays the truth."""
 
     def memories_changed(self, tenant: str, users: Iterable[str], memory_ids: Sequence[str]) -> None: ...

@@ -1,5 +1,9 @@
 """Forget and GetDeletion: the acknowledging half of the deletion workflow.
 
+The second of the four files a forget passes through on its way to FAISS: after the commit below,
+`deps.effects.memories_changed` (`core/service/index_sync.py`) catches this replica's index up
+with the change feed, which removes the targets' vectors from FAISS (`core/adapters/faiss_index.py`).
+
 `forget` does, in ONE transaction: resolve the targets, set them `deleted` with their text and
 candidate key scrubbed (through the memories repository, so the change feed advances and every
 replica drops their vectors), write the deletion, the items it covers (ids only) and one step per
@@ -9,7 +13,7 @@ peers are told. Retrieval re-checks every hit against the database, so from the 
 on no replica can return a target, whatever its index or cache still holds.
 
 Everything after the acknowledgement (vectors, derived records, streams, serving's content,
-every replica's index) is the resumable workflow in `deletion_workflow.py`.
+every replica's index) is the resumable workflow in `workflow.py`.
 """
 
 from __future__ import annotations
