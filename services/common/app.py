@@ -15,8 +15,8 @@ one process main loop, so start-up order, readiness and shutdown mean the same i
    finish their own drain, and the stop hooks run in order.
 
 Hooks may be plain functions (run on a worker thread, so a slow one does not block the signal
-handlers) or coroutine functions (run on the process's event loop, where the async services keep
-their NATS clients).
+handlers; they must not touch `App.stopping`, an asyncio event) or coroutine functions (run on the
+process's event loop, where the async services keep their NATS clients).
 """
 
 from __future__ import annotations
