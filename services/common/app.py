@@ -85,8 +85,11 @@ async def _serve(app: App) -> None:
         if failure is not None:
             raise failure
     finally:
-        for hook in app.on_stop:
-            await _call(hook)
+        for hook in app.on_stop:  # each runs even if an earlier one (or the start-up) failed
+            try:
+                await _call(hook)
+            except Exception:
+                _log.exception("%s: a stop hook failed; running the rest", app.settings.service_name)
 
 
 async def _until_stopped(app: App, tasks: list[asyncio.Task[None]]) -> BaseException | None:
