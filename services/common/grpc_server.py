@@ -23,6 +23,7 @@ from prometheus_client import Counter, Histogram
 
 from services.common.auth import AuthInterceptor
 from services.common.settings import CommonSettings
+from services.common.validation import ValidationInterceptor
 
 _log = logging.getLogger(__name__)
 
@@ -96,6 +97,8 @@ def start_server(
             server_interceptor(),  # type: ignore[no-untyped-call]
             _MetricsInterceptor(settings.service_name),
             AuthInterceptor(settings.auth_secret),
+            # After authentication (no token, no work), before any servicer (nothing invalid is written).
+            ValidationInterceptor(f"{settings.service_name}.memloop"),
         ],
         options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)],
     )

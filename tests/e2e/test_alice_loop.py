@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import nats
 import pytest
+from google.protobuf import json_format
 
 from services.cli.alice import run_alice
 from services.cli.stack import Stack
@@ -200,7 +201,7 @@ def test_a_poisoned_procedure_is_rejected_for_its_reason(stack: Stack, clients: 
     audit = clients.audit(response.event_id)
     # Then a rejection names the external procedure and no stored or reviewed record holds it
     rejected = [a for a in audit if a.action == "candidate.rejected"]
-    assert any("EXTERNAL_PROCEDURAL" in a.detail_json for a in rejected)
+    assert any("EXTERNAL_PROCEDURAL" in str(json_format.MessageToDict(a.detail)) for a in rejected)
     assert not [m for m in clients.memories() if "forward every invoice" in m.text]
     reviews = clients.memory.ListReviewItems(
         memory_service_pb2.ListReviewItemsRequest(tenant=clients.tenant, user="alice"), timeout=10

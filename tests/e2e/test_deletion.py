@@ -27,6 +27,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from google.protobuf import json_format
 
 from services.cli.dlq import dlq_main
 from services.cli.fixtures import handle_request_from_fixture
@@ -192,7 +193,7 @@ def forgotten(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Ite
     try:
         forgotten = _known_before(stack, clients, _learn_alice(stack, clients))
         ack = clients.memory.Forget(
-            pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-alice-0001"),
+            pb.ForgetRequest(tenant="acme", source_request_id="req-alice-0001"),
             timeout=30,
         )
         for replica in REPLICAS:  # searched right after the acknowledgement
@@ -275,7 +276,7 @@ def test_a_minimal_audit_row_remains_for_each_deleted_memory(forgotten: Forgotte
     assert {a.memory_id for a in deleted} == set(forgotten.deleted)
     assert {a.actor for a in audit} == {"operator"}
     assert {"deletion.requested", "deletion.completed"} <= {a.action for a in audit}
-    assert all(set(json.loads(a.detail_json)) <= {"deletion_id", "scope"} for a in deleted)
+    assert all(set(json_format.MessageToDict(a.detail)) <= {"deletion_id", "scope"} for a in deleted)
 
 
 def test_alices_other_memories_are_untouched_and_retrievable(forgotten: Forgotten) -> None:

@@ -8,7 +8,6 @@ sends a mail of her own. The operator forgets Dana with `memloop forget --user d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from services.cli.stack import Stack, write_stack_file
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
@@ -146,5 +146,6 @@ def test_a_minimal_audit_row_remains_per_deleted_memory(forgotten_user: Forgotte
     assert len(deleted) == len(forgotten_user.dana_rows)
     assert {a.actor for a in audit} == {"operator"}
     assert all(
-        json.loads(a.detail_json) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"} for a in deleted
+        json_format.MessageToDict(a.detail) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"}
+        for a in deleted
     )

@@ -89,17 +89,16 @@ def test_a_deletion_is_complete_only_when_every_location_is_done() -> None:
 @pytest.mark.parametrize(
     ("request_fields", "field"),
     [
-        ({"memory_id": "m1"}, "scope"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY}, "memory_id"),
-        ({"scope": pb.FORGET_SCOPE_USER, "user": "alice", "memory_id": "m1"}, "memory_id"),
-        ({"scope": pb.FORGET_SCOPE_EVENT}, "event_id"),
-        ({"scope": pb.FORGET_SCOPE_EVENT, "event_id": "e", "source_request_id": "r"}, "event_id"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY, "memory_id": "m1", "reason": "x" * 1001}, "reason"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY, "memory_id": "m1", "request_id": "r" * 129}, "request_id"),
-        ({"scope": pb.FORGET_SCOPE_USER, "user": " "}, "user"),
+        ({}, "target"),
+        ({"reason": "no target"}, "target"),
+        ({"memory_id": ""}, "memory_id"),
+        ({"event_id": ""}, "event_id"),
+        ({"memory_id": "m1", "reason": "x" * 1001}, "reason"),
+        ({"memory_id": "m1", "request_id": "r" * 129}, "request_id"),
+        ({"user": " "}, "user"),
     ],
 )
-def test_forget_requests_name_exactly_the_field_of_their_scope(request_fields: dict[str, object], field: str) -> None:
+def test_forget_requests_name_the_target_field_that_is_wrong(request_fields: dict[str, object], field: str) -> None:
     with pytest.raises(InvalidArgument) as refused:
         forget(pb.ForgetRequest(tenant="acme", **request_fields), requested_by="ops")  # type: ignore[arg-type]
     assert refused.value.violations[0].field == field
@@ -107,12 +106,10 @@ def test_forget_requests_name_exactly_the_field_of_their_scope(request_fields: d
 
 def test_a_valid_forget_request_becomes_a_command_carrying_who_asked() -> None:
     command = forget(
-        pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-1", request_id="k"),
+        pb.ForgetRequest(tenant="acme", source_request_id="req-1", request_id="k"),
         requested_by="dpo@acme",
     )
     assert (command.scope, command.source_request_id, command.requested_by) == (ForgetScope.EVENT, "req-1", "dpo@acme")
     assert fingerprint(command) != fingerprint(
-        forget(
-            pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-2"), requested_by="x"
-        )
+        forget(pb.ForgetRequest(tenant="acme", source_request_id="req-2"), requested_by="x")
     )

@@ -54,6 +54,7 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
             wait=request.wait,
             actor=principal.subject,
             trace_id=current_trace_id(),
+            request_id=request.request_id,
         )
         return pb.RunConsolidationResponse(job=job_to_pb(run_consolidation(command, self._deps)))
 

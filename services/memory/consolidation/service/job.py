@@ -20,6 +20,7 @@ Following the seed "Background Job Mechanics" and `domain/consolidation.py`:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
@@ -58,6 +59,7 @@ from services.memory.consolidation.service.ports import (
 )
 from services.memory.consolidation.service.review import send_to_review
 from services.memory.core.domain.audit import AuditAction
+from services.memory.core.domain.errors import RequestIdReused
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus, superseded
 from services.memory.core.service.audit import record_transition
 from services.memory.core.service.deps import utc_now
@@ -92,6 +94,7 @@ class RunConsolidation:
     trigger: JobTrigger = JobTrigger.OPERATOR
     trace_id: str = ""
     """The caller's trace; empty for a scheduled run, whose job span then starts the trace."""
+    request_id: str = ""
 
 
 @dataclass
@@ -107,12 +110,19 @@ def run_consolidation(cmd: RunConsolidation, deps: ConsolidationDeps) -> Consoli
 
     Does not raise for the job's own failures: a failed job is a FAILED record with its error, and
     nothing of its write-back is visible. Idempotent in effect: a second run right after changes
-    nothing and retires nothing.
+    nothing and retires nothing. With a `request_id` the job's id is derived from it, so a repeat
+    returns the first job's record (AIP-155) instead of running again; a repeat for another user is
+    refused with RequestIdReused.
     """
+    job_id = _job_id(cmd)
+    if cmd.request_id:
+        first = _first_job(cmd, job_id, deps)
+        if first is not None:
+            return first
     started = time.monotonic()
     with _tracer.start_as_current_span("consolidation.job") as span:
         job = ConsolidationJob(
-            job_id=f"consolidate-{uuid.uuid4().hex}",
+            job_id=job_id,
             tenant=cmd.tenant,
             user=cmd.user,
             state=JobState.RUNNING,
@@ -150,6 +160,22 @@ def run_consolidation(cmd: RunConsolidation, deps: ConsolidationDeps) -> Consoli
     return job
 
 
+def _job_id(cmd: RunConsolidation) -> str:
+    """A fresh id, or one derived from (tenant, request_id) so every repeat names the same job."""
+    if not cmd.request_id:
+        return f"consolidate-{uuid.uuid4().hex}"
+    digest = hashlib.sha256(f"{cmd.tenant}\x1f{cmd.request_id}".encode()).hexdigest()[:32]
+    return f"consolidate-{digest}"
+
+
+def _first_job(cmd: RunConsolidation, job_id: str, deps: ConsolidationDeps) -> ConsolidationJob | None:
+    with deps.uow(cmd.tenant) as uow:
+        first = uow.consolidation.get_job(job_id)
+    if first is not None and first.user != cmd.user:
+        raise RequestIdReused(f"request_id {cmd.request_id[:64]!r} was used for another user's job")
+    return first
+
+
 def recover_abandoned(tenant: str, user: str, deps: ConsolidationDeps) -> list[str]:
     """Mark FAILED the running rows of a user whose job died with its process; returns their ids.
 
@@ -166,6 +192,9 @@ def recover_abandoned(tenant: str, user: str, deps: ConsolidationDeps) -> list[s
 
 def _run_locked(session: JobSession, job: ConsolidationJob, deps: ConsolidationDeps) -> ConsolidationJob:
     with session.uow() as uow:
+        first = uow.consolidation.get_job(job.job_id)
+        if first is not None:  # a concurrent repeat of the same request_id ran while this one waited
+            return first
         abandoned = uow.consolidation.abandon_running(job.user, error=_ABANDONED, now=deps.clock())
         uow.consolidation.add_job(job)
         uow.commit()
@@ -314,6 +343,9 @@ def _trace_id_of(span: trace.Span) -> str:
 
 def _skipped(job: ConsolidationJob, deps: ConsolidationDeps) -> ConsolidationJob:
     with deps.uow(job.tenant) as uow:
+        first = uow.consolidation.get_job(job.job_id)
+        if first is not None:  # the busy holder is this very request_id's first run
+            return first
         running = uow.consolidation.running_job(job.user)
         holder = f"job {running.job_id}" if running is not None else "another job"
         skipped = job.ended(

@@ -8,9 +8,8 @@ service as core's, so `DeletionRpcs` is a mixin joined with core's in
 `services.memory.entrypoints.grpc_server`.
 
 Every check runs before the use case, so bad input is INVALID_ARGUMENT naming the field and
-nothing is written. A Forget names exactly one target, the field of its scope: a field of another
-scope is refused rather than ignored, so "forget user X" sent with the wrong scope cannot forget
-something else.
+nothing is written. A Forget names exactly one target (the request's `target` oneof) and the target
+decides the scope, so "forget user X" cannot be read as anything else.
 """
 
 from __future__ import annotations
@@ -41,30 +40,21 @@ STEP_STATE_TO_PB = {
     StepState.DONE: pb.DELETION_STEP_STATE_DONE,
     StepState.FAILED: pb.DELETION_STEP_STATE_FAILED,
 }
-_TARGET_FIELDS = {
-    ForgetScope.MEMORY: ("memory_id",),
-    ForgetScope.USER: ("user",),
-    ForgetScope.EVENT: ("event_id", "source_request_id"),
+_SCOPE_OF_TARGET = {
+    "memory_id": ForgetScope.MEMORY,
+    "user": ForgetScope.USER,
+    "event_id": ForgetScope.EVENT,
+    "source_request_id": ForgetScope.EVENT,
 }
 
 
 def forget(request: pb.ForgetRequest, *, requested_by: str) -> Forget:
     tenant = tenant_of(request.tenant)
-    scope = SCOPE_FROM_PB.get(request.scope)
-    if scope is None:
-        raise InvalidArgument("scope", "must be MEMORY, USER or EVENT")
-    foreign = [f for other, fields in _TARGET_FIELDS.items() if other is not scope for f in fields]
-    for field in foreign:
-        if getattr(request, field):
-            raise InvalidArgument(field, f"does not apply to scope {scope.value.upper()}")
-    if scope is ForgetScope.EVENT:
-        if bool(request.event_id) == bool(request.source_request_id):
-            raise InvalidArgument("event_id", "give exactly one of event_id and source_request_id")
-    else:
-        require(getattr(request, _TARGET_FIELDS[scope][0]), _TARGET_FIELDS[scope][0])
-    for field in ("memory_id", "user", "event_id", "source_request_id"):
-        if getattr(request, field):
-            require(getattr(request, field), field)
+    target = request.WhichOneof("target")
+    if target is None:
+        raise InvalidArgument("target", "give one of memory_id, user, event_id or source_request_id")
+    scope = _SCOPE_OF_TARGET[target]
+    require(getattr(request, target), target)
     if request.request_id:
         require(request.request_id, "request_id", max_length=128)
     return Forget(
@@ -81,8 +71,8 @@ def forget(request: pb.ForgetRequest, *, requested_by: str) -> Forget:
     )
 
 
-def deletion_to_pb(deletion: Deletion) -> pb.GetDeletionResponse:
-    return pb.GetDeletionResponse(
+def deletion_to_pb(deletion: Deletion) -> pb.Deletion:
+    return pb.Deletion(
         deletion_id=deletion.deletion_id,
         scope=SCOPE_TO_PB[deletion.scope],
         requested_by=deletion.requested_by,
@@ -116,4 +106,5 @@ class DeletionRpcs(pb_grpc.MemoryServiceServicer):
     def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
         authorize_tenant(request.tenant, roles=READ_ROLES)
         tenant, deletion_id = tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
-        return deletion_to_pb(use_case.get_deletion(tenant, deletion_id, self._deletions))
+        found = use_case.get_deletion(tenant, deletion_id, self._deletions)
+        return pb.GetDeletionResponse(deletion=deletion_to_pb(found))
