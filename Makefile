@@ -42,9 +42,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict clients/python/src/memloop_client
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
+	$(BIN)/python scripts/gen_client_protos.py
 
 bench: install
 	$(BIN)/python -m bench.run_all
