@@ -212,7 +212,7 @@ def test_the_async_client_retries_the_same_way(serving: tuple[str, Script]) -> N
     script.failures = [(grpc.StatusCode.UNAVAILABLE, "COMMIT_THEN_LOSE")]
 
     async def run() -> Any:
-        async with Async_client(target) as client:
+        async with AsyncClient(serving=target, memory=target, tenant="acme", token="tok", retry=FAST) as client:
             return await client.record("alice", thread="t1", route="r", reply="ok", email=Email("a@x", "b@x"))
 
     result = asyncio.run(run())
