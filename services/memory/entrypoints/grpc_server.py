@@ -14,7 +14,7 @@ from services.common.errors import require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
-from services.memory.entrypoints import deletion_pb, requests
+from services.memory.entrypoints import context_pb, deletion_pb, requests
 from services.memory.entrypoints.pb_mapping import (
     audit_event_to_pb,
     memory_to_pb,
@@ -25,6 +25,7 @@ from services.memory.entrypoints.pb_mapping import (
 )
 from services.memory.service import deletion, lifecycle, queries, retrieval, review
 from services.memory.service.apply_learning import apply_learning
+from services.memory.service.context import get_context
 from services.memory.service.deps import MemoryPorts
 from services.memory.service.pagination import page_request
 
@@ -123,6 +124,13 @@ class MemoryServicer(pb_grpc.MemoryServiceServicer):
         command = requests.search(request, default_k=tuning.default_k, max_k=tuning.max_k)
         hits = retrieval.search_memories(command, self._ports)
         return pb.SearchMemoriesResponse(results=[scored_to_pb(h) for h in hits])
+
+    @grpc_method(DOMAIN)
+    def GetContext(self, request: pb.GetContextRequest, context: grpc.ServicerContext) -> pb.GetContextResponse:
+        authorize_tenant(request.tenant, roles=READ_ROLES)
+        tuning = self._ports.tuning
+        command = context_pb.get_context(request, default_k=tuning.default_k, max_k=tuning.max_k)
+        return context_pb.context_to_pb(get_context(command, self._ports))
 
     @grpc_method(DOMAIN)
     def ListReviewItems(
