@@ -43,6 +43,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services
 	$(BIN)/mypy --strict clients/python/src/memloop_client
+	$(BIN)/lint-imports
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
