@@ -14,10 +14,11 @@ endef
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools wheel
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e clients/python  # the agent's client: examples, its e2e tests, bench_context
 	touch $(STAMP)
 
 demo: install
