@@ -9,12 +9,13 @@ True). Either way the tenant has exactly one result and one outbox event for the
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
 
-from memloop_client import Client, Email, RecordResult, RetryPolicy
+from memloop_client import Client, Email, RecordResult, RetryPolicy, trace_context
 from services.cli.stack import Stack
 from tests.e2e.support import eventually, fresh_tenant
 from tests.e2e.tcp_proxy import HoldingProxy
@@ -102,3 +103,13 @@ def test_serving_killed_after_commit_the_retry_returns_the_commit_as_a_replay(st
     assert result.replayed and result.attempts >= 2
     committed = _committed(stack, tenant)
     assert committed == [(first.request_id, first.event_id, 1), (result.request_id, result.event_id, 1)]
+
+
+def test_the_callers_trace_context_reaches_serving(stack: Stack) -> None:
+    # Given a caller inside a W3C trace
+    trace_id = uuid.uuid4().hex
+    with _client(stack, fresh_tenant()) as client, trace_context(f"00-{trace_id}-{uuid.uuid4().hex[:16]}-01"):
+        # When it records
+        result = _record(client)
+    # Then serving committed the result (and its learning event) under the caller's trace
+    assert result.trace_id == trace_id
