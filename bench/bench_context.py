@@ -136,9 +136,11 @@ def run(quick: bool) -> list[Row]:
     with running_stack("context", "hashing") as stack:
         for n in sizes:
             _seed(stack, f"u{n}", n)
-        stack.services["memory"].process.terminate(timeout=30)
+        memory = stack.services["memory"]
+        memory.process.terminate(timeout=30)
         started = time.perf_counter()
-        stack.restart("memory")  # indexes every seeded memory, as after any restart
+        memory.process.start()  # embeds and indexes every seeded memory, as after any restart
+        memory.process.wait_healthy(memory.grpc_port, timeout=1800.0)
         print(f"   memory restarted and indexed {sum(sizes):,} memories in {time.perf_counter() - started:.1f} s")
         _save_procedures(stack)
         for n in sizes:
