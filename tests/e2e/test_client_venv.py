@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -38,8 +39,10 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("client-venv")
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True, cwd=root, env=_clean_env())
     python = root / "venv" / "bin" / "python"
+    source = root / "memloop-client"  # a copy: pip's in-tree build must not write into the clone
+    shutil.copytree(ROOT / "clients" / "python", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     install = subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", str(ROOT / "clients" / "python")],
+        [str(python), "-m", "pip", "install", "-q", str(source)],
         cwd=root,
         env=_clean_env(),
         capture_output=True,
