@@ -40,6 +40,7 @@ from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lpb
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2_grpc as lpb_grpc
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
+from services.memory.core.adapters.embedders import HashingEmbedder
 
 TENANT = "bench"
 K = 10
@@ -67,12 +68,25 @@ SELECT memory_id, event_id, tenant, trace_id FROM memories WHERE tenant = %(tena
 
 
 def _seed(stack: Stack, user: str, n: int) -> None:
+    """The user's memories and their provenance by SQL, and their vectors computed here by the same
+    embedder memory runs (memory's own start-up back-fill writes all missing vectors in one statement,
+    which PostgreSQL refuses past 65,535 parameters, about 13,000 memories)."""
     url = stack.memory_db_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    embedder = HashingEmbedder()
     with psycopg.connect(url) as conn:
         conn.execute(
             _SEED, {"tenant": TENANT, "user": user, "n": n, "people": PEOPLE, "places": PLACES, "topics": TOPICS}
         )
         conn.execute(_SOURCES, {"tenant": TENANT, "user": user})
+        rows = conn.execute(
+            "SELECT memory_id, text FROM memories WHERE tenant = %s AND user_id = %s", (TENANT, user)
+        ).fetchall()
+        with conn.cursor().copy("COPY memory_vectors (memory_id, embedder, tenant, dim, vector) FROM STDIN") as copy:
+            for start in range(0, len(rows), 5_000):
+                batch = rows[start : start + 5_000]
+                vectors = embedder.embed([text for _, text in batch])
+                for (memory_id, _), vector in zip(batch, vectors, strict=True):
+                    copy.write_row((memory_id, embedder.name, TENANT, embedder.dim, vector.astype("<f4").tobytes()))
 
 
 def _save_procedures(stack: Stack) -> None:
