@@ -18,10 +18,11 @@ BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools wheel
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e clients/python  # the agent's client: examples, its e2e tests, bench_context
 	touch $(STAMP)
 
 demo: install
@@ -45,7 +46,8 @@ test-e2e: install
 lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict services tests bench
+	$(BIN)/mypy --strict clients/python/src/memloop_client
 	$(BIN)/lint-imports
 
 lint-protos: install
@@ -55,6 +57,7 @@ lint-protos: install
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
+	$(BIN)/python scripts/gen_client_protos.py
 
 bench: install
 	$(BIN)/python -m bench.run_all
