@@ -22,14 +22,16 @@ Redaction is idempotent: placeholders are never matched again.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache, partial
 from typing import Any
 
 import phonenumbers
+
+from services.common.text_folding import fold_for_matching as fold_for_matching
+from services.common.text_folding import fold_with_map
 
 
 class RedactionMode(StrEnum):
@@ -87,56 +89,9 @@ class RedactionResult:
         return bool(self.kinds & SECRET_KINDS)
 
 
-# --- folding ---------------------------------------------------------------------------------
+# --- folding (one module for the whole loop) -------------------------------------------------
 
-_INVISIBLE = (
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
-)
-_BIDI = "".join(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
-# Escaped on purpose (look-alikes are invisible in review): Cyrillic, then Greek letters in the first
-# string, each onto the Latin letter it mimics in the second. Case is kept: some patterns need it.
-_HOMOGLYPHS = str.maketrans(
-    "\u0430\u0432\u0435\u0451\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0455\u0456\u0457"
-    "\u0458\u0501\u04bb\u04cf\u051b\u051d\u0261\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421"
-    "\u0422\u0423\u0425\u0405\u0406\u0408\u0500\u04c0"
-    "\u03b1\u03b2\u03b5\u03b7\u03b9\u03ba\u03bd\u03bf\u03c1\u03c4\u03c5\u03c7\u03c9\u03f2\u0391\u0392"
-    "\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
-    "abeekmhopctyxsiijdhlqwgABEKMHOPCTYXSIJDIabenikvoptuxwcABEZHIKMNOPTYX",
-)
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_FOLD_TABLE = {**str.maketrans(dict.fromkeys(_INVISIBLE + _BIDI, None)), **_HOMOGLYPHS}
-
-
-def fold_for_matching(text: str) -> str:
-    """Fold text so look-alike and invisible-character tricks cannot dodge a pattern.
-
-    NFKC (fullwidth and mathematical letters), zero-width and bidi controls stripped, common
-    Cyrillic/Greek homoglyphs mapped to Latin. For matching only: never store the folded form.
-    """
-    return unicodedata.normalize("NFKC", text).translate(_FOLD_TABLE)
-
-
-def _fold_with_map(text: str) -> tuple[str, Sequence[int]]:
-    """Fold text and return, for every folded character, the index of the original it came from.
-
-    ASCII runs are copied as they are; only non-ASCII characters are folded one by one.
-    """
-    if text.isascii():
-        return text, range(len(text))
-    parts: list[str] = []
-    origin: list[int] = []
-    cursor = 0
-    for match in _NON_ASCII.finditer(text):
-        index = match.start()
-        parts.append(text[cursor:index])
-        origin.extend(range(cursor, index))
-        folded = unicodedata.normalize("NFKC", text[index]).translate(_FOLD_TABLE)
-        parts.append(folded)
-        origin.extend([index] * len(folded))
-        cursor = index + 1
-    parts.append(text[cursor:])
-    origin.extend(range(cursor, len(text)))
-    return "".join(parts), origin
+_fold_with_map = fold_with_map
 
 
 # --- detectors: each yields (start, end, kind, detector, replacement) in folded coordinates ---

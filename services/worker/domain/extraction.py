@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from services.common.redaction import contains_secret_pattern, fold_for_matching
+from services.common.redaction import contains_secret_pattern
+from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import sentences, split_email
 
