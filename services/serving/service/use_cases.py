@@ -120,7 +120,7 @@ def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime)
         tool_outcomes=outcomes,
         feedback_ref=command.feedback_ref,
         content_ref=content_ref,
-        owner_address=command.owner_address or raw.to_address,
+        owner_address=redact(command.owner_address or raw.to_address),
         commit_time=now,
     )
     return NewResult(
