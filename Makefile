@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean redaction-report
 
 install: $(STAMP)
 
@@ -51,6 +51,11 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# The labelled redaction corpus (regenerated) and its precision/recall per kind.
+redaction-report: install
+	$(BIN)/python scripts/make_redaction_corpus.py
+	$(BIN)/python scripts/redaction_report.py
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache

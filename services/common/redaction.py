@@ -82,16 +82,53 @@ def _phone_hints(text: str) -> Iterator[tuple[int, int]]:
             yield m.start(), m.end()
 
 
+# Words that name what a number is when it is not a phone number.
+_ID_LABEL_BEFORE = re.compile(
+    r"(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|part|ticket|case|serial|account|acct|no\.|nr\.?"
+    r"|bestellnummer|rechnung|commande|factura|pedido)\W{0,4}\Z"
+)
+
+
+_DATE_LIKE = re.compile(r"\d{1,4}([./\-])\d{1,2}\1\d{2,4}")
+
+
+def _part_of_an_id(text: str, start: int, end: int) -> bool:
+    """A digit run glued into a longer token ("ORD-2026-004512", "1Z999AA1012...") or labelled as an id."""
+    before, after = text[max(0, start - 2) : start], text[end : end + 2]
+    glued_before = before[-1:].isalnum() or (before[-1:] in ("-", "/") and before[:1].isalnum())
+    glued_after = after[:1].isalnum() or (after[:1] in ("-", "/") and after[1:].isalnum())
+    if _DATE_LIKE.fullmatch(text[start:end]):
+        return True
+    return glued_before or glued_after or _ID_LABEL_BEFORE.search(text[max(0, start - 24) : start].lower()) is not None
+
+
+# Regions tried, strictly (VALID), for a number written nationally with a leading 0.
+_NATIONAL_REGIONS = ("GB", "DE", "FR", "NL", "IT", "ES", "AU", "IN")
+
+
 def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
     def detect(text: str) -> Iterator[Hit]:
         # phonenumbers is thorough but costs ~0.1 ms per KB; run it only around digit runs.
         for hint_start, hint_end in _phone_hints(text):
             lo = max(0, hint_start - 24)
             window = text[lo : min(len(text), hint_end + 24)]
+            found = False
             for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency):
                 start, end = lo + match.start, lo + match.end
-                if start < hint_end and end > hint_start:
+                if start < hint_end and end > hint_start and not _part_of_an_id(text, start, end):
+                    found = True
                     yield hit(start, end, FindingKind.PHONE, "phonenumbers")
+            if not found and text[hint_start] == "0":  # a national number ("0800 123 4567"): other regions
+                for other in _NATIONAL_REGIONS:
+                    matches = list(phonenumbers.PhoneNumberMatcher(window, other, leniency=phonenumbers.Leniency.VALID))
+                    hits = [(lo + m.start, lo + m.end) for m in matches]
+                    hits = [
+                        (s, e) for s, e in hits if s < hint_end and e > hint_start and not _part_of_an_id(text, s, e)
+                    ]
+                    for start, end in hits:
+                        yield hit(start, end, FindingKind.PHONE, f"phonenumbers:{other}")
+                    if hits:
+                        break
 
     return detect
 

@@ -28,12 +28,14 @@ _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}"
 _US_TAIL = r"[A-Z]{2},? \d{5}(?:-\d{4})?"
 _TAIL = (
     r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|#)\.?\s*#?\s*\w+)?"
-    r"(?:,\s*[A-Z][A-Za-z\-]+(?: [A-Z][A-Za-z\-]+){0,2})?(?:,?\s+(?:" + _UK_POSTCODE + "|" + _US_TAIL + r"))?"
+    r"(?:,\s*[A-Z][a-z][A-Za-z\-]*(?: [A-Z][a-z][A-Za-z\-]*){0,2})?(?:,?\s+(?:" + _UK_POSTCODE + "|" + _US_TAIL + r"))?"
 )
 _NUMBER_FIRST = re.compile(
     r"\d{1,5}[A-Za-z]?(?:[ \-]\d{1,4})?(?:\s+[A-Z][A-Za-z'\-]+){1,4}\s+(?:" + _EN_TYPES + r")\b\.?"
     r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?" + _TAIL
 )
+# Continental postcodes: 10115, D-10115, 1015 CJ, 1100-048, 111 51.
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{4}-\d{3}|\d{3} \d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![a-z]))?"
 _ROMANCE_TYPES = (
     r"rue|avenue|av\.|boulevard|bd|place|allee|impasse|chemin|quai|route|cours|calle|c/|avenida|avda\.?"
     r"|plaza|paseo|carrer|via|viale|piazza|piazzale|corso|largo|vicolo|rua|travessa|praca|alameda|estrada"
@@ -43,7 +45,7 @@ _ROMANCE = re.compile(
     r"(?:(?:de|del|della|delle|dei|di|da|do|dos|das|des|du|la|le|les|los|las|l'|d')\s*){0,2}"
     r"[A-Z][\w'\-]+(?:\s+(?:de |del |di |da |do |des |du |la |le )?[A-Z][\w'\-]+){0,3}"
     r"(?:,?\s*(?:n[o.º°]?\s*)?(?P<after>\d{1,4}[a-zA-Z]?)\b)?"
-    r"(?:,?\s+\d{4,5}\s+[A-Z][\w\-]+)?"
+    r"(?:,?\s+" + _POSTCODE + r"\s+[A-Z][\w\-]+)?"
 )
 _SUFFIXES = (
     r"strasse|straße|str\.|weg|gasse|allee|platz|ring|damm|ufer|chaussee|steig|pfad|markt|gracht|straat|laan"
@@ -51,12 +53,12 @@ _SUFFIXES = (
 )
 _SUFFIXED = re.compile(
     r"[A-Z][\w'\-]*(?i:" + _SUFFIXES + r")\s+\d{1,4}[a-zA-Z]?(?:\s*[-/]\s*\d{1,4}[a-z]?)?"
-    r"(?:,?\s+(?:[A-Z]{1,2}-)?\d{4,5}(?:\s?[A-Z]{2})?\s+[A-Z][\w\-]+)?"
+    r"(?:,?\s+" + _POSTCODE + r"\s+[A-Z][\w\-]+)?"
 )
 _CONTEXT = re.compile(
     r"(?:(?:my|our|his|her|their|home|postal|mailing|street|billing|shipping|delivery|new|current|residential"
     r"|private) address(?: is| was|:| -)|\b(?:i|we|she|he|they) (?:now |still )?li(?:ve|ves) at|\blives at"
-    r"|\bmoved to|anschrift:?|wohne (?:in der|in|am)|j'habite (?:au|a|rue)|mon adresse est|vivo en|mi direccion es"
+    r"|anschrift:?|wohne (?:in der|in|am)|j'habite (?:au|a|rue)|mon adresse est|vivo en|mi direccion es"
     r"|abito in|woon op|mijn adres is|moro na|\bhome:)\s*"
 )
 _PO_BOX = re.compile(
@@ -65,15 +67,14 @@ _PO_BOX = re.compile(
 
 
 _DIGITS = re.compile(r"\d+")
-_POSTCODE_AFTER = re.compile(
-    r"[a-zA-Z]?,\s*(?:[A-Z]{1,2}-)?\d{4,5}(?:\s?[A-Z]{2})?\s+[A-Z][a-z][\w\-]+|[a-zA-Z]?,?\s+" + _UK_POSTCODE
-)
+_UNIT_BEFORE = re.compile(r"(?i:flat|apt\.?|apartment|unit|suite|appartement|wohnung)\s*\d+[A-Za-z]?,?\s+\Z")
+_POSTCODE_AFTER = re.compile(r"[a-zA-Z]?,\s*" + _POSTCODE + r"\s+[A-Z][a-z][\w\-]+|[a-zA-Z]?,?\s+" + _UK_POSTCODE)
 _NAME_BEFORE = re.compile(r"[A-Z][\w'.\-]+(?:\s+[\w'.\-]+){0,3}\s+\Z")
 _ROMANCE_WORDS = frozenset(re.sub(r"\\.|\?", "", _ROMANCE_TYPES).replace(".", "").split("|"))
 _SUFFIX_ENDINGS = tuple(re.sub(r"\\", "", _SUFFIXES).split("|"))
 _CONTEXT_STEMS = (
     "address", "live", "anschrift", "wohne", "habite", "adresse", "vivo", "direccion", "abito", "woon", "adres",
-    "moro", "moved", "home:",
+    "moro", "home:",
 )  # fmt: skip
 
 
@@ -90,7 +91,8 @@ def _around_numbers(text: str, lower: str) -> Iterator[Hit]:
             continue
         m = _NUMBER_FIRST.match(text, p)
         if m:
-            yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:number-first")
+            unit = _UNIT_BEFORE.search(text, max(0, p - 30), p)
+            yield hit(unit.start() if unit else p, m.end(), FindingKind.ADDRESS, "address:number-first")
         lo = max(0, p - 70)
         words = lower[lo:p].split()
         if romance_possible and any(w.rstrip(".") in _ROMANCE_WORDS for w in words[-6:]):

@@ -42,7 +42,7 @@ _PASSWORD_WORDS = (
     _words(
         "password passwords passwd pwd pw pass passcode passcodes passphrase pin pins pincode cvv cvc cvv2 "
         "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
-        "jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
+        "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
     )
 ) | {fold_words("пароль"), fold_words("пароли")}
 # Words that name any other secret on their own.
@@ -62,15 +62,23 @@ _MULTIWORD = re.compile(
 )
 _STEMS = re.compile(
     r"pass|pwd|pw\b|secret|token|key|cred|pin|cvv|cvc|kennwort|mdp|contrase|clave|senha|wachtwoord|parola"
-    r"|has[l]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|" + fold_words("пароль")
+    r"|login|signin|account|anmeldung|connexion|acceso|accesso|has[l\u0142]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|"
+    + fold_words("пароль")
 )
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _ident_char(ch: str) -> bool:
+    return ch in _IDENT_CHARS or (not ch.isascii() and ch.isalpha())
+
+
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Between the key and its value: closing quotes/brackets, "for the guest wifi", "(prod)", then the link.
 _LINK = re.compile(
     r"[\"'`\]\)]*\s*(?:\([^)\n]{0,30}\)\s*)?"
     r"(?:(?:for|of|to|on|at|de|du|des|fur|del|da|di|van|voor|pour|para|per)\s+(?:[\w.@'\-]+\s+){0,3}?)?"
-    r"(?:(?P<strong>(?::=|=>|->|==|=|:|>)\s*)"
+    r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
+    r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|(?<=\s)[\-\u2013\u2014]{1,2}(?=\s))\s*|['\u2019]s\s+)"
     r"|(?P<prose>(?:is now|is still|is|was|will be|has been changed to|changed to|set to|reset to|are|est|etait"
     r"|sera|ist|lautet|war|wird|es|era|e|sono|jest|je|ar|er|wordt|reads|remains)\s+))"
 )
@@ -82,7 +90,15 @@ _NOT_A_PASSWORD_PASS = _words(
 _QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 _TRAILING = ".,;:)]}\"'\u201d\u2019\u00bb>"
 # Values that say something about a credential rather than being one.
-_NON_VALUES = _words(
+# A user name, a slash and a password: "admin / Cobalt8124!", "root | toor99".
+_USER_SLASH_PASSWORD = re.compile(
+    r"\b(?:admin|administrator|root|user|username|login|benutzer|utilisateur|usuario|utente)\s+[/|]\s+(?P<value>\S+)"
+)
+# "credentials: bob / S3cure!pass": a user name and a password after a credential word.
+_USER_AND_PASSWORD = re.compile(r"[\w.@\-]+\s*[/|]\s*\S*[\d\W]\S*")
+# Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
+_PAIR_ONLY_WORDS = _words("login logins signin account anmeldung connexion acceso accesso")
+NON_VALUES = _words(
     "a an the this that these those it its my your our their his her is are was be been being not no none "
     "null nil true false yes on off n/a na tbd todo unknown empty blank same below above attached "
     "enclosed here there required needed mandatory optional wrong invalid incorrect correct valid expired "
@@ -92,9 +108,12 @@ _NON_VALUES = _words(
     "changed rotated revoked hidden masked redacted encrypted hashed protected missing pending available "
     "included inside outside ready coming needs must should will can le la les un une der die das ein "
     "eine el los las nicht pas nao niet geen non sera ist est es "
+    "abgelaufen falsch richtig geandert ungultig gultig neu erforderlich notwendig gesperrt vergessen "
+    "expire requis obligatoire change oublie bloque caducado caducada incorrecta obligatorio olvidada "
+    "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
 )
 _VALUE = re.compile(r"\S+")
-_ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-.~]{16,}")
+_ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
 _CODE_CONTEXT = re.compile(
@@ -105,9 +124,9 @@ _PAIR_WINDOW = 200
 
 
 def _identifier_at(text: str, start: int, end: int) -> tuple[int, int]:
-    while start > 0 and text[start - 1] in _IDENT_CHARS:
+    while start > 0 and _ident_char(text[start - 1]):
         start -= 1
-    while end < len(text) and text[end] in _IDENT_CHARS:
+    while end < len(text) and _ident_char(text[end]):
         end += 1
     while end > start and text[end - 1] in ".-":
         end -= 1
@@ -115,7 +134,8 @@ def _identifier_at(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _parts(identifier: str) -> list[str]:
-    return [p.lower() for chunk in re.split(r"[_.\-]+", identifier) for p in _CAMEL.findall(chunk)]
+    chunks = [c for c in re.split(r"[_.\-]+", identifier) if c]
+    return [p.lower() for chunk in chunks for p in (_CAMEL.findall(chunk) if chunk.isascii() else [chunk])]
 
 
 def _previous_word(lower: str, start: int) -> str:
@@ -139,7 +159,7 @@ def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
 def _plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
     """Whether `value` is a credential rather than words about one."""
     lowered = value.lower().strip(_TRAILING)
-    if not lowered or lowered in _NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*")):
+    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*")):
         return False
     if set(lowered) <= set("*x\u2022.-_#"):
         return False
@@ -196,7 +216,7 @@ def _entropy_near(text: str, start: int, end: int) -> Iterator[Hit]:
 
 
 def _random_looking(token: str, minimum: int = 16) -> bool:
-    if len(token) < minimum or "://" in token or token.count(".") > 2:
+    if len(token) < minimum or token.startswith("/") or ("/" in token and "." in token) or token.count(".") > 2:
         return False
     hexish = re.fullmatch(r"[0-9a-fA-F]+", token) is not None
     if hexish:
@@ -206,6 +226,13 @@ def _random_looking(token: str, minimum: int = 16) -> bool:
         and character_classes(token) >= 3
         and shannon_entropy(token) >= min(3.5, 0.18 * len(token))
     )
+
+
+def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
+    """A "user / password" pair after a credential word and its link, as one span."""
+    link = _LINK.match(lower, end)
+    pair = _USER_AND_PASSWORD.match(text, link.end()) if link else None
+    return (pair.start(), pair.end()) if pair else None
 
 
 def credential_statements(text: str) -> Iterator[Hit]:
@@ -226,12 +253,22 @@ def credential_statements(text: str) -> Iterator[Hit]:
         seen.add(end)
         parts, previous = _parts(text[start:end]), _previous_word(lower, start)
         kind = _credential_kind(parts, previous)
+        if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
+            if pair := _pair_after(text, lower, end):
+                yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
+            continue
         if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
             continue
         span = _value_after(text, lower, end, kind)
         if span:
             yield hit(*span, kind, "context:credential")
+        elif pair := _pair_after(text, lower, end):
+            yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
         yield from _entropy_near(text, start, end)
+    for m in _USER_SLASH_PASSWORD.finditer(lower):
+        value = text[m.start("value") : m.end("value")].rstrip(_TRAILING)
+        if _plausible(value, False, FindingKind.PASSWORD, False) and any(c.isdigit() for c in value):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
 
 
 def key_pairs(text: str) -> Iterator[Hit]:

@@ -41,8 +41,8 @@ _LABEL = re.compile(_ID_LABELS)
 # in groups; a group without a digit may only be a short prefix or a check letter).
 _LABELLED_VALUE = re.compile(
     r"(?i:(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
-    r"(?:\s*(?:is|was|:|=|-|est|ist|lautet|es|e|reads|\())*)\s*"
-    r"(?P<value>(?:[A-Z]{1,3}[ \-])?[A-Z]{0,3}\d[A-Z0-9]{2,14}(?:[ \-./][A-Z]{0,2}\d[A-Z0-9]*){0,4}"
+    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|[:=\-(#]))*)\s*"
+    r"(?P<value>(?:[A-Z]{1,3}[ \-])?[A-Z]{0,3}\d[A-Z0-9]{0,14}(?:[ \-./][A-Z]{0,2}\d[A-Z0-9]*){0,5}"
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?)(?![A-Za-z0-9])"
 )
 _MONTHS = (
@@ -69,6 +69,8 @@ _BIRTH = re.compile(
     r"|year of birth"
 )
 _BIRTH_WINDOW = 40
+_BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
+                          "nato", "nata", "urodzony", "urodzona"})  # fmt: skip
 
 
 def _dni_ok(value: str) -> bool:
@@ -116,7 +118,8 @@ def national_ids(text: str) -> Iterator[Hit]:
 
 _DIGIT_RUN = re.compile(r"\d{2,}")
 _BIRTH_STEMS = (
-    "birth", "born", "dob", "d.o.b", "nee ", "naissance", "geburt", "geboren", "geb.", "nacimiento", "nacid",
+    "birth", "born", "dob", "d.o.b", "nee ", "ne le", "ne en", "naissance", "geburt", "geboren", "geb.",
+    "nacimiento", "nacid",
     "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
 )  # fmt: skip
 
@@ -163,6 +166,8 @@ def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:
             break
         else:
             # "14/03/1985 (date of birth)": the label after the date
+            if label.group().strip() in _BIRTH_VERBS:
+                continue  # "14 March 2026, born of necessity": a verb after a date says nothing about it
             lo = max(0, label.start() - 30)
             for m in _DATE.finditer(lower, lo, label.start()):
                 if re.fullmatch(r"[\s(,\-\u2013:]*(?:my |her |his |their )?", lower[m.end() : label.start()]):
