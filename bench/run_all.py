@@ -104,6 +104,7 @@ def modules() -> list[Module]:
     found.append(_load("bench_deletion"))
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
+    found.append(_load("bench_redaction"))
     return found
 
 

@@ -22,6 +22,7 @@ matching only: nothing stores it.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
@@ -84,6 +85,7 @@ _INVISIBLE_CATEGORIES = frozenset({"Mn", "Me", "Cf"})
 # Blank but not whitespace, and not in the categories above: Hangul fillers, braille blank, Mongolian vowel separator.
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f")
 _TRANSLATE = str.maketrans(CONFUSABLES)
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def _is_invisible(ch: str) -> bool:
@@ -128,10 +130,17 @@ def fold_with_map(text: str) -> tuple[str, Sequence[int]]:
         return text, range(len(text))
     parts: list[str] = []
     origin: list[int] = []
-    for index, ch in enumerate(text):
-        folded = ch if ch.isascii() else fold_char(ch)
+    cursor = 0
+    for match in _NON_ASCII.finditer(text):  # ASCII runs are copied whole; only the rest is folded
+        index = match.start()
+        parts.append(text[cursor:index])
+        origin.extend(range(cursor, index))
+        folded = fold_char(text[index])
         parts.append(folded)
         origin.extend([index] * len(folded))
+        cursor = index + 1
+    parts.append(text[cursor:])
+    origin.extend(range(cursor, len(text)))
     return "".join(parts), origin
 
 

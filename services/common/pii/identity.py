@@ -24,17 +24,18 @@ _CODICE_FISCALE = re.compile(r"[A-Z]{6}\d\d[A-EHLMPR-T]\d\d[A-Z]\d{3}[A-Z]")
 _NIR = re.compile(r"[12] ?\d\d ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d\d|2[AB]) ?\d{3} ?\d{3} ?\d\d")
 _CPF = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d\d")
 
-# Words (folded, lower case) that name an identity document or number.
+# Words (folded, lower case) that name an identity document or number. No alternative starts with \b, so
+# the engine can skip ahead on their first letters; `_word_start` checks the boundary instead.
 _ID_LABELS = (
-    r"passport|passeport|pasaporte|passaporto|paspoort|passaporte|reisepass|pass nr|pass-nr|paszport|pas\b"
-    r"|national insurance|\bnino\b|\bni (?:number|no)|social security|\bssn\b|\bsin\b|social insurance"
+    r"passport|passeport|pasaporte|passaporto|paspoort|passaporte|reisepass|pass nr|pass-nr|paszport"
+    r"|national insurance|nino\b|ni (?:number|no)|social security|ssn\b|sin\b|social insurance"
     r"|national id|identity (?:card|number|no)|id card|id number|id no|personalausweis|ausweis"
-    r"|carte d.identite|carte nationale|numero de securite sociale|securite sociale|\binsee\b|\bnir\b"
-    r"|\bdni\b|\bnie\b|\bnif\b|documento nacional|\bbsn\b|burgerservicenummer|sofinummer|steuer.?id"
-    r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|\btfn\b|\btin\b|\bpps\b|\bpesel\b"
-    r"|personnummer|henkilotunnus|cpr|codice fiscale|\bcpf\b|\bcurp\b|aadhaar|aadhar|\bpan\b|nhs number"
+    r"|carte d.identite|carte nationale|numero de securite sociale|securite sociale|insee\b|nir\b"
+    r"|dni\b|nie\b|nif\b|documento nacional|bsn\b|burgerservicenummer|sofinummer|steuer.?id"
+    r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
+    r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs number"
     r"|medicare|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number|fuhrerschein|permis de conduire"
-    r"|residence permit|aufenthaltstitel|green card|alien number|\ba-number"
+    r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
 )
 _LABEL = re.compile(_ID_LABELS)
 # After the label: "number", "no.", "#", ":", "is" and the like, then the id itself (upper case and digits,
@@ -63,14 +64,19 @@ _DATE = re.compile(
     r")",
 )
 _BIRTH = re.compile(
-    r"date of birth|birth ?date|birthday|\bd\.?o\.?b\b|\bborn\b|\bnee? (?:le|en)\b|date de naissance"
-    r"|geburtsdatum|geburtstag|\bgeboren\b|\bgeb\.|fecha de nacimiento|\bnacid[oa]\b|data di nascita"
-    r"|\bnat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
+    r"date of birth|birth ?date|birthday|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
+    r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
+    r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
     r"|year of birth"
 )
 _BIRTH_WINDOW = 40
 _BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
                           "nato", "nata", "urodzony", "urodzona"})  # fmt: skip
+
+
+def _word_start(lower: str, index: int) -> bool:
+    """Labels are matched without a leading \\b (which would stop the regex engine skipping ahead)."""
+    return index == 0 or not lower[index - 1].isalnum()
 
 
 def _dni_ok(value: str) -> bool:
@@ -134,7 +140,7 @@ def labelled_ids(text: str, lower: str) -> Iterator[Hit]:
         if run.start() < done:
             continue
         lo = max(0, run.start() - 50)
-        labels = list(_LABEL.finditer(lower, lo, run.start()))
+        labels = [m for m in _LABEL.finditer(lower, lo, run.start()) if _word_start(lower, m.start())]
         if not labels:
             continue
         m = _LABELLED_VALUE.match(text, labels[-1].end())
@@ -157,6 +163,8 @@ def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:
     if not any(stem in lower for stem in _BIRTH_STEMS):
         return
     for label in _BIRTH.finditer(lower):
+        if not _word_start(lower, label.start()):
+            continue
         window_end = min(len(text), label.end() + _BIRTH_WINDOW)
         for m in _DATE.finditer(lower, label.end(), window_end):
             between = lower[label.end() : m.start()]
