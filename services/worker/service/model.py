@@ -58,7 +58,7 @@ class LearningEventView:
 
 @dataclass(frozen=True)
 class EmailView:
-    """The email serving returns for a content reference (redacted by serving in fast mode).
+    """The email serving returns for a content reference (redacted by serving with full coverage).
 
     `from_owner` is serving's verdict on whether the mailbox owner wrote it: the sender address
     is redacted by then, so the worker could not tell on its own.
