@@ -21,7 +21,8 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from redaction_corpus_values import HANDWRITTEN, Values, negatives  # beside this script, on sys.path when run as one
+from redaction_corpus_handwritten import HANDWRITTEN  # beside this script, on sys.path when run as one
+from redaction_corpus_values import Values, negatives
 
 ROOT = Path(__file__).resolve().parents[1]
 

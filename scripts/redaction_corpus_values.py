@@ -370,34 +370,3 @@ def negatives(rng: random.Random) -> list[tuple[str, str, list[str]]]:
         ("statistic", "We handled 12,345,678 requests in 2025", ["12,345,678"]),
     ]  # fmt: skip
     return items
-
-
-# Written by hand, in phrasings the templates above do not use: (kind, subkind, text, values, keep).
-HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
-    ("secret", "aws_pair", "For the S3 sync use AKIAZ7Q2MXW4LPRT9K3D and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     ["AKIAZ7Q2MXW4LPRT9K3D", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"], []),
-    ("secret", "credential_context", "The wifi password's hunter2", ["hunter2"], []),
-    ("secret", "credential_context", "password - Tr0ub4dor&3", ["Tr0ub4dor&3"], []),
-    ("secret", "credential_context", "credentials: bob / S3cure!pass", ["S3cure!pass"], []),
-    ("secret", "credential_context", "login: alice / Xy7!qq", ["Xy7!qq"], []),
-    ("secret", "credential_context", "my pin number is 0000", ["0000"], []),
-    ("secret", "entropy_in_context", "Use this token when calling the API: 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
-     ["4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"], []),
-    ("gov_id", "uk_nino", "My National Insurance number is QQ 12 34 56 C.", ["QQ 12 34 56 C"], []),
-    ("gov_id", "passport", "Passport: 533380006 (expires 2030)", ["533380006"], []),
-    ("date_of_birth", "dob_in_context", "I was born 3rd April 1987", ["3rd April 1987"], []),
-    ("date_of_birth", "dob_in_context", "14/03/1985 (date of birth)", ["14/03/1985"], []),
-    ("address", "au", "My home address is 42 Wallaby Way, Sydney NSW 2000", ["42 Wallaby Way, Sydney NSW 2000"], []),
-    ("address", "de", "we're at Rosenthaler Str. 40, 10178 Berlin", ["Rosenthaler Str. 40, 10178 Berlin"], []),
-    ("phone", "phone", "Call 0800 123 4567", ["0800 123 4567"], []),
-    ("phone", "phone", "appelle-moi au 06 12 34 56 78", ["06 12 34 56 78"], []),
-    ("none", "lookalike:date", "The meeting is at 10:30 on 14 March 2026, born of necessity", [], ["14 March 2026"]),
-    ("none", "lookalike:credential_word", "password-protected file attached", [], ["password-protected"]),
-    ("none", "lookalike:credential_word", "login: https://portal.example", [], ["https://portal.example"]),
-    ("none", "lookalike:git_sha", "git sha 1f7c3a9e0b2d4c6e8f0a1b3c5d7e9f1a2b3c4d5e looks good",
-     [], ["1f7c3a9e0b2d4c6e8f0a1b3c5d7e9f1a2b3c4d5e"]),
-    ("none", "lookalike:vat", "Our VAT number is GB123456789", [], ["GB123456789"]),
-    ("none", "lookalike:version", "Version 10.0.19045.3693 installed", [], ["10.0.19045.3693"]),
-    ("none", "lookalike:booking", "Your booking reference is 7QX9LM", [], ["7QX9LM"]),
-    ("none", "lookalike:date", "the contract was signed 01.02.2024", [], ["01.02.2024"]),
-)  # fmt: skip

@@ -84,8 +84,9 @@ def _phone_hints(text: str) -> Iterator[tuple[int, int]]:
 
 # Words that name what a number is when it is not a phone number.
 _ID_LABEL_BEFORE = re.compile(
-    r"(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|part|ticket|case|serial|account|acct|no\.|nr\.?"
-    r"|bestellnummer|rechnung|commande|factura|pedido)\W{0,4}\Z"
+    r"(?:(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|reference|part|ticket|case|serial|account|acct|po"
+    r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido)"
+    r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?)\W{0,4}\Z"
 )
 
 

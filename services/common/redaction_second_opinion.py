@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from services.common.pii.credentials import NON_VALUES
+from services.common.pii.credentials import CODE_REFERENCE, NON_VALUES
 from services.common.pii.model import PLACEHOLDER, FindingKind, Hit, hit, is_placeholder_at
 
 # What a line must hold (lower case) for a plugin's pattern to have any chance; None: always run.
@@ -98,6 +98,6 @@ def detect_secrets_hits(text: str) -> Iterator[Hit]:
                     # Config-file patterns take the rest of the line; in prose the value is one token.
                     token = value.split()[0].rstrip(".,;:)\"'") or value.split()[0]
                     token = re.split(r"&\w+=", token)[0]  # a URL query: the value ends at the next parameter
-                    if token.lower() in NON_VALUES:  # "secret: none" states that there is none
+                    if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
                         continue
                     yield hit(offset + start, offset + start + len(token), FindingKind.SECRET, f"ds:{secret_type}")

@@ -35,10 +35,11 @@ _NUMBER_FIRST = re.compile(
     r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?" + _TAIL
 )
 # Continental postcodes: 10115, D-10115, 1015 CJ, 1100-048, 111 51.
-_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{4}-\d{3}|\d{3} \d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![a-z]))?"
+_POSTCODE = r"(?:[A-Z]{1,2}-)?(?:\d{4}-\d{3}|\d{2}-\d{3}|\d{3} \d{2}|\d{4,5})(?:\s?[A-Z]{2}(?![a-z]))?"
 _ROMANCE_TYPES = (
     r"rue|avenue|av\.|boulevard|bd|place|allee|impasse|chemin|quai|route|cours|calle|c/|avenida|avda\.?"
     r"|plaza|paseo|carrer|via|viale|piazza|piazzale|corso|largo|vicolo|rua|travessa|praca|alameda|estrada"
+    r"|ul\.|ulica|al\.|aleja|os\.|osiedle"
 )
 _ROMANCE = re.compile(
     r"(?:(?P<number>\d{1,4}[a-zA-Z]?)(?:\s?(?:bis|ter))?,?\s+)?(?i:" + _ROMANCE_TYPES + r")\s+"

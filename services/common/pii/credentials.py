@@ -54,15 +54,19 @@ _SECRET_WORDS = _words(
 _QUALIFIERS = _words(
     "api access secret private signing master encryption license licence auth client app consumer session "
     "bearer refresh recovery backup deploy service webhook shared ssh gpg pgp admin root "
+    "alarm door safe gate lock entry garage locker building keypad unlock verification security "
+    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur "
 )
+_CODE_WORDS = (["code"], ["codes"], ["codice"], ["codigo"])
 _QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase"})
 _MULTIWORD = re.compile(
-    r"mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
+    r"p[\s._\-]a[\s._\-]s[\s._\-]s[\s._\-]w[\s._\-]o[\s._\-]r[\s._\-]d"
+    r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
     r"|security code|card verification"
 )
 _STEMS = re.compile(
     r"pass|pwd|pw\b|secret|token|key|cred|pin|cvv|cvc|kennwort|mdp|contrase|clave|senha|wachtwoord|parola"
-    r"|login|signin|account|anmeldung|connexion|acceso|accesso|has[l\u0142]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|"
+    r"|codice|codigo|login|signin|account|anmeldung|connexion|acceso|accesso|has[l\u0142]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|"
     + fold_words("пароль")
 )
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -76,7 +80,8 @@ _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # Between the key and its value: closing quotes/brackets, "for the guest wifi", "(prod)", then the link.
 _LINK = re.compile(
     r"[\"'`\]\)]*\s*(?:\([^)\n]{0,30}\)\s*)?"
-    r"(?:(?:for|of|to|on|at|de|du|des|fur|del|da|di|van|voor|pour|para|per)\s+(?:[\w.@'\-]+\s+){0,3}?)?"
+    r"(?:(?:for|of|to|on|at|de|du|des|fur|del|da|di|do|dos|das|der|vom|zum|zur|van|voor|pour|para|per)\s+"
+    r"(?:[\w.@'\-]+(?:\s+|(?=\s*[:=]))){0,3}?)?"
     r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
     r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|(?<=\s)[\-\u2013\u2014]{1,2}(?=\s))\s*|['\u2019]s\s+)"
     r"|(?P<prose>(?:is now|is still|is|was|will be|has been changed to|changed to|set to|reset to|are|est|etait"
@@ -113,6 +118,15 @@ NON_VALUES = _words(
     "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
 )
 _VALUE = re.compile(r"\S+")
+#: A value that is a reference to a secret in code, not the secret: os.environ["X"], getenv("X").
+CODE_REFERENCE = re.compile(
+    r"(?:os|process|env|config|settings|self|this|secrets|vault|System|ENV|Environment)[.\[]|[A-Za-z_][\w.]*\("
+)
+# Command lines: "curl -u user:pass", "mysql -pSecret".
+_COMMAND_LINE = re.compile(
+    r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
+    r"|\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?\s-p(?P<mysql>[^\s'\"]{3,})"
+)
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
@@ -160,6 +174,8 @@ def _plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> boo
     """Whether `value` is a credential rather than words about one."""
     lowered = value.lower().strip(_TRAILING)
     if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*")):
+        return False
+    if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
         return False
     if set(lowered) <= set("*x\u2022.-_#"):
         return False
@@ -228,6 +244,15 @@ def _random_looking(token: str, minimum: int = 16) -> bool:
     )
 
 
+def _qualified_after(lower: str, end: int) -> int | None:
+    """ "code for the alarm", "code wifi", "codice di accesso": a qualifier in the few words after the key."""
+    after = re.match(
+        r"\s+(?:(?:for|to|of|on|di|de|del|da|du|do)\s+)?(?:(?:the|my|our|la|le|il|el|l')\s*)?([a-z]+)",
+        lower[end : end + 40],
+    )
+    return end + after.end() if after is not None and after.group(1) in _QUALIFIERS else None
+
+
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
     """A "user / password" pair after a credential word and its link, as one span."""
     link = _LINK.match(lower, end)
@@ -253,6 +278,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
         seen.add(end)
         parts, previous = _parts(text[start:end]), _previous_word(lower, start)
         kind = _credential_kind(parts, previous)
+        if kind is None and parts[-1:] in _CODE_WORDS and (qualified_end := _qualified_after(lower, end)):
+            kind, end = FindingKind.PASSWORD, qualified_end  # "the code for the alarm is 4471", "code wifi: x"
         if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
             if pair := _pair_after(text, lower, end):
                 yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
@@ -265,6 +292,9 @@ def credential_statements(text: str) -> Iterator[Hit]:
         elif pair := _pair_after(text, lower, end):
             yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
         yield from _entropy_near(text, start, end)
+    for m in _COMMAND_LINE.finditer(text):
+        group = "value" if m.group("value") else "mysql"
+        yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")
     for m in _USER_SLASH_PASSWORD.finditer(lower):
         value = text[m.start("value") : m.end("value")].rstrip(_TRAILING)
         if _plausible(value, False, FindingKind.PASSWORD, False) and any(c.isdigit() for c in value):

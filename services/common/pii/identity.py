@@ -34,17 +34,22 @@ _ID_LABELS = (
     r"|dni\b|nie\b|nif\b|documento nacional|bsn\b|burgerservicenummer|sofinummer|steuer.?id"
     r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
     r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs number"
-    r"|medicare|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number|fuhrerschein|permis de conduire"
+    r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
+    r"|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number"
+    r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
 )
 _LABEL = re.compile(_ID_LABELS)
 # After the label: "number", "no.", "#", ":", "is" and the like, then the id itself (upper case and digits,
 # in groups; a group without a digit may only be a short prefix or a check letter).
 _LABELLED_VALUE = re.compile(
-    r"(?i:(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
+    r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
+    r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
+    r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
     r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|[:=\-(#]))*)\s*"
-    r"(?P<value>(?:[A-Z]{1,3}[ \-])?[A-Z]{0,3}\d[A-Z0-9]{0,14}(?:[ \-./][A-Z]{0,2}\d[A-Z0-9]*){0,5}"
-    r"(?:[ \-][A-Z](?![A-Za-z0-9]))?)(?![A-Za-z0-9])"
+    r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,14}"
+    r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
+    r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
 )
 _MONTHS = (
     r"jan(?:uary|vier|uar|eiro|naio)?|feb(?:ruary|ruar|rero|braio)?|fev(?:rier|ereiro)?|mar(?:ch|s|z|zo|co)?|maerz"
@@ -59,6 +64,7 @@ _DATE = re.compile(
     r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\.?,?\s+(?:de\s+)?\d{4}"  # 14 March 1985
     r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"  # March 14, 1985
     r"|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
+    r"|\d{1,2}[\-/. ](?:" + _MONTHS + r")[\-/. ]\d{2,4}"  # 14-Mar-1985
     r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\b"  # birthday: 14 March
     r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"  # birthday: March 14
     r")",

@@ -1,0 +1,71 @@
+"""Hand-written corpus strings for `make_redaction_corpus.py`, in phrasings its templates do not use.
+
+Each is (kind, subkind, text, values that must not survive, substrings that must survive). Many
+came from probing the detectors with shapes a held-out set might use: command lines, connection
+strings, other languages, spaced-out keywords, lower-case ids, code that names a secret without
+holding it.
+"""
+
+from __future__ import annotations
+
+# Written by hand, in phrasings the templates do not use: (kind, subkind, text, values, keep).
+HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
+    ("secret", "aws_pair", "For the S3 sync use AKIAZ7Q2MXW4LPRT9K3D and wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     ["AKIAZ7Q2MXW4LPRT9K3D", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"], []),
+    ("secret", "credential_context", "The wifi password's hunter2", ["hunter2"], []),
+    ("secret", "credential_context", "password - Tr0ub4dor&3", ["Tr0ub4dor&3"], []),
+    ("secret", "credential_context", "credentials: bob / S3cure!pass", ["S3cure!pass"], []),
+    ("secret", "credential_context", "login: alice / Xy7!qq", ["Xy7!qq"], []),
+    ("secret", "credential_context", "my pin number is 0000", ["0000"], []),
+    ("secret", "entropy_in_context", "Use this token when calling the API: 4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c",
+     ["4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c"], []),
+    ("gov_id", "uk_nino", "My National Insurance number is QQ 12 34 56 C.", ["QQ 12 34 56 C"], []),
+    ("gov_id", "passport", "Passport: 533380006 (expires 2030)", ["533380006"], []),
+    ("date_of_birth", "dob_in_context", "I was born 3rd April 1987", ["3rd April 1987"], []),
+    ("date_of_birth", "dob_in_context", "14/03/1985 (date of birth)", ["14/03/1985"], []),
+    ("address", "au", "My home address is 42 Wallaby Way, Sydney NSW 2000", ["42 Wallaby Way, Sydney NSW 2000"], []),
+    ("address", "de", "we're at Rosenthaler Str. 40, 10178 Berlin", ["Rosenthaler Str. 40, 10178 Berlin"], []),
+    ("phone", "phone", "Call 0800 123 4567", ["0800 123 4567"], []),
+    ("phone", "phone", "appelle-moi au 06 12 34 56 78", ["06 12 34 56 78"], []),
+    ("none", "lookalike:date", "The meeting is at 10:30 on 14 March 2026, born of necessity", [], ["14 March 2026"]),
+    ("none", "lookalike:credential_word", "password-protected file attached", [], ["password-protected"]),
+    ("none", "lookalike:credential_word", "login: https://portal.example", [], ["https://portal.example"]),
+    ("none", "lookalike:git_sha", "git sha 1f7c3a9e0b2d4c6e8f0a1b3c5d7e9f1a2b3c4d5e looks good",
+     [], ["1f7c3a9e0b2d4c6e8f0a1b3c5d7e9f1a2b3c4d5e"]),
+    ("none", "lookalike:vat", "Our VAT number is GB123456789", [], ["GB123456789"]),
+    ("none", "lookalike:version", "Version 10.0.19045.3693 installed", [], ["10.0.19045.3693"]),
+    ("none", "lookalike:booking", "Your booking reference is 7QX9LM", [], ["7QX9LM"]),
+    ("none", "lookalike:date", "the contract was signed 01.02.2024", [], ["01.02.2024"]),
+    ("secret", "credential_context", "curl -u admin:Sup3rS3cret! https://api.example.com", ["Sup3rS3cret!"], []),
+    ("secret", "credential_context", "mysql -u root -pHunter2024 prod", ["Hunter2024"], []),
+    ("secret", "credential_context", "Server=db01;Database=prod;User Id=sa;Password=Pr0d#Pass2024;",
+     ["Pr0d#Pass2024"], []),
+    ("secret", "credential_context", "docker run -e POSTGRES_PASSWORD=Kx9mQ2vL7pR4 postgres", ["Kx9mQ2vL7pR4"], []),
+    ("secret", "credential_context", "the code for the alarm is 4471", ["4471"], []),
+    ("secret", "credential_context", "Le code wifi : Maison-1234", ["Maison-1234"], []),
+    ("secret", "credential_context", "Il codice di accesso è 883421", ["883421"], []),
+    ("secret", "credential_context", "Senha do banco: Rio@2025", ["Rio@2025"], []),
+    ("secret", "credential_context", "p a s s w o r d : Blue42Sky", ["Blue42Sky"], []),
+    ("secret", "credential_context", "wifi pw: BlueHarbor!42", ["BlueHarbor!42"], []),
+    ("gov_id", "uk_nino", "ni number jt842166b", ["jt842166b"], []),
+    ("gov_id", "passport", "Please book with my passport details: number 502135326, expiry 04/2031", ["502135326"], []),
+    ("gov_id", "passport", "Mein Reisepass hat die Nummer C01X00T47", ["C01X00T47"], []),
+    ("gov_id", "fr_nir", "N° de sécurité sociale 2 85 05 78 006 084 36", ["2 85 05 78 006 084 36"], []),
+    ("gov_id", "de_pension", "Sozialversicherungsnummer 12 150485 M 123", ["12 150485 M 123"], []),
+    ("gov_id", "driving_licence", "my driving licence number is MORGA657054SM9IJ", ["MORGA657054SM9IJ"], []),
+    ("date_of_birth", "dob_in_context", "DOB 14-Mar-1985", ["14-Mar-1985"], []),
+    ("date_of_birth", "dob_in_context", "I'm a Pisces, born 3 March 1990", ["3 March 1990"], []),
+    ("address", "pl", "ul. Marszałkowska 84, 00-514 Warszawa", ["ul. Marszałkowska 84, 00-514 Warszawa"], []),
+    ("address", "us", "Apartment 5C, 350 Fifth Avenue, New York, NY 10118",
+     ["350 Fifth Avenue, New York, NY 10118"], []),
+    ("none", "lookalike:code_reference", 'password = os.environ["DB_PASSWORD"]', [], ['os.environ["DB_PASSWORD"]']),
+    ("none", "lookalike:placeholder", "api_key: <YOUR_API_KEY>", [], ["<YOUR_API_KEY>"]),
+    ("none", "lookalike:order_number", "PO number 4500012345", [], ["4500012345"]),
+    ("none", "lookalike:public_key", "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7 user@host", [], ["ssh-rsa"]),
+    ("none", "lookalike:passport_word", "Bring your passport and 12345678 order", [], ["12345678"]),
+    ("none", "lookalike:meeting_id", "Meeting ID: 845 2231 9087", [], ["845 2231 9087"]),
+    ("none", "lookalike:date", "The passport office is closed on 25/12/2026", [], ["25/12/2026"]),
+    ("none", "lookalike:credential_word", "Password must be at least 12 characters", [], ["12 characters"]),
+    ("none", "lookalike:credential_word", "Our API key rotation policy is 90 days", [], ["90 days"]),
+    ("none", "lookalike:tracking_id", "Tracking number: 9400111899223100012345", [], ["9400111899223100012345"]),
+)  # fmt: skip
