@@ -142,7 +142,7 @@ def test_memorys_audit_keeps_the_sender_verdict(at_rest: AtRest) -> None:
     # When memory's audit entries of its event are listed
     entries = at_rest.clients.audit(at_rest.owner_event)
     processed = [json.loads(e.detail_json) for e in entries if e.action == "event.processed"]
-    # Then the event's entry holds the verdict and serving's conclusion, and no address
+    # Then the event's entry holds the verdict and serving's conclusion, and neither an address nor a domain
     assert processed, [e.action for e in entries]
     sender = processed[0]["sender"]
     assert (sender["dmarc"], sender["dkim"], sender["spf"], sender["owner_claim"]) == (
@@ -151,4 +151,4 @@ def test_memorys_audit_keeps_the_sender_verdict(at_rest: AtRest) -> None:
         "pass",
         "verified",
     )
-    assert "@" not in json.dumps(sender)
+    assert "@" not in json.dumps(sender) and "acme.example" not in json.dumps(sender)

@@ -26,12 +26,13 @@ OWNER_CLAIM_TO_PB = {
 
 
 def sender_to_pb(auth: SenderAuthentication) -> learning_event_pb2.SenderAuthentication:
-    """The verdict as results only: the raw header is not kept (it may name hosts and addresses)."""
+    """The verdict as results only: neither the raw header nor the signing domain leaves serving.
+
+    Both name who wrote the mail (hosts, domains); the event, the stream and memory's audit outlive
+    a forgotten user's content, so they keep only what was verified, never whom it was about.
+    """
     return learning_event_pb2.SenderAuthentication(
-        dmarc=AUTH_RESULT_TO_PB[auth.dmarc],
-        dkim=AUTH_RESULT_TO_PB[auth.dkim],
-        spf=AUTH_RESULT_TO_PB[auth.spf],
-        dkim_domain=auth.dkim_domain,
+        dmarc=AUTH_RESULT_TO_PB[auth.dmarc], dkim=AUTH_RESULT_TO_PB[auth.dkim], spf=AUTH_RESULT_TO_PB[auth.spf]
     )
 
 

@@ -89,7 +89,6 @@ def _sender(request: pb.ApplyLearningRequest) -> dict[str, str] | None:
         "dmarc": word(results, auth.dmarc, "AUTHENTICATION_RESULT_", "sender_authentication.dmarc"),
         "dkim": word(results, auth.dkim, "AUTHENTICATION_RESULT_", "sender_authentication.dkim"),
         "spf": word(results, auth.spf, "AUTHENTICATION_RESULT_", "sender_authentication.spf"),
-        "dkim_domain": auth.dkim_domain,
         "owner_claim": word(claims, request.owner_claim, "OWNER_CLAIM_", "owner_claim"),
         "owner_claim_reason": reason,
     }

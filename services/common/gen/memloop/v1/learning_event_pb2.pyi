@@ -258,7 +258,9 @@ class SenderAuthentication(_message.Message):
     spf: Global___AuthenticationResult.ValueType
     """SPF result for the envelope sender (which need not be the From address)."""
     dkim_domain: _builtins.str
-    """The signing domain (header.d) of the DKIM signature that passed, compared with the From domain."""
+    """The signing domain (header.d) of the DKIM signature that passed, compared with the From domain; serving
+    reads it from requests and never writes it into events, which outlive a forgotten user's content.
+    """
     authentication_results: _builtins.str
     """The raw Authentication-Results header, if the caller has it; parsed when the three results are unspecified."""
     def __init__(
