@@ -17,6 +17,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 import pytest
 
@@ -99,7 +100,7 @@ def at_rest(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Itera
         events = [clients.serving.HandleRequest(request_for(i, r, tenant), timeout=30).event_id
                   for i, r in enumerate(records)]  # fmt: skip
         for event_id in events:
-            eventually(lambda e=event_id: clients.processed(e), timeout=120, what=f"memory processed {event_id}")
+            eventually(partial(clients.processed, event_id), timeout=120, what=f"memory processed {event_id}")
         needles = sorted({str(v) for r in records for v in r["values"] if len(str(v)) >= MIN_NEEDLE})  # type: ignore[attr-defined]
         yield AtRest(stack, clients, needles, events[0])
     finally:
