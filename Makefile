@@ -41,7 +41,7 @@ test-e2e: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict services tests bench
 	$(BIN)/lint-imports
 
 protos: install

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -77,7 +78,7 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
         learned = [_send(clients, r["name"], "dana", f"req-dana-{i}").event_id for i, r in enumerate(ALICE["requests"])]
         learned.append(_erin_mail(clients))
         for event_id in learned:
-            eventually(lambda e=event_id: clients.processed(e), timeout=90, what=f"event {event_id} learned")
+            eventually(partial(clients.processed, event_id), timeout=90, what=f"event {event_id} learned")
         erin = clients.memories(user="erin", states=[pb.MEMORY_STATE_ACTIVE])
         dana_rows = {row_id_of(stack.memory_db_url, m.memory_id) for m in clients.memories(user="dana")}
         assert erin and dana_rows and database_hits(stack.serving_db_url, ["Q1 rollout"])

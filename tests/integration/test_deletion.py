@@ -350,7 +350,7 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
             memory_id = stored.applied[0].memory_id
             query = pb.SearchMemoriesRequest(tenant="acme", user="racer", query=text, k=5)
             visible = lambda q=query, m=memory_id: m in {h.memory.memory_id for h in b.SearchMemories(q).results}  # noqa: E731
-            assert wait_until(visible, interval=0.002)  # type: ignore[arg-type]
+            assert wait_until(visible, interval=0.002)
             current.update(text=text, memory_id=memory_id, acked=None)
             # When: memory-a forgets it while the other thread keeps searching memory-b
             a.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))

@@ -4,11 +4,13 @@ messages are matched, how stored outcomes lose their candidate keys; and Forget'
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.memory.core.service.idempotency import fingerprint
 from services.memory.deletion.domain.deletion import (
     Deletion,
     DeletionStep,
@@ -23,7 +25,7 @@ from services.memory.deletion.domain.deletion import (
     scrub_outcome,
     split_by_sources,
 )
-from services.memory.deletion.entrypoints.pb_mapping import forget
+from services.memory.deletion.entrypoints.forget_rpc import forget
 
 
 def _ref(memory_id: str, supersedes: str | None = None, status: str = "superseded") -> MemoryRef:
@@ -62,7 +64,7 @@ def test_stream_messages_match_by_event_or_by_user_and_replays_name_their_event(
 
 
 def test_stored_outcomes_lose_candidate_keys_all_of_them_or_only_those_of_the_deleted_memories() -> None:
-    outcome = {
+    outcome: dict[str, Any] = {
         "event_id": "e1",
         "applied": [
             {"candidate_key": "k1", "outcome": "store", "memory_id": "m1"},
@@ -109,9 +111,8 @@ def test_a_valid_forget_request_becomes_a_command_carrying_who_asked() -> None:
         requested_by="dpo@acme",
     )
     assert (command.scope, command.source_request_id, command.requested_by) == (ForgetScope.EVENT, "req-1", "dpo@acme")
-    assert (
-        command.fingerprint()
-        != forget(
+    assert fingerprint(command) != fingerprint(
+        forget(
             pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-2"), requested_by="x"
-        ).fingerprint()
+        )
     )

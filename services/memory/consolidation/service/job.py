@@ -24,14 +24,13 @@ import logging
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from opentelemetry import trace
 
 from services.common import telemetry
-from services.common.telemetry import current_trace_id
 from services.memory.consolidation.domain.consolidation import (
     ConsolidationOutput,
     RetireReason,
@@ -41,10 +40,11 @@ from services.memory.consolidation.domain.consolidation import (
     plan_write_back,
     read_snapshot,
 )
-from services.memory.consolidation.service.ports import (
-    ConsolidationEffects,
-    ConsolidationJob,
+from services.memory.consolidation.domain.errors import (
     ConsolidationJobNotFound,
+)
+from services.memory.consolidation.service.ports import (
+    ConsolidationJob,
     ConsolidationMetrics,
     ConsolidationUnitOfWork,
     ConsolidationUowFactory,
@@ -57,11 +57,12 @@ from services.memory.consolidation.service.ports import (
     no_pause,
 )
 from services.memory.consolidation.service.review import send_to_review
-from services.memory.core.domain.audit import AuditAction, AuditEntry
+from services.memory.core.domain.audit import AuditAction
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus, superseded
+from services.memory.core.service.audit import record_transition
 from services.memory.core.service.deps import utc_now
 from services.memory.core.service.pagination import Page, PageRequest
-from services.memory.core.service.ports import MemoryMetrics, Transition
+from services.memory.core.service.ports import Effects, MemoryMetrics, Transition
 from services.memory.core.service.retry import retry_on_conflict
 
 _log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ _ABANDONED = "abandoned: the process running the job stopped before it finished;
 class ConsolidationDeps:
     sessions: JobSessionFactory
     uow: ConsolidationUowFactory
-    effects: ConsolidationEffects
+    effects: Effects
     metrics: ConsolidationMetrics
     memory_metrics: MemoryMetrics
     hook: PhaseHook = no_pause
@@ -89,6 +90,8 @@ class RunConsolidation:
     wait: bool
     actor: str
     trigger: JobTrigger = JobTrigger.OPERATOR
+    trace_id: str = ""
+    """The caller's trace; empty for a scheduled run, whose job span then starts the trace."""
 
 
 @dataclass
@@ -116,7 +119,7 @@ def run_consolidation(cmd: RunConsolidation, deps: ConsolidationDeps) -> Consoli
             started_at=deps.clock(),
             trigger=cmd.trigger,
             requested_by=cmd.actor,
-            trace_id=current_trace_id(),
+            trace_id=cmd.trace_id or _trace_id_of(span),
         )
         span.set_attribute("memloop.job_id", job.job_id)
         token = telemetry.current_event_id.set(job.job_id)
@@ -288,7 +291,7 @@ def _apply(
             "supersedes": version.supersedes,
             "merged": len(group) - 1,
         }
-        _audit(uow, AuditAction.MEMORY_STORED, record.memory_id, by, detail)
+        record_transition(uow.audit, AuditAction.MEMORY_STORED, record.memory_id, by, detail)
         changed.append(record.memory_id)
     return changed
 
@@ -298,13 +301,15 @@ def _retire(uow: ConsolidationUnitOfWork, old: MemoryRecord, successor: str, rea
     uow.memories.set_status(
         old.memory_id, MemoryStatus.SUPERSEDED, superseded_by=successor, event_id=by.event_id, trace_id=by.trace_id
     )
-    _audit(uow, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": successor, "reason": reason})
+    record_transition(
+        uow.audit, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": successor, "reason": reason}
+    )
 
 
-def _audit(
-    uow: ConsolidationUnitOfWork, action: AuditAction, memory_id: str, by: Transition, detail: Mapping[str, object]
-) -> None:
-    uow.audit.add(AuditEntry(action, by.event_id, by.trace_id, by.actor, memory_id, {**by.extra, **detail}))
+def _trace_id_of(span: trace.Span) -> str:
+    """The 32-hex trace id of the job's own span (a scheduled run has no caller to take it from)."""
+    ctx = span.get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else ""
 
 
 def _skipped(job: ConsolidationJob, deps: ConsolidationDeps) -> ConsolidationJob:

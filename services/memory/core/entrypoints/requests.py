@@ -164,6 +164,7 @@ def supersede(request: pb.SupersedeMemoryRequest, *, actor: str) -> SupersedeMem
         request_id=require(request.request_id, "request_id"),
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 
@@ -173,6 +174,7 @@ def deprecate(request: pb.DeprecateMemoryRequest, *, actor: str) -> DeprecateMem
         memory_id=require(request.memory_id, "memory_id"),
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 
@@ -195,4 +197,5 @@ def resolve(request: pb.ResolveReviewItemRequest, *, reviewer: str) -> ResolveRe
         resolution=resolution,
         reason=reason_of(request.reason),
         reviewer=reviewer,
+        trace_id=current_trace_id(),
     )

@@ -15,6 +15,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as pb
+from services.common.telemetry import current_trace_id
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.procedures.domain.backfill import RefusedLegacyRule
@@ -113,6 +114,7 @@ def deprecate_command(request: pb.DeprecateLearnedProcedureRequest, *, actor: st
         intent_key=require(request.intent_key, "intent_key", max_length=120) if request.intent_key else "",
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 

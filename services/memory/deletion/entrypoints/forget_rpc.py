@@ -1,4 +1,11 @@
-"""Forget / GetDeletion: protobuf request → validated command, deletion → protobuf response.
+"""Forget and GetDeletion over gRPC: authorize, protobuf → validated command, use case, protobuf back.
+
+The first of the four files a forget passes through on its way to FAISS (this RPC, the use case in
+`deletion/service/forget.py`, the index catch-up in `core/service/index_sync.py`, the index in
+`core/adapters/faiss_index.py`). Forget needs a writer (or admin) of the tenant, or the loop's
+service token; the token's subject is recorded as who asked. These methods belong to the same proto
+service as core's, so `DeletionRpcs` is a mixin joined with core's in
+`services.memory.entrypoints.grpc_server`.
 
 Every check runs before the use case, so bad input is INVALID_ARGUMENT naming the field and
 nothing is written. A Forget names exactly one target, the field of its scope: a field of another
@@ -8,12 +15,20 @@ something else.
 
 from __future__ import annotations
 
+import grpc
+
+from services.common.auth import authorize_tenant
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
+from services.common.grpc_errors import grpc_method
+from services.common.telemetry import current_trace_id
+from services.memory.core.entrypoints.grpc_server import DOMAIN, READ_ROLES, WRITE_ROLES
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.deletion.domain.deletion import Deletion, ForgetScope, StepState
-from services.memory.deletion.service.deletion import Forget
+from services.memory.deletion.service import forget as use_case
+from services.memory.deletion.service.forget import Forget
 
 SCOPE_FROM_PB = {
     pb.FORGET_SCOPE_MEMORY: ForgetScope.MEMORY,
@@ -62,6 +77,7 @@ def forget(request: pb.ForgetRequest, *, requested_by: str) -> Forget:
         source_request_id=request.source_request_id,
         request_id=request.request_id,
         reason=reason_of(request.reason),
+        trace_id=current_trace_id(),
     )
 
 
@@ -84,3 +100,20 @@ def deletion_to_pb(deletion: Deletion) -> pb.GetDeletionResponse:
         complete_time=timestamp(deletion.completed_at) if deletion.complete else None,
         memories_affected=deletion.memories_affected,
     )
+
+
+class DeletionRpcs(pb_grpc.MemoryServiceServicer):
+    def __init__(self, deletions: use_case.DeletionDeps) -> None:
+        self._deletions = deletions
+
+    @grpc_method(DOMAIN)
+    def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext) -> pb.ForgetResponse:
+        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        receipt = use_case.forget(forget(request, requested_by=principal.subject), self._deletions)
+        return pb.ForgetResponse(deletion_id=receipt.deletion_id, memories_affected=receipt.memories_affected)
+
+    @grpc_method(DOMAIN)
+    def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
+        authorize_tenant(request.tenant, roles=READ_ROLES)
+        tenant, deletion_id = tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
+        return deletion_to_pb(use_case.get_deletion(tenant, deletion_id, self._deletions))
