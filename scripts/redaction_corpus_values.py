@@ -79,7 +79,13 @@ class Values:
 
     def credential_statements(self) -> list[tuple[str, str]]:
         r = self.rng
-        p, t = (lambda: _password(r)), (lambda: _mixed(r, r.randint(18, 36)))
+
+        def p() -> str:
+            return _password(r)
+
+        def t() -> str:
+            return _mixed(r, r.randint(18, 36))
+
         return [
             ("My VPN password is {value}", p()),
             ("The password for the guest wifi is {value}.", "ocean-breeze-" + str(r.randint(10, 99))),
@@ -126,7 +132,9 @@ class Values:
         ]
 
     def entropy_in_context(self) -> list[tuple[str, str]]:
-        t = lambda: _mixed(self.rng, self.rng.randint(24, 40))  # noqa: E731
+        def t() -> str:
+            return _mixed(self.rng, self.rng.randint(24, 40))
+
         return [
             ("the staging token - {value} - expires Friday", t()),
             ("API key for prod {value} (rotate monthly)", t()),
@@ -258,7 +266,10 @@ class Values:
 
     def addresses(self) -> list[tuple[str, str, str]]:
         r = self.rng
-        n = lambda: str(r.randint(2, 480))  # noqa: E731
+
+        def n() -> str:
+            return str(r.randint(2, 480))
+
         return [
             ("us", "I live at {value} now", f"{n()} Maple Avenue"),
             ("us", "Ship to {value}", f"{n()} Pennsylvania Avenue NW, Washington, DC 20500"),
