@@ -68,4 +68,11 @@ HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
     ("none", "lookalike:credential_word", "Password must be at least 12 characters", [], ["12 characters"]),
     ("none", "lookalike:credential_word", "Our API key rotation policy is 90 days", [], ["90 days"]),
     ("none", "lookalike:tracking_id", "Tracking number: 9400111899223100012345", [], ["9400111899223100012345"]),
+    ("gov_id", "passport", "My passport number's 925076473", ["925076473"], []),
+    ("date_of_birth", "dob_in_context", "b. 05/05/1982", ["05/05/1982"], []),
+    ("address", "ie", "Our new place is at 18 Harbour View Terrace, Cobh, Co. Cork P24 X7K2",
+     ["18 Harbour View Terrace, Cobh, Co. Cork P24 X7K2"], []),
+    ("secret", "aws_pair", "key=AKIAIOSFODNN7EXAMPLE&secret=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+     ["AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"], []),
+    ("none", "lookalike:plan", "See Plan b. 2 options", [], ["2 options"]),
 )  # fmt: skip

@@ -25,10 +25,12 @@ _EN_TYPES = (
     r"|Alley|Rise|Vale|Wharf|Quay|Embankment|Parade|Gate|Green|Heights|Park Road|Loop|Pike|Plaza"
 )
 _UK_POSTCODE = r"[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}"
+_EIRCODE = r"[AC-FHKNPRTV-Y]\d[\dW] ?[0-9AC-FHKNPRTV-Y]{4}"
 _US_TAIL = r"[A-Z]{2},? \d{5}(?:-\d{4})?"
 _TAIL = (
     r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Flat|Floor|Fl|#)\.?\s*#?\s*\w+)?"
-    r"(?:,\s*[A-Z][a-z][A-Za-z\-]*(?: [A-Z][a-z][A-Za-z\-]*){0,2})?(?:,?\s+(?:" + _UK_POSTCODE + "|" + _US_TAIL + r"))?"
+    r"(?:,\s*(?:Co\.\s*)?[A-Z][a-z][A-Za-z\-]*(?: [A-Z][a-z][A-Za-z\-]*){0,2}){0,2}"
+    r"(?:,?\s+(?:" + _UK_POSTCODE + "|" + _US_TAIL + "|" + _EIRCODE + r"))?"
 )
 _NUMBER_FIRST = re.compile(
     r"\d{1,5}[A-Za-z]?(?:[ \-]\d{1,4})?(?:\s+[A-Z][A-Za-z'\-]+){1,4}\s+(?:" + _EN_TYPES + r")\b\.?"

@@ -46,7 +46,7 @@ _LABELLED_VALUE = re.compile(
     r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
     r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
     r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
-    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|[:=\-(#]))*)\s*"
+    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#]))*)\s*"
     r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,14}"
     r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
@@ -73,7 +73,7 @@ _BIRTH = re.compile(
     r"date of birth|birth ?date|birthday|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
     r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
     r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
-    r"|year of birth"
+    r"|year of birth|b\.(?=\s*\d)"
 )
 _BIRTH_WINDOW = 40
 _BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
@@ -130,7 +130,7 @@ def national_ids(text: str) -> Iterator[Hit]:
 
 _DIGIT_RUN = re.compile(r"\d{2,}")
 _BIRTH_STEMS = (
-    "birth", "born", "dob", "d.o.b", "nee ", "ne le", "ne en", "naissance", "geburt", "geboren", "geb.",
+    "birth", "born", "dob", "d.o.b", "b.", "nee ", "ne le", "ne en", "naissance", "geburt", "geboren", "geb.",
     "nacimiento", "nacid",
     "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
 )  # fmt: skip
