@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -64,6 +64,16 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# The labelled redaction corpus (regenerated) and its precision/recall per kind.
+redaction-report: install
+	$(BIN)/python scripts/make_redaction_corpus.py
+	$(BIN)/python scripts/redaction_report.py
+
+# Every labelled secret and PII string through the real stack, then both databases, the streams and the logs
+# searched (make test sends a representative subset of 60).
+test-at-rest-full: install
+	MEMLOOP_AT_REST_FULL=1 $(BIN)/pytest --timeout=3600 tests/e2e/test_secrets_at_rest.py
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache
