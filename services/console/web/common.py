@@ -185,7 +185,8 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         if viewer is None:
             if wants_json(request):
                 return refusal(request, None, 401, "UNAUTHENTICATED", "sign in with a bearer token")
-            return redirect(f"/login?next={quote(request.url.path, safe='/')}")
+            here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return redirect(f"/login?next={quote(here, safe='/')}")
         needs_csrf = request.method not in _SAFE_METHODS and viewer.via_cookie
         if needs_csrf and not console.signer.valid(viewer.token, await _csrf_presented(request)):
             return refusal(request, viewer, 403, "CSRF_REJECTED", "missing or wrong CSRF token; reload the page")
