@@ -10,9 +10,16 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install chromium demo up test test-unit test-integration test-e2e lint protos bench bench-quick screenshots clean
 
-install: $(STAMP)
+install: $(STAMP) chromium
+
+# The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
+# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +58,10 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# Screenshots of every console page at 1280 px and 390 px, into docs/console/ (linked from the README).
+screenshots: install
+	$(BIN)/python scripts/console_screenshots.py --out docs/console
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache
