@@ -265,3 +265,17 @@ def test_health_figures_are_parsed_from_prometheus_text() -> None:
     text = "# TYPE memloop_worker_dlq_depth gauge\nmemloop_worker_dlq_depth 3.0\n# TYPE other gauge\nother 1\n"
     figures = parse_figures("worker", text)
     assert [(f.name, f.value) for f in figures] == [("memloop_worker_dlq_depth", 3.0)]
+
+
+def test_every_state_changing_request_is_logged_with_the_person(
+    world: FakeWorld, caplog: pytest.LogCaptureFixture
+) -> None:
+    bearer = token(subject="rita")
+    with caplog.at_level("INFO", logger="memloop.console.actions"):
+        client_for(world, bearer).post(
+            "/review/r2", data={"resolution": "deny", "reason": "no", "csrf_token": csrf(bearer)}
+        )
+    assert any(
+        "POST /review/r2 by rita tenant=acme" in r.getMessage() and r.getMessage().endswith("303")
+        for r in caplog.records
+    )

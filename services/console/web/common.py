@@ -8,6 +8,7 @@ function answers HTML for the browser and JSON under /api, so the two can never 
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC
@@ -51,6 +52,7 @@ _HTTP_STATUS = {
 }
 
 Handler = Callable[[Request, Viewer], Awaitable[Response]]
+_actions = logging.getLogger("memloop.console.actions")
 
 
 @dataclass
@@ -191,13 +193,30 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         if needs_csrf and not console.signer.valid(viewer.token, await _csrf_presented(request)):
             return refusal(request, viewer, 403, "CSRF_REJECTED", "missing or wrong CSRF token; reload the page")
         try:
-            return await handler(request, viewer)
+            response = await handler(request, viewer)
         except ServiceError as error:
-            return refusal(request, viewer, _HTTP_STATUS.get(error.code, 502), error.code, error.message, error.reason)
+            status = _HTTP_STATUS.get(error.code, 502)
+            response = refusal(request, viewer, status, error.code, error.message, error.reason)
         except FormError as error:
-            return refusal(request, viewer, 400, "INVALID_ARGUMENT", str(error), error.field)
+            response = refusal(request, viewer, 400, "INVALID_ARGUMENT", str(error), error.field)
+        if request.method not in _SAFE_METHODS:
+            _log_action(request, viewer, response.status_code)
+        return response
 
     return wrapped
+
+
+def _log_action(request: Request, viewer: Viewer, status: int) -> None:
+    """Every state-changing request, with the person who made it (the services audit the change itself)."""
+    _actions.info(
+        "console action %s %s by %s tenant=%s roles=%s -> %d",
+        request.method,
+        request.url.path,
+        viewer.subject,
+        viewer.tenant,
+        viewer.roles.replace(" ", ""),
+        status,
+    )
 
 
 class FormError(ValueError):
