@@ -279,3 +279,10 @@ def test_every_state_changing_request_is_logged_with_the_person(
         "POST /review/r2 by rita tenant=acme" in r.getMessage() and r.getMessage().endswith("303")
         for r in caplog.records
     )
+
+
+def test_an_expired_session_sends_htmx_to_sign_in_instead_of_swapping_the_login_page(world: FakeWorld) -> None:
+    expired = issue_token(SECRET, subject="rita", tenant="acme", roles=["reviewer"], ttl_seconds=-10)
+    response = client_for(world, expired).get("/memory/learned-procedures", headers={"HX-Request": "true"})
+    assert response.status_code == 401
+    assert response.headers["HX-Redirect"] == "/login?next=/memory/learned-procedures"

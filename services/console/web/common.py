@@ -188,7 +188,10 @@ def endpoint(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             if wants_json(request):
                 return refusal(request, None, 401, "UNAUTHENTICATED", "sign in with a bearer token")
             here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-            return redirect(f"/login?next={quote(here, safe='/')}")
+            login = f"/login?next={quote(here, safe='/')}"
+            if is_htmx(request):  # a fragment request must not swap the login page into a panel
+                return Response(status_code=401, headers={"HX-Redirect": login})
+            return redirect(login)
         needs_csrf = request.method not in _SAFE_METHODS and viewer.via_cookie
         if needs_csrf and not console.signer.valid(viewer.token, await _csrf_presented(request)):
             return refusal(request, viewer, 403, "CSRF_REJECTED", "missing or wrong CSRF token; reload the page")
