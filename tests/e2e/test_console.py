@@ -80,8 +80,7 @@ def test_denying_a_review_item_from_the_keyboard(browser: Browser, stack: Stack,
     page.keyboard.press("j")
     page.keyboard.press("r")
     page.keyboard.type("Alice never asked for buffers")
-    page.keyboard.press("Tab")  # leave the field: shortcuts are off while typing
-    page.locator("[data-review-item]").first.focus()
+    page.keyboard.press("Tab")  # to the item's Approve button: shortcuts are off only while typing
     page.keyboard.press("d")
     # Then the card reports the denial and memory holds it denied, with no memory written
     expect(page.locator("[data-resolved]")).to_contain_text("Denied")
@@ -140,9 +139,11 @@ def test_a_forget_receipt_completes_on_the_page(browser: Browser, stack: Stack, 
     # When she forgets Alice
     page.get_by_label("Reason (kept in the audit row)").fill("erasure request #42")
     page.get_by_role("button", name="Forget").click()
-    # Then the receipt opens in progress or done and updates by itself until every location is done
+    # Then the receipt opens, and (without reloading the page) updates until every location is done
     expect(page.get_by_test_id("receipt")).to_be_visible()
+    page.evaluate("window.memloopSamePage = true")
     expect(page.get_by_test_id("receipt-status")).to_contain_text("Complete", timeout=90_000)
+    assert page.evaluate("window.memloopSamePage === true"), "the receipt was updated in place, not by a reload"
     steps = page.get_by_test_id("step")
     assert steps.count() > 0
     for index in range(steps.count()):
