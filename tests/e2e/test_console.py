@@ -4,6 +4,7 @@ learned procedures, forget receipts, CSRF, tenant isolation and roles."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -200,3 +201,27 @@ def test_a_reader_sees_no_actions_and_the_service_refuses_a_forged_post(
     assert response.status == 403
     assert "requires one of roles" in response.text()
     assert item_id in {i.review_item_id for i in pending(seeded)}
+
+
+def test_the_memory_page_searches_and_the_health_page_reads_the_services_metrics(
+    browser: Browser, stack: Stack, seeded: Clients
+) -> None:
+    # Given a reader on Alice's memory page
+    page = person(browser, stack, seeded.tenant, ("reader",), "rob.reader", "/memory/alice")
+    expect(page.get_by_test_id("memory-row").filter(has_text="09:00")).to_have_count(1)
+    # When she searches
+    page.get_by_role("searchbox", name="Search").fill("when can I schedule meetings")
+    page.get_by_role("searchbox", name="Search").press("Enter")
+    # Then the best match is the active meeting window
+    expect(page.get_by_role("table").locator("caption")).to_contain_text("Best matches")
+    expect(page.get_by_test_id("memory-row").first).to_contain_text("09:00")
+    # And the health page shows outbox age, consumer lag and DLQ depth read from the services
+    page.goto(f"{stack.console_url}/health")
+    for metric in (
+        "memloop_outbox_oldest_age_seconds",
+        "memloop_worker_consumer_pending",
+        "memloop_worker_dlq_depth",
+    ):
+        figure = page.locator(f"[data-metric='{metric}']")
+        expect(figure).to_have_count(1)
+        expect(figure.locator("td").nth(2)).to_have_text(re.compile(r"^\d+(\.\d+)?(e[+-]?\d+)?$"))
