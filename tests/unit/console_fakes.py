@@ -87,6 +87,19 @@ class FakePerson:
         self.world.procedures.append(saved)
         return lp.SaveLearnedProcedureResponse(learned_procedure=saved)
 
+    async def procedure(self, tenant: str, procedure_id: str) -> lp.GetLearnedProcedureResponse:
+        self._check("GetLearnedProcedure", tenant, ("reader", "decide", "admin"))
+        found = next((p for p in self.world.procedures if p.procedure_id == procedure_id), None)
+        if found is None:
+            raise ServiceError("NOT_FOUND", f"no learned procedure {procedure_id}")
+        return lp.GetLearnedProcedureResponse(learned_procedure=found, lineage=[found])
+
+    async def deprecate_procedure(self, tenant: str, procedure_id: str, reason: str) -> lp.LearnedProcedure:
+        self._check("DeprecateLearnedProcedure", tenant, ("decide", "admin"))
+        found = (await self.procedure(tenant, procedure_id)).learned_procedure
+        found.status = lp.PROCEDURE_STATUS_DEPRECATED
+        return found
+
     async def backfill(
         self, tenant: str, rules: Sequence[lp.LegacyRule], validate_only: bool
     ) -> lp.BackfillLearnedProceduresResponse:

@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import candidate_pb2
+from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lp
 from services.common.gen.memloop.v1 import memory_service_pb2 as mem
 from services.console.adapters.metrics import parse_figures
 from services.console.web.app import create_app
@@ -286,3 +287,36 @@ def test_an_expired_session_sends_htmx_to_sign_in_instead_of_swapping_the_login_
     response = client_for(world, expired).get("/memory/learned-procedures", headers={"HX-Request": "true"})
     assert response.status_code == 401
     assert response.headers["HX-Redirect"] == "/login?next=/memory/learned-procedures"
+
+
+def test_the_api_returns_detail_with_lineage_deprecates_with_a_reason_and_maps_not_found(world: FakeWorld) -> None:
+    headers = {"Authorization": f"Bearer {token(roles=('decide',), subject='officer.kim')}"}
+    client = client_for(world)
+    body = {"intent_key": "k", "title": "t", "scope": "s", "trigger": "tr", "action": "request documents"}
+    created = client.post("/api/memory/learned-procedures", json=body, headers=headers).json()["learned_procedure"]
+    detail = client.get(f"/api/memory/learned-procedures/{created['procedure_id']}", headers=headers).json()
+    assert [v["procedure_id"] for v in detail["lineage"]] == [created["procedure_id"]]
+    path = f"/api/memory/learned-procedures/{created['procedure_id']}/deprecate"
+    assert client.post(path, json={}, headers=headers).json()["error"]["reason"] == "reason"
+    deprecated = client.post(path, json={"reason": "superseded by policy"}, headers=headers).json()
+    assert deprecated["learned_procedure"]["status"] == "PROCEDURE_STATUS_DEPRECATED"
+    missing = client.get("/api/memory/learned-procedures/nope", headers=headers)
+    assert missing.status_code == 404
+
+
+def test_the_side_sheet_offers_edit_and_deprecate_only_to_a_role_that_may(world: FakeWorld) -> None:
+    world.procedures.append(
+        lp.LearnedProcedure(procedure_id="p9", intent_key="k", title="Rule", status=lp.PROCEDURE_STATUS_ACTIVE)
+    )
+    officer = client_for(world, token(roles=("decide",))).get(
+        "/memory/learned-procedures/p9", headers={"HX-Request": "true"}
+    )
+    reader = client_for(world, token(roles=("reader",))).get(
+        "/memory/learned-procedures/p9", headers={"HX-Request": "true"}
+    )
+    assert 'id="sheet-title"' in officer.text and "Deprecate" in officer.text and "Save as new version" in officer.text
+    assert (
+        'id="sheet-title"' in reader.text
+        and "Deprecate" not in reader.text
+        and "Save as new version" not in reader.text
+    )

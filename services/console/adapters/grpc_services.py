@@ -65,6 +65,7 @@ class GrpcServices:
             mem_grpc.MemoryServiceStub(channel),
             lp_grpc.LearnedProcedureServiceStub(channel),
             token,
+            self._timeout,
             self,
         )
 
@@ -78,7 +79,8 @@ class GrpcServices:
 
 
 class _PersonClient:
-    def __init__(self, memory: Any, procedures: Any, token: str, owner: GrpcServices) -> None:
+    def __init__(self, memory: Any, procedures: Any, token: str, timeout: float, owner: GrpcServices) -> None:
+        self._timeout = timeout
         self._memory = memory
         self._procedures = procedures
         self._metadata = bearer_metadata(token)
@@ -87,7 +89,7 @@ class _PersonClient:
 
     async def _call(self, method: Callable[..., Awaitable[T]], request: Any) -> T:
         try:
-            return await method(request, metadata=self._metadata, timeout=self._owner._timeout)
+            return await method(request, metadata=self._metadata, timeout=self._timeout)
         except grpc.aio.AioRpcError as error:
             raise _service_error(error) from error
 
