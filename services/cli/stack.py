@@ -181,7 +181,9 @@ class Stack:
             "MEMLOOP_CONSOLE_PORT": str(self.console_port),
             "MEMLOOP_CONSOLE_METRICS": metrics,
         }
-        env.pop("MEMLOOP_SERVICE_TOKEN", None)  # the console acts only with the person's token
+        # the console acts only with the person's token and holds no database
+        for private in ("MEMLOOP_SERVICE_TOKEN", "MEMLOOP_SERVING_DATABASE_URL", "MEMLOOP_MEMORY_DATABASE_URL"):
+            env.pop(private, None)
         self.console = ServiceProcess(
             "services.console.entrypoints.main",
             env,
