@@ -7,8 +7,10 @@ between people.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import subprocess
 from collections.abc import Iterator
 from urllib.parse import quote
 
@@ -33,13 +35,33 @@ def chromium_path() -> str:
 
 
 def launch_browser() -> Iterator[Browser]:
-    """Debian's chromium, headless, for one test module (the `browser` fixture in conftest.py)."""
-    with sync_playwright() as playwright:
+    """Debian's chromium, headless, for one test module (the `browser` fixture in conftest.py).
+
+    Playwright stops its node driver by closing the driver's stdin and does not reap it; when the
+    driver is still exiting as its `Popen` is collected, Python warns "subprocess is still running"
+    (an error under filterwarnings=error). So the driver is waited for here, after Playwright stops.
+    """
+    manager = sync_playwright()
+    playwright = manager.__enter__()
+    driver = _driver_process(manager)
+    try:
         launched = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         try:
             yield launched
         finally:
             launched.close()
+    finally:
+        manager.__exit__(None, None, None)
+        if driver is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                driver.wait(timeout=15)
+
+
+def _driver_process(manager: object) -> subprocess.Popen[bytes] | None:
+    """The driver's Popen inside Playwright's pipe transport (private; None if its shape changes)."""
+    process = getattr(getattr(getattr(manager, "_client", None), "_transport", None), "_proc", None)
+    popen = getattr(getattr(process, "_transport", None), "_proc", None)
+    return popen if isinstance(popen, subprocess.Popen) else None
 
 
 def new_page(browser: Browser, width: int = 1280, height: int = 900) -> Page:
