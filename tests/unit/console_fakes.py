@@ -69,8 +69,8 @@ class FakePerson:
 
     async def procedures(self, tenant: str, kind: int, status: int) -> list[lp.LearnedProcedure]:
         self._check("ListLearnedProcedures", tenant, ("reader", "decide", "admin"))
-        wanted = status or lp.PROCEDURE_STATUS_ACTIVE
-        return [p for p in self.world.procedures if p.status == wanted and (not kind or p.kind == kind)]
+        wanted = status or lp.PROCEDURE_STATE_ACTIVE
+        return [p for p in self.world.procedures if p.state == wanted and (not kind or p.kind == kind)]
 
     async def save_procedure(self, request: lp.SaveLearnedProcedureRequest) -> lp.SaveLearnedProcedureResponse:
         self._check("SaveLearnedProcedure", request.tenant, ("decide", "admin"))
@@ -82,7 +82,7 @@ class FakePerson:
         saved = lp.LearnedProcedure(
             procedure_id=f"p{len(self.world.procedures)}", intent_key=request.intent_key, title=request.title,
             kind=request.kind, scope=request.scope, trigger=request.trigger, action=request.action,
-            status=lp.PROCEDURE_STATUS_ACTIVE, version=1, created_by=self.principal.subject,
+            state=lp.PROCEDURE_STATE_ACTIVE, version=1, created_by=self.principal.subject,
         )  # fmt: skip
         self.world.procedures.append(saved)
         return lp.SaveLearnedProcedureResponse(learned_procedure=saved)
@@ -97,7 +97,7 @@ class FakePerson:
     async def deprecate_procedure(self, tenant: str, procedure_id: str, reason: str) -> lp.LearnedProcedure:
         self._check("DeprecateLearnedProcedure", tenant, ("decide", "admin"))
         found = (await self.procedure(tenant, procedure_id)).learned_procedure
-        found.status = lp.PROCEDURE_STATUS_DEPRECATED
+        found.state = lp.PROCEDURE_STATE_DEPRECATED
         return found
 
     async def backfill(
@@ -111,10 +111,10 @@ class FakePerson:
         self._check("Forget", request.tenant, ("admin",))
         return mem.ForgetResponse(deletion_id="del-1", memories_affected=1)
 
-    async def deletion(self, tenant: str, deletion_id: str) -> mem.GetDeletionResponse:
+    async def deletion(self, tenant: str, deletion_id: str) -> mem.Deletion:
         self._check("GetDeletion", tenant, ("reader", "reviewer", "admin"))
         step = mem.DeletionStep(location="vectors", state=mem.DELETION_STEP_STATE_PENDING)
-        return mem.GetDeletionResponse(deletion_id=deletion_id, steps=[step], complete=False)
+        return mem.Deletion(deletion_id=deletion_id, steps=[step], complete=False)
 
 
 class FakeServices:

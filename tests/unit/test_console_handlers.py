@@ -216,10 +216,10 @@ def test_legacy_rules_accept_the_block_shapes_and_name_a_bad_field() -> None:
 def test_forget_requests_map_the_scope_and_tell_event_ids_from_request_ids() -> None:
     by_event = forget_request("acme", {"scope": "event", "event_id": "0b9c7c2e-1c7a-4a53-9a53-1f2f0d7f2d11"})
     by_request = forget_request("acme", {"scope": "event", "event_id": "req-alice-0001"})
-    assert (by_event.scope, by_event.event_id, by_event.source_request_id)[1:] == (
+    assert (by_event.WhichOneof("target"), by_event.event_id, by_event.source_request_id)[1:] == (
         "0b9c7c2e-1c7a-4a53-9a53-1f2f0d7f2d11", "")  # fmt: skip
     assert by_request.source_request_id == "req-alice-0001"
-    assert forget_request("acme", {"scope": "user", "user": "alice"}).scope == mem.FORGET_SCOPE_USER
+    assert forget_request("acme", {"scope": "user", "user": "alice"}).WhichOneof("target") == "user"
     with pytest.raises(ValueError, match="memory_id"):
         forget_request("acme", {"scope": "memory"})
 
@@ -299,14 +299,14 @@ def test_the_api_returns_detail_with_lineage_deprecates_with_a_reason_and_maps_n
     path = f"/api/memory/learned-procedures/{created['procedure_id']}/deprecate"
     assert client.post(path, json={}, headers=headers).json()["error"]["reason"] == "reason"
     deprecated = client.post(path, json={"reason": "superseded by policy"}, headers=headers).json()
-    assert deprecated["learned_procedure"]["status"] == "PROCEDURE_STATUS_DEPRECATED"
+    assert deprecated["learned_procedure"]["state"] == "PROCEDURE_STATE_DEPRECATED"
     missing = client.get("/api/memory/learned-procedures/nope", headers=headers)
     assert missing.status_code == 404
 
 
 def test_the_side_sheet_offers_edit_and_deprecate_only_to_a_role_that_may(world: FakeWorld) -> None:
     world.procedures.append(
-        lp.LearnedProcedure(procedure_id="p9", intent_key="k", title="Rule", status=lp.PROCEDURE_STATUS_ACTIVE)
+        lp.LearnedProcedure(procedure_id="p9", intent_key="k", title="Rule", state=lp.PROCEDURE_STATE_ACTIVE)
     )
     officer = client_for(world, token(roles=("decide",))).get(
         "/memory/learned-procedures/p9", headers={"HX-Request": "true"}

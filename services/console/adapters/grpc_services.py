@@ -145,13 +145,14 @@ class _PersonClient:
     async def forget(self, request: mem.ForgetRequest) -> mem.ForgetResponse:
         return await self._call(self._memory.Forget, request)
 
-    async def deletion(self, tenant: str, deletion_id: str) -> mem.GetDeletionResponse:
+    async def deletion(self, tenant: str, deletion_id: str) -> mem.Deletion:
         request = mem.GetDeletionRequest(tenant=tenant, deletion_id=deletion_id)
-        return await self._call(self._memory.GetDeletion, request)
+        found: mem.GetDeletionResponse = await self._call(self._memory.GetDeletion, request)
+        return found.deletion
 
     async def procedures(self, tenant: str, kind: int, status: int) -> list[lp.LearnedProcedure]:
         request = lp.ListLearnedProceduresRequest(
-            tenant=tenant, kind=cast(Any, kind), status=cast(Any, status), page_size=500
+            tenant=tenant, kind=cast(Any, kind), state=cast(Any, status), page_size=500
         )
         return await self._pages(self._procedures.ListLearnedProcedures, request, "learned_procedures")
 

@@ -8,6 +8,7 @@ function answers HTML for the browser and JSON under /api, so the two can never 
 from __future__ import annotations
 
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -99,7 +100,8 @@ def templates() -> Environment:
         step_state=_enum(mem.DeletionStepState, "DELETION_STEP_STATE_"),
         scope=_enum(mem.ForgetScope, "FORGET_SCOPE_"),
         kind=_enum(lp.ProcedureKind, "PROCEDURE_KIND_"),
-        status=_enum(lp.ProcedureStatus, "PROCEDURE_STATUS_"),
+        status=_enum(lp.ProcedureState, "PROCEDURE_STATE_"),
+        struct_json=lambda value: json.dumps(MessageToDict(value), sort_keys=True),
         source=_enum(lp.ProcedureSource, "PROCEDURE_SOURCE_"),
         time=_time,
         urlq=lambda v: quote(str(v), safe=""),

@@ -17,7 +17,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as mem
 from services.console.web.common import FormError, console_of, endpoint, form_of, is_htmx, redirect, render, required
 from services.console.web.session import Viewer
 
-_SCOPES = {"memory": mem.FORGET_SCOPE_MEMORY, "user": mem.FORGET_SCOPE_USER, "event": mem.FORGET_SCOPE_EVENT}
+_SCOPES = ("memory", "user", "event")  # the request's oneof target says which
 
 
 @endpoint
@@ -32,7 +32,6 @@ def forget_request(tenant: str, form: dict[str, str]) -> mem.ForgetRequest:
         raise FormError("scope", "must be memory, user or event")
     request = mem.ForgetRequest(
         tenant=tenant,
-        scope=_SCOPES[scope_name],
         reason=form.get("reason", "").strip()[:1000],
         request_id=form.get("idempotency_key", "") or str(uuid.uuid4()),
     )

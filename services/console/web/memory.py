@@ -5,11 +5,11 @@ trace of its source event exactly as `memloop trace` prints it (the CLI's own fu
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from google.protobuf.json_format import MessageToDict
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -55,19 +55,19 @@ def _why(replaced: mem.Memory, successor: mem.Memory | None, audits: list[mem.Au
     parts = []
     for audit in audits:
         if audit.memory_id == replaced.memory_id and audit.action == "memory.superseded":
-            detail = json.loads(audit.detail_json or "{}")
+            detail = MessageToDict(audit.detail)
             parts.append(f"superseded by {detail.get('superseded_by', '?')} ({audit.actor}, event {audit.event_id})")
             if detail.get("reason"):
                 parts.append(f"reason: {detail['reason']}")
     for audit in audits:
         if successor is not None and audit.memory_id == successor.memory_id and audit.action == "memory.stored":
-            detail = json.loads(audit.detail_json or "{}")
+            detail = MessageToDict(audit.detail)
             parts.append(f"the successor was stored by {audit.actor} ({_flat(detail)})")
         if successor is not None and audit.memory_id == successor.memory_id and audit.action == "review.approved":
-            parts.append(f"successor approved by {audit.actor}: {_flat(json.loads(audit.detail_json or '{}'))}")
+            parts.append(f"successor approved by {audit.actor}: {_flat(MessageToDict(audit.detail))}")
     if replaced.state == mem.MEMORY_STATE_DEPRECATED:
         parts += [
-            f"deprecated by {a.actor}: {_flat(json.loads(a.detail_json or '{}'))}"
+            f"deprecated by {a.actor}: {_flat(MessageToDict(a.detail))}"
             for a in audits
             if a.memory_id == replaced.memory_id and a.action == "memory.deprecated"
         ]

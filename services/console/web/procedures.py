@@ -35,10 +35,10 @@ from services.console.web.session import Viewer
 
 KINDS = {"substantive": lp.PROCEDURE_KIND_SUBSTANTIVE, "governance": lp.PROCEDURE_KIND_GOVERNANCE}
 STATUSES = {
-    "active": lp.PROCEDURE_STATUS_ACTIVE,
-    "draft": lp.PROCEDURE_STATUS_DRAFT,
-    "superseded": lp.PROCEDURE_STATUS_SUPERSEDED,
-    "deprecated": lp.PROCEDURE_STATUS_DEPRECATED,
+    "active": lp.PROCEDURE_STATE_ACTIVE,
+    "draft": lp.PROCEDURE_STATE_DRAFT,
+    "superseded": lp.PROCEDURE_STATE_SUPERSEDED,
+    "deprecated": lp.PROCEDURE_STATE_DEPRECATED,
 }
 _CHANGED = {"HX-Trigger": "procedures-changed"}
 

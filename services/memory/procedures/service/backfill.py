@@ -47,17 +47,20 @@ def backfill_procedures(
     ports: ProcedurePorts,
     *,
     actor: str,
+    trace_id: str = "",
     validate_only: bool = False,
 ) -> BackfillResult:
     """Import `legacy_rules` (in the order they were appended) for `tenant`; see the module doc."""
     plan = plan_backfill(tenant, legacy_rules)
     return retry_on_conflict(
-        ports.attempts, ports.metrics, lambda: _backfill_once(tenant, plan, ports, actor, commit=not validate_only)
+        ports.attempts,
+        ports.metrics,
+        lambda: _backfill_once(tenant, plan, ports, actor, trace_id, commit=not validate_only),
     )
 
 
 def _backfill_once(
-    tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str, *, commit: bool
+    tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str, trace_id: str, *, commit: bool
 ) -> BackfillResult:
     chains: dict[str, list[LearnedProcedure]] = {}
     for row in plan.rows:
@@ -68,7 +71,7 @@ def _backfill_once(
             uow.lock(intent_lock(intent_key))
         stored = uow.procedures.of_intents(chains)
         stored_ids = {p.id for p in stored}
-        by = transition(ports, actor)
+        by = transition(ports, actor, trace_id=trace_id)
         for intent_key, chain in chains.items():
             held = [p for p in stored if p.intent_key == intent_key]
             missing = [row for row in chain if row.id not in stored_ids]
