@@ -42,7 +42,10 @@ def forget_request(tenant: str, form: dict[str, str]) -> mem.ForgetRequest:
     else:
         ident = required(form, "event_id", 200)
         is_event = len(ident) == 36 and ident.count("-") == 4
-        request.event_id, request.source_request_id = (ident, "") if is_event else ("", ident)
+        if is_event:  # one field of the oneof only: assigning the other, even "", would switch the target
+            request.event_id = ident
+        else:
+            request.source_request_id = ident
     return request
 
 
