@@ -53,15 +53,21 @@ def up_main(argv: list[str]) -> int:
 
 def token_main(argv: list[str]) -> int:
     from services.common.auth import issue_token
+    from services.common.settings import env_secret
 
     parser = argparse.ArgumentParser(prog="memloop token", description="Print a signed bearer token.")
     parser.add_argument("--tenant", required=True)
     parser.add_argument("--subject", default="operator")
     parser.add_argument("--roles", default="reader,writer")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
+    # A deployment's service token (tenant "*", role service) outlives an operator's hour.
+    parser.add_argument("--ttl-seconds", type=int, default=3600)
     args = parser.parse_args(argv)
-    secret = os.environ.get("MEMLOOP_AUTH_SECRET") or (args.data_dir / "auth_secret").read_text().strip()
-    print(issue_token(secret, subject=args.subject, tenant=args.tenant, roles=args.roles.split(",")))
+    if args.ttl_seconds < 1:
+        parser.error("--ttl-seconds must be at least 1")
+    secret = env_secret(os.environ, "MEMLOOP_AUTH_SECRET") or (args.data_dir / "auth_secret").read_text().strip()
+    roles = args.roles.split(",")
+    print(issue_token(secret, subject=args.subject, tenant=args.tenant, roles=roles, ttl_seconds=args.ttl_seconds))
     return 0
 
 

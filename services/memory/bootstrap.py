@@ -77,7 +77,7 @@ def build_embedder(kind: str) -> Embedder:
 def bootstrap(settings: MemorySettings) -> MemoryApp:
     run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
     engine = make_engine(
-        url_for_role(settings.admin_database_url, settings.app_role),
+        url_for_role(settings.admin_database_url, settings.app_role, settings.app_password),
         pool_size=settings.db_pool_size,
         application_name=f"memloop-memory-{settings.replica_id}"[:63],
     )

@@ -3,7 +3,7 @@
 | variable | default | meaning |
 |---|---|---|
 | MEMLOOP_SERVING_TARGET | — | serving's host:port (content blobs, request ids) |
-| MEMLOOP_SERVICE_TOKEN | — | the loop's service token, to call serving |
+| MEMLOOP_SERVICE_TOKEN (or _FILE) | — | the loop's service token, to call serving |
 | MEMLOOP_LEARNING_STREAM | MEMLOOP_LEARNING | the learning stream (its dead letters: `<name>_DLQ`) |
 | MEMLOOP_DELETION_POLL_SECONDS | 5 | how often the workflow looks for work when nothing wakes it |
 | MEMLOOP_REPLICA_HEARTBEAT_SECONDS | 5 | how often a replica refreshes its registry row |
@@ -20,7 +20,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.common.settings import env_float, env_int, env_str
+from services.common.settings import env_float, env_int, env_secret, env_str
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class DeletionSettings:
         env = os.environ if env is None else env
         settings = cls(
             serving_target=env_str(env, "MEMLOOP_SERVING_TARGET"),
-            service_token=env_str(env, "MEMLOOP_SERVICE_TOKEN"),
+            service_token=env_secret(env, "MEMLOOP_SERVICE_TOKEN"),
             learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
             poll_seconds=env_float(env, "MEMLOOP_DELETION_POLL_SECONDS", 5.0),
             heartbeat_seconds=env_float(env, "MEMLOOP_REPLICA_HEARTBEAT_SECONDS", 5.0),

@@ -8,7 +8,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from services.common.settings import CommonSettings, database_url_for, env_float, env_int, env_str
+from services.common.settings import (
+    CommonSettings,
+    app_role_password,
+    database_url_for,
+    env_float,
+    env_int,
+    env_str,
+)
 from services.memory.consolidation_settings import ConsolidationSettings
 from services.memory.deletion_settings import DeletionSettings
 
@@ -33,6 +40,7 @@ class MemorySettings:
     db_pool_size: int
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)  # issue 8
     deletion: DeletionSettings = field(default_factory=DeletionSettings)  # issue 6
+    app_password: str = ""  # MEMLOOP_MEMORY_DB_PASSWORD(_FILE); empty: libpq's own sources
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MemorySettings:
@@ -61,4 +69,5 @@ class MemorySettings:
             db_pool_size=env_int(env, "MEMLOOP_MEMORY_DB_POOL", 10),
             consolidation=ConsolidationSettings.from_env(env),
             deletion=DeletionSettings.from_env(env),
+            app_password=app_role_password(env, "memory"),
         )

@@ -37,7 +37,9 @@ async def run(settings: RelaySettings) -> None:
         publish_timeout_seconds=timing.publish_timeout_seconds,
         max_in_flight=settings.config.max_in_flight,
     )
-    spec = StreamSpec(settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds)
+    spec = StreamSpec(
+        settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds, settings.stream_replicas
+    )
     await ensure_stream(publisher.jetstream, spec)
     health = start_server(settings.common, [], max_workers=2)
     _log.info(
