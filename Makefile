@@ -10,9 +10,22 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install system-tools demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
 
-install: $(STAMP)
+install: $(STAMP) system-tools
+
+# promtool (Debian's `prometheus` package) checks and unit-tests deploy/monitoring's alert rules in
+# `make test`. Installed only when missing; no apt, or a failed install, stops with what to do.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+system-tools:
+	@command -v promtool >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 || { \
+	    echo "promtool is missing and apt-get is not available: install Debian's 'prometheus' package (or promtool from Prometheus) and re-run" >&2; exit 1; }; \
+	  echo "installing promtool (Debian package 'prometheus')"; \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	      --no-install-recommends -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || { \
+	    echo "apt-get could not install 'prometheus' (promtool); install it by hand and re-run" >&2; exit 1; }; \
+	  command -v promtool >/dev/null 2>&1 || { echo "'prometheus' installed but promtool is not on PATH" >&2; exit 1; }; }
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

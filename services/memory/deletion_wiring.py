@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
 from services.memory.adapters.deletion_faults import CrashAfterStep
+from services.memory.adapters.deletion_metrics import DeletionBacklog
 from services.memory.adapters.deletion_notices import NatsDeletionNotices, requests_subject
 from services.memory.adapters.deletion_queue import SqlDeletionQueue
 from services.memory.adapters.deletion_unit_of_work import SqlDeletionUnitOfWork
@@ -81,7 +82,12 @@ def build_deletion(
         )
     )
     loop = DeletionLoop(
-        workflow, queue, sync, poll_seconds=config.poll_seconds, heartbeat_seconds=config.heartbeat_seconds
+        workflow,
+        queue,
+        sync,
+        poll_seconds=config.poll_seconds,
+        heartbeat_seconds=config.heartbeat_seconds,
+        after_pass=DeletionBacklog(sessions).publish,
     )
     bus.subscribe(requests_subject(settings.subject_prefix), loop.on_notice)
     wake: Callable[[], None] = loop.wake
