@@ -96,7 +96,7 @@ def start_server(
         interceptors=[
             server_interceptor(),  # type: ignore[no-untyped-call]
             _MetricsInterceptor(settings.service_name),
-            AuthInterceptor(settings.auth_secret),
+            AuthInterceptor(settings.auth),
         ],
         options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)],
     )

@@ -9,6 +9,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.common.auth import TokenVerifier
+from services.common.auth_keys import InvalidKey, PublicKeySet
+
 
 def env_str(env: Mapping[str, str], name: str, default: str = "") -> str:
     return env.get(name, default).strip() or default
@@ -93,13 +96,13 @@ def app_role_password(env: Mapping[str, str], service: str) -> str:
 
 @dataclass(frozen=True)
 class CommonSettings:
-    """What every memloop process needs: identity, ports, auth secret and telemetry sinks."""
+    """What every memloop process needs: identity, ports, how to verify tokens, telemetry sinks."""
 
     service_name: str
     grpc_host: str
     grpc_port: int
     metrics_port: int
-    auth_secret: str
+    auth: TokenVerifier
     log_level: str
     otlp_endpoint: str
     span_file: str
@@ -108,19 +111,43 @@ class CommonSettings:
     @classmethod
     def from_env(cls, service_name: str, env: Mapping[str, str] | None = None) -> CommonSettings:
         env = os.environ if env is None else env
-        secret = env_secret(env, "MEMLOOP_AUTH_SECRET")
-        if not secret:
-            raise SystemExit(
-                "MEMLOOP_AUTH_SECRET (or MEMLOOP_AUTH_SECRET_FILE) is required (the launcher generates one)"
-            )
         return cls(
             service_name=service_name,
             grpc_host=env_str(env, "MEMLOOP_GRPC_HOST", "127.0.0.1"),
             grpc_port=env_int(env, "MEMLOOP_GRPC_PORT", 0),
             metrics_port=env_int(env, "MEMLOOP_METRICS_PORT", 0),
-            auth_secret=secret,
+            auth=token_verifier(env),
             log_level=env_str(env, "MEMLOOP_LOG_LEVEL", "INFO"),
             otlp_endpoint=env_str(env, "MEMLOOP_OTLP_ENDPOINT"),
             span_file=env_str(env, "MEMLOOP_SPAN_FILE"),
             drain_seconds=env_float(env, "MEMLOOP_DRAIN_SECONDS", 10.0),
         )
+
+
+def token_verifier(env: Mapping[str, str]) -> TokenVerifier:
+    """How a service checks bearer tokens: the issuer's Ed25519 public keys, never a shared secret.
+
+    MEMLOOP_AUTH_PUBLIC_KEYS (or _FILE): one or more PEM public keys (several during a rotation).
+    MEMLOOP_AUTH_SECRET (or _FILE) is the legacy HS256 secret, with which any service could mint
+    tokens for any tenant; it is refused unless MEMLOOP_AUTH_ALLOW_HS256=on (a migration window).
+    """
+    keys_text = env_secret(env, "MEMLOOP_AUTH_PUBLIC_KEYS")
+    secret = env_secret(env, "MEMLOOP_AUTH_SECRET")
+    allow_hs256 = env_str(env, "MEMLOOP_AUTH_ALLOW_HS256", "off").lower()
+    if allow_hs256 not in ("on", "off"):
+        raise SystemExit(f"setting MEMLOOP_AUTH_ALLOW_HS256={allow_hs256!r} must be 'on' or 'off'")
+    if secret and allow_hs256 != "on":
+        raise SystemExit(
+            "MEMLOOP_AUTH_SECRET is a shared HS256 secret, no longer accepted: set MEMLOOP_AUTH_PUBLIC_KEYS(_FILE)"
+            " to the issuer's Ed25519 public keys (MEMLOOP_AUTH_ALLOW_HS256=on accepts both while migrating)"
+        )
+    if not keys_text and not secret:
+        raise SystemExit(
+            "MEMLOOP_AUTH_PUBLIC_KEYS (or MEMLOOP_AUTH_PUBLIC_KEYS_FILE) is required: the token issuer's"
+            " Ed25519 public keys (`memloop up` generates a pair; `memloop issuer-key` writes one)"
+        )
+    try:
+        keys = PublicKeySet.from_pem_bundle(keys_text) if keys_text else None
+    except InvalidKey as exc:
+        raise SystemExit(f"setting MEMLOOP_AUTH_PUBLIC_KEYS: {exc}") from exc
+    return TokenVerifier(keys, hs256_secret=secret)

@@ -76,7 +76,17 @@ def test_secrets_reach_the_containers_only_as_mounted_files(compose: dict[str, A
     for secret in compose["secrets"].values():
         assert set(secret) == {"file"} and secret["file"].startswith("./compose/secrets/")
     ignored = (REPO_ROOT / ".gitignore").read_text(encoding="utf-8").split()
-    assert "deploy/compose/secrets/" in ignored
+    assert {"deploy/compose/secrets/", "deploy/compose/issuer/"} <= set(ignored)
+
+
+def test_services_get_the_issuer_public_key_and_no_container_mounts_the_private_one(compose: dict[str, Any]) -> None:
+    assert {c["file"] for c in compose["configs"].values()} == {"./compose/issuer/auth_public_keys.pem"}
+    for name in SERVICES:
+        service = compose["services"][name]
+        assert service["environment"]["MEMLOOP_AUTH_PUBLIC_KEYS_FILE"] == "/etc/memloop/auth_public_keys.pem"
+        assert {c["source"] for c in service["configs"]} == {"auth_public_keys"}
+        assert not [v for v in service.get("volumes", []) if "issuer" in str(v)]
+        assert not [k for k in service["environment"] if "ISSUER_KEY" in k or k.startswith("MEMLOOP_AUTH_SECRET")]
 
 
 def test_learning_containers_get_a_smaller_cpu_share_than_serving(compose: dict[str, Any]) -> None:

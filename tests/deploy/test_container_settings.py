@@ -6,19 +6,32 @@ from pathlib import Path
 
 import pytest
 
+from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.db import url_for_role
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_secret, stream_replicas
 from services.relay.adapters.jetstream import StreamSpec
 from services.relay.bootstrap import RelaySettings
 from services.worker.bootstrap import WorkerSettings
 
+PUBLIC_KEYS = SigningKey.generate().public_pem()
 
-def test_a_secret_is_read_from_the_file_its_FILE_variable_names(tmp_path: Path) -> None:
-    secret = tmp_path / "auth_secret"
-    secret.write_text("s3cret-from-a-mounted-file\n", encoding="utf-8")
-    assert env_secret({"MEMLOOP_AUTH_SECRET_FILE": str(secret)}, "MEMLOOP_AUTH_SECRET") == "s3cret-from-a-mounted-file"
-    common = CommonSettings.from_env("serving", {"MEMLOOP_AUTH_SECRET_FILE": str(secret)})
-    assert common.auth_secret == "s3cret-from-a-mounted-file"
+
+def test_a_setting_is_read_from_the_file_its_FILE_variable_names(tmp_path: Path) -> None:
+    secret = tmp_path / "service_token"
+    secret.write_text("token-from-a-mounted-file\n", encoding="utf-8")
+    assert (
+        env_secret({"MEMLOOP_SERVICE_TOKEN_FILE": str(secret)}, "MEMLOOP_SERVICE_TOKEN") == "token-from-a-mounted-file"
+    )
+
+
+def test_the_issuer_public_keys_come_from_a_mounted_file(tmp_path: Path) -> None:
+    issuer = SigningKey.generate()
+    keys = tmp_path / "public-keys.pem"
+    keys.write_text(issuer.public_pem(), encoding="ascii")
+    common = CommonSettings.from_env("serving", {"MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(keys)})
+    token = issue_token(issuer, subject="a", tenant="acme", roles=["reader"])
+    assert common.auth.verify(token).tenant == "acme"
 
 
 def test_the_direct_variable_still_works() -> None:
@@ -33,15 +46,15 @@ def test_both_forms_at_once_are_refused(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_secret_file_names_the_setting(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit, match="MEMLOOP_AUTH_SECRET_FILE"):
-        CommonSettings.from_env("serving", {"MEMLOOP_AUTH_SECRET_FILE": str(tmp_path / "missing")})
+    with pytest.raises(SystemExit, match="MEMLOOP_AUTH_PUBLIC_KEYS_FILE"):
+        CommonSettings.from_env("serving", {"MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(tmp_path / "missing")})
 
 
 def test_the_worker_reads_its_service_token_from_a_file(tmp_path: Path) -> None:
     token = tmp_path / "token"
     token.write_text("tok\n", encoding="utf-8")
     env = {
-        "MEMLOOP_AUTH_SECRET": "x",
+        "MEMLOOP_AUTH_PUBLIC_KEYS": PUBLIC_KEYS,
         "MEMLOOP_SERVICE_TOKEN_FILE": str(token),
         "MEMLOOP_SERVING_TARGET": "serving:50051",
         "MEMLOOP_POLICY_TARGET": "policy:50052",
@@ -66,7 +79,7 @@ def test_stream_replicas_outside_what_jetstream_allows_are_refused(value: str) -
 
 def test_the_relay_creates_the_learning_stream_with_the_configured_replicas() -> None:
     env = {
-        "MEMLOOP_AUTH_SECRET": "x",
+        "MEMLOOP_AUTH_PUBLIC_KEYS": PUBLIC_KEYS,
         "MEMLOOP_SERVING_DATABASE_URL": "postgresql+psycopg://owner@db:5432/memloop_serving",
         "MEMLOOP_STREAM_REPLICAS": "3",
     }
@@ -101,7 +114,7 @@ def test_each_service_reads_the_password_of_its_own_role(tmp_path: Path) -> None
     relay_pw = tmp_path / "relay"
     relay_pw.write_text("relay-pw", encoding="utf-8")
     env = {
-        "MEMLOOP_AUTH_SECRET": "x",
+        "MEMLOOP_AUTH_PUBLIC_KEYS": PUBLIC_KEYS,
         "MEMLOOP_SERVING_DATABASE_URL": "postgresql://memloop_owner:owner-pw@db:5432/memloop_serving",
         "MEMLOOP_SERVING_DB_PASSWORD": "serving-pw",
         "MEMLOOP_RELAY_DB_PASSWORD_FILE": str(relay_pw),

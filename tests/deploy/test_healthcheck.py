@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from services.common import healthcheck
+from services.common.auth_keys import SigningKey
 from services.common.grpc_server import RunningServer, start_server
 from services.common.settings import CommonSettings
 
@@ -15,7 +16,12 @@ from services.common.settings import CommonSettings
 @pytest.fixture
 def server() -> Iterator[RunningServer]:
     settings = CommonSettings.from_env(
-        "probe-test", {"MEMLOOP_AUTH_SECRET": "x" * 32, "MEMLOOP_GRPC_HOST": "127.0.0.1", "MEMLOOP_GRPC_PORT": "0"}
+        "probe-test",
+        {
+            "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+            "MEMLOOP_GRPC_HOST": "127.0.0.1",
+            "MEMLOOP_GRPC_PORT": "0",
+        },
     )
     running = start_server(settings, [], max_workers=2)
     yield running

@@ -164,6 +164,15 @@ def test_database_secrets_are_the_ones_the_postgres_clusters_own(objects: list[d
             assert ref["name"] == "memloop-auth", component
 
 
+def test_services_get_the_issuer_public_keys_and_never_a_private_key(objects: list[dict[str, Any]]) -> None:
+    found = workloads(objects)
+    for component in found:
+        entries = {e["name"]: e for c, e in env_entries(objects) if c == component}
+        keys = entries["MEMLOOP_AUTH_PUBLIC_KEYS"]["valueFrom"]["configMapKeyRef"]
+        assert (keys["name"], keys["key"]) == ("memloop-auth-keys", "public-keys.pem"), component
+        assert not [n for n in entries if "ISSUER_KEY" in n or n.startswith("MEMLOOP_AUTH_SECRET")], component
+
+
 def _setting_names_in_code() -> set[str]:
     names: set[str] = set()
     for path in (REPO_ROOT / "services").rglob("*.py"):
