@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] in ("-h", "--help") or argv[0] not in COMMANDS:
         print("usage: memloop <command> [args]\n")
         for name, (summary, _, _) in COMMANDS.items():
-            print(f"  {name:<9} {summary}")
+            print(f"  {name:<10} {summary}")
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     _, module, function = COMMANDS[argv[0]]
     command: Callable[[list[str]], int] = getattr(importlib.import_module(module), function)

@@ -26,12 +26,14 @@ SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|DATABASE_URL|API_KEY")
 def _compose_schema() -> dict[str, Any]:
     """The compose-spec schema as check-jsonschema vendors it (a dev dependency: no download)."""
     vendor = importlib.resources.files("check_jsonschema.builtin_schemas.vendor")
-    return json.loads((vendor / "compose-spec.json").read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads((vendor / "compose-spec.json").read_text(encoding="utf-8"))
+    return schema
 
 
 @pytest.fixture(scope="module")
 def compose() -> dict[str, Any]:
-    return load_yaml(COMPOSE)
+    loaded: dict[str, Any] = load_yaml(COMPOSE)
+    return loaded
 
 
 def test_the_compose_file_is_valid_against_the_compose_spec(compose: dict[str, Any]) -> None:

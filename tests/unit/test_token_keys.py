@@ -77,7 +77,7 @@ def test_the_public_key_used_as_an_hmac_secret_is_refused() -> None:
 
 
 def test_an_unsigned_token_is_refused() -> None:
-    unsigned = jwt.encode({"sub": "m", "tenant": "acme", "roles": [], "exp": int(time.time()) + 60}, None, "none")
+    unsigned = jwt.encode({"sub": "m", "tenant": "acme", "roles": [], "exp": int(time.time()) + 60}, "", "none")
     assert _refused(TokenVerifier(SERVICES_KEYS), unsigned).reason == "TOKEN_INVALID"
 
 
@@ -140,3 +140,27 @@ def test_the_issuer_key_pair_is_written_once_with_a_private_file(tmp_path: Path)
     assert SigningKey.from_file(private).kid == first
     token = issue_token(SigningKey.from_file(private), subject="a", tenant="acme", roles=[])
     assert TokenVerifier(PublicKeySet.from_pem_bundle(public.read_text())).verify(token).subject == "a"
+
+
+def test_the_cli_writes_an_issuer_pair_and_signs_tokens_the_services_accept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from services.cli.main import main
+
+    assert main(["issuer-key", "--out-dir", str(tmp_path / "issuer")]) == 0
+    monkeypatch.setenv("MEMLOOP_AUTH_ISSUER_KEY_FILE", str(tmp_path / "issuer" / "auth_issuer_key.pem"))
+    capsys.readouterr()
+    assert main(["token", "--tenant", "*", "--roles", "service", "--ttl-seconds", "86400"]) == 0
+    token = capsys.readouterr().out.strip()
+    services = token_verifier({"MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(tmp_path / "issuer" / "auth_public_keys.pem")})
+    principal = services.verify(token)
+    assert principal.tenant == "*" and principal.roles == frozenset({"service"})
+    assert jwt.decode(token, options={"verify_signature": False})["exp"] - time.time() > 80000
+
+
+def test_the_cli_refuses_to_sign_without_an_issuer_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from services.cli.main import main
+
+    monkeypatch.delenv("MEMLOOP_AUTH_ISSUER_KEY", raising=False)
+    monkeypatch.delenv("MEMLOOP_AUTH_ISSUER_KEY_FILE", raising=False)
+    assert main(["token", "--tenant", "acme", "--data-dir", str(tmp_path)]) == 2
