@@ -11,8 +11,8 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.orm import sessionmaker
 
 from services.common.db import run_migrations, url_for_role
-from services.memory.adapters.deletion_metrics import DeletionBacklog
 from services.memory.bootstrap import MIGRATIONS
+from services.memory.deletion.adapters.metrics import DeletionBacklog
 
 pytestmark = pytest.mark.integration
 
