@@ -10,7 +10,11 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install system-tools demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install system-tools demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean
+
+# buf breaking compares the contracts with main's (read from the local git repository, offline).
+# Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
+BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
 install: $(STAMP) system-tools
 
@@ -51,11 +55,16 @@ test-integration: install
 test-e2e: install
 	$(call pytest,tests/e2e)
 
-lint: install
+lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict services tests bench
 	$(BIN)/lint-imports
+
+lint-protos: install
+	cd protos && ../$(BIN)/buf lint
+	cd protos && ../$(BIN)/buf format --diff --exit-code
+	$(BIN)/buf breaking protos --against '$(BUF_AGAINST)'
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
