@@ -31,10 +31,11 @@ system-tools:
 	    echo "apt-get could not install 'prometheus' (promtool); install it by hand and re-run" >&2; exit 1; }; \
 	  command -v promtool >/dev/null 2>&1 || { echo "'prometheus' installed but promtool is not on PATH" >&2; exit 1; }; }
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools wheel
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e clients/python  # the agent's client: examples, its e2e tests, bench_context
 	touch $(STAMP)
 
 demo: install
@@ -59,6 +60,7 @@ lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services tests bench
+	$(BIN)/mypy --strict clients/python/src/memloop_client
 	$(BIN)/lint-imports
 
 lint-protos: install
@@ -68,6 +70,7 @@ lint-protos: install
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
+	$(BIN)/python scripts/gen_client_protos.py
 
 bench: install
 	$(BIN)/python -m bench.run_all

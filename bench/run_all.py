@@ -102,6 +102,7 @@ def modules() -> list[Module]:
     """Serving and pipeline first: they start the whole stack and are the most load-sensitive."""
     found = [_load("bench_serving"), _load("bench_pipeline"), _load("bench_relay"), _load("bench_retrieval")]
     found.append(_load("bench_deletion"))
+    found.append(_load("bench_context"))
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
     return found

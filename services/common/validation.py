@@ -21,8 +21,10 @@ request mapping of each service; this layer is the structural wall every request
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import grpc
@@ -55,86 +57,121 @@ def quote(value: str) -> str:
 
 
 def validate(request: Message) -> None:
-    """Check a request against its contract; clamp page sizes in place. Raises InvalidArgument."""
-    violations = []
-    for violation in _message(request, ""):
-        violations.append(violation)
-        if len(violations) == MAX_VIOLATIONS:
-            break
-    if violations:
-        raise InvalidArgument(violations[0].field, violations[0].description, *violations[1:])
+    """Check a request against its contract; clamp nothing. Raises InvalidArgument naming the fields."""
+    found: list[FieldViolation] = []
+    _message(request, "", DEFAULT_MAX_CHARS, found)
+    if found:
+        raise InvalidArgument(found[0].field, found[0].description, *found[1:MAX_VIOLATIONS])
 
 
-def _message(message: Message, path: str, limit: int = DEFAULT_MAX_CHARS) -> Iterator[FieldViolation]:
-    """`limit` is the holding field's character limit, which a Struct applies to every string in it."""
-    descriptor = message.DESCRIPTOR
-    if descriptor.full_name == _TIMESTAMP:
-        yield from _timestamp(message, path)
-        return
-    if descriptor.full_name == _STRUCT:
-        yield from _struct_fields(message, path, 0, limit)
-        return
-    if descriptor.full_name == _VALUE:
-        yield from _struct_value(message, path, 0, limit)
-        return
-    if descriptor.full_name == _LIST_VALUE:
-        for index, item in enumerate(message.values):  # type: ignore[attr-defined]
-            yield from _struct_value(item, f"{path}[{index}]", 1, limit)
-        return
-    for field, value in message.ListFields():
-        name = f"{path}.{field.name}" if path else field.name
-        yield from _field(field, value, name)
+@dataclass(frozen=True)
+class _Rule:
+    """What the contract says about one field, worked out once per field (validation is on every call)."""
+
+    kind: int  # one of the _KIND_* below
+    max_chars: int
+    max_items: int | None
+    repeated: bool
+    enum_values: frozenset[int]
+    value_field: FieldDescriptor | None  # a map's value field
 
 
-def _field(field: FieldDescriptor, value: Any, name: str) -> Iterator[FieldViolation]:
+_KIND_OTHER, _KIND_STRING, _KIND_FLOAT, _KIND_ENUM, _KIND_MESSAGE, _KIND_MAP, _KIND_PAGE = range(7)
+
+
+@functools.cache
+def _rule(field: FieldDescriptor) -> _Rule:
     full = field.full_name
-    if field.is_repeated:
-        limit = field_limits.MAX_ITEMS.get(full)
-        if limit is not None and len(value) > limit:
-            yield FieldViolation(name, f"must have at most {limit} items, got {len(value)}")
-            return
-        if _is_map(field):
-            yield from _map(field, value, name)
-            return
-        for index, item in enumerate(value):
-            yield from _single(field, item, f"{name}[{index}]")
-        return
-    yield from _single(field, value, name)
-
-
-def _single(field: FieldDescriptor, value: Any, name: str) -> Iterator[FieldViolation]:
-    if field.type == FieldDescriptor.TYPE_STRING:
-        yield from _string(value, name, field_limits.MAX_CHARS.get(field.full_name, DEFAULT_MAX_CHARS))
-    elif field.type in _FLOATS:
-        if not math.isfinite(value):
-            yield FieldViolation(name, f"must be a finite number, got {value!r}")
-    elif field.type == FieldDescriptor.TYPE_ENUM and field.enum_type is not None:
-        if field.enum_type.values_by_number.get(value) is None:
-            yield FieldViolation(name, f"must be a value of {field.enum_type.name}, got {value}")
-    elif field.type == FieldDescriptor.TYPE_MESSAGE:
-        yield from _message(value, name, field_limits.MAX_CHARS.get(field.full_name, DEFAULT_MAX_CHARS))
-    elif field.full_name in field_limits.PAGE_SIZES:
-        yield from _page_size(value, name)
-
-
-def _is_map(field: FieldDescriptor) -> bool:
     entry = field.message_type
-    return entry is not None and entry.GetOptions().map_entry
+    if entry is not None and entry.GetOptions().map_entry:
+        kind, value_field = _KIND_MAP, entry.fields_by_name["value"]
+    else:
+        value_field = None
+        if field.type == FieldDescriptor.TYPE_STRING:
+            kind = _KIND_STRING
+        elif field.type in _FLOATS:
+            kind = _KIND_FLOAT
+        elif field.type == FieldDescriptor.TYPE_ENUM:
+            kind = _KIND_ENUM
+        elif field.type == FieldDescriptor.TYPE_MESSAGE:
+            kind = _KIND_MESSAGE
+        elif full in field_limits.PAGE_SIZES:
+            kind = _KIND_PAGE
+        else:
+            kind = _KIND_OTHER
+    values = frozenset(field.enum_type.values_by_number) if field.enum_type is not None else frozenset()
+    return _Rule(
+        kind=kind,
+        max_chars=field_limits.MAX_CHARS.get(full, DEFAULT_MAX_CHARS),
+        max_items=field_limits.MAX_ITEMS.get(full),
+        repeated=field.is_repeated,
+        enum_values=values,
+        value_field=value_field,
+    )
 
 
-def _map(field: FieldDescriptor, entries: Any, name: str) -> Iterator[FieldViolation]:
-    limit = field_limits.MAX_CHARS.get(field.full_name, DEFAULT_MAX_CHARS)
-    assert field.message_type is not None  # a map field's entry type
-    value_field = field.message_type.fields_by_name["value"]
+def _message(message: Message, path: str, limit: int, found: list[FieldViolation]) -> None:
+    """`limit` is the holding field's character limit, which a Struct applies to every string in it."""
+    kind = message.DESCRIPTOR.full_name
+    if kind == _TIMESTAMP:
+        _timestamp(message, path, found)
+    elif kind == _STRUCT:
+        _struct_fields(message, path, 0, limit, found)
+    elif kind == _VALUE:
+        _struct_value(message, path, 0, limit, found)
+    elif kind == _LIST_VALUE:
+        for index, item in enumerate(message.values):  # type: ignore[attr-defined]
+            _struct_value(item, f"{path}[{index}]", 1, limit, found)
+    else:
+        for field, value in message.ListFields():
+            if len(found) >= MAX_VIOLATIONS:
+                return
+            _field(field, _rule(field), value, f"{path}.{field.name}" if path else field.name, found)
+
+
+def _field(field: FieldDescriptor, rule: _Rule, value: Any, name: str, found: list[FieldViolation]) -> None:
+    if not rule.repeated:
+        _single(field, rule, value, name, found)
+        return
+    if rule.max_items is not None and len(value) > rule.max_items:
+        found.append(FieldViolation(name, f"must have at most {rule.max_items} items, got {len(value)}"))
+    elif rule.kind == _KIND_MAP:
+        _map(rule, value, name, found)
+    else:
+        for index, item in enumerate(value):
+            _single(field, rule, item, f"{name}[{index}]", found)
+
+
+def _single(field: FieldDescriptor, rule: _Rule, value: Any, name: str, found: list[FieldViolation]) -> None:
+    kind = rule.kind
+    if kind == _KIND_STRING:
+        _string(value, name, rule.max_chars, found)
+    elif kind == _KIND_MESSAGE:
+        _message(value, name, rule.max_chars, found)
+    elif kind == _KIND_FLOAT:
+        if not math.isfinite(value):
+            found.append(FieldViolation(name, f"must be a finite number, got {value!r}"))
+    elif kind == _KIND_ENUM:
+        if value not in rule.enum_values:
+            enum = field.enum_type.name if field.enum_type is not None else "the enum"
+            found.append(FieldViolation(name, f"must be a value of {enum}, got {value}"))
+    elif kind == _KIND_PAGE and value < 0:
+        found.append(FieldViolation(name, f"must not be negative, got {value}"))
+
+
+def _map(rule: _Rule, entries: Any, name: str, found: list[FieldViolation]) -> None:
+    value_field = rule.value_field
+    assert value_field is not None  # a map rule always names its value field
+    value_rule = _rule(value_field)
     for key in sorted(entries, key=str):
         where = f"{name}[{_key(key)}]"
         if isinstance(key, str):
-            yield from _string(key, where, limit)
+            _string(key, where, rule.max_chars, found)
         value = entries[key]
-        if value_field.type == FieldDescriptor.TYPE_STRING:
-            yield from _string(value, where, limit)
+        if value_rule.kind == _KIND_STRING:
+            _string(value, where, rule.max_chars, found)
         else:
-            yield from _single(value_field, value, where)
+            _single(value_field, value_rule, value, where, found)
 
 
 def _key(key: object) -> str:
@@ -142,46 +179,43 @@ def _key(key: object) -> str:
     return text if len(text) <= QUOTE_CHARS and text.isprintable() else quote(text)
 
 
-def _string(value: str, name: str, limit: int) -> Iterator[FieldViolation]:
+def _string(value: str, name: str, limit: int, found: list[FieldViolation]) -> None:
     if len(value) > limit:
-        yield FieldViolation(name, f"must be at most {limit} characters, got {quote(value)}")
+        found.append(FieldViolation(name, f"must be at most {limit} characters, got {quote(value)}"))
     elif "\x00" in value:
-        yield FieldViolation(name, f"must not contain a NUL character, got {quote(value)}")
+        found.append(FieldViolation(name, f"must not contain a NUL character, got {quote(value)}"))
 
 
-def _timestamp(value: Any, name: str) -> Iterator[FieldViolation]:
+def _timestamp(value: Any, name: str, found: list[FieldViolation]) -> None:
     if not TIMESTAMP_MIN_SECONDS <= value.seconds <= TIMESTAMP_MAX_SECONDS:
-        yield FieldViolation(name, f"must lie between 0001-01-01 and 9999-12-31, got {value.seconds} seconds")
+        found.append(FieldViolation(name, f"must lie between 0001-01-01 and 9999-12-31, got {value.seconds} seconds"))
     elif not 0 <= value.nanos < _NANOS:
-        yield FieldViolation(name, f"nanos must be in [0, 999999999], got {value.nanos}")
+        found.append(FieldViolation(name, f"nanos must be in [0, 999999999], got {value.nanos}"))
 
 
-def _struct_fields(struct: Any, name: str, depth: int, limit: int) -> Iterator[FieldViolation]:
+def _struct_fields(struct: Any, name: str, depth: int, limit: int, found: list[FieldViolation]) -> None:
     if depth > MAX_STRUCT_DEPTH:
-        yield FieldViolation(name, f"must nest at most {MAX_STRUCT_DEPTH} levels deep")
+        found.append(FieldViolation(name, f"must nest at most {MAX_STRUCT_DEPTH} levels deep"))
         return
     for key in sorted(struct.fields):
+        if len(found) >= MAX_VIOLATIONS:
+            return
         where = f"{name}[{_key(key)}]"
-        yield from _string(key, where, limit)
-        yield from _struct_value(struct.fields[key], where, depth + 1, limit)
+        _string(key, where, limit, found)
+        _struct_value(struct.fields[key], where, depth + 1, limit, found)
 
 
-def _struct_value(value: Any, name: str, depth: int, limit: int) -> Iterator[FieldViolation]:
+def _struct_value(value: Any, name: str, depth: int, limit: int, found: list[FieldViolation]) -> None:
     kind = value.WhichOneof("kind")
     if kind == "number_value" and not math.isfinite(value.number_value):
-        yield FieldViolation(name, f"must be a finite number, got {value.number_value!r}")
+        found.append(FieldViolation(name, f"must be a finite number, got {value.number_value!r}"))
     elif kind == "string_value":
-        yield from _string(value.string_value, name, limit)
+        _string(value.string_value, name, limit, found)
     elif kind == "struct_value":
-        yield from _struct_fields(value.struct_value, name, depth, limit)
+        _struct_fields(value.struct_value, name, depth, limit, found)
     elif kind == "list_value":
         for index, item in enumerate(value.list_value.values):
-            yield from _struct_value(item, f"{name}[{index}]", depth + 1, limit)
-
-
-def _page_size(value: int, name: str) -> Iterator[FieldViolation]:
-    if value < 0:
-        yield FieldViolation(name, f"must not be negative, got {value}")
+            _struct_value(item, f"{name}[{index}]", depth + 1, limit, found)
 
 
 def clamp_page_sizes(request: Message) -> None:

@@ -11,6 +11,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from services.common.gen.memloop.v1 import candidate_pb2 as _candidate_pb2
+from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as _learned_procedure_service_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -1441,3 +1442,107 @@ class GetDeletionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetDeletionResponse: _TypeAlias = GetDeletionResponse  # noqa: Y015
+
+@_typing.final
+class GetContextRequest(_message.Message):
+    """Request for what an agent should know before it acts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    K_FIELD_NUMBER: _builtins.int
+    TYPES_FIELD_NUMBER: _builtins.int
+    PROCEDURE_SCOPE_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant; checked against the caller's token first. At most 256 characters."""
+    user: _builtins.str
+    """User whose memories are read. At most 256 characters."""
+    query: _builtins.str
+    """What the agent is about to do; ranks the memories. At most 2000 characters."""
+    k: _builtins.int
+    """Number of memories; 0 means 5, above 100 is clamped, negative is rejected."""
+    procedure_scope: _builtins.str
+    """Case scope the procedures must apply to, for example "PSP merchants"; empty means every active procedure. At most 500 characters."""
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
+        """Only memories of these types; empty means all. At most 16 items."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        user: _builtins.str = ...,
+        query: _builtins.str = ...,
+        k: _builtins.int = ...,
+        types: _abc.Iterable[_candidate_pb2.MemoryType.ValueType] | None = ...,
+        procedure_scope: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["k", b"k", "procedure_scope", b"procedure_scope", "query", b"query", "tenant", b"tenant", "types", b"types", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetContextRequest: _TypeAlias = GetContextRequest  # noqa: Y015
+
+@_typing.final
+class GetContextResponse(_message.Message):
+    """An agent's context: the memories and procedures it may rely on, and the version that names exactly this context."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class ProcedureVersionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    PROCEDURES_FIELD_NUMBER: _builtins.int
+    CONTEXT_VERSION_FIELD_NUMBER: _builtins.int
+    PROCEDURE_VERSIONS_FIELD_NUMBER: _builtins.int
+    context_version: _builtins.str
+    """Fingerprint of this context (its memory ids and procedure versions): equal contexts have equal versions."""
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoredMemory]:
+        """The top-k active, authorized memories, best first; each carries its provenance (source events, trace, policy version, confidence)."""
+
+    @_builtins.property
+    def procedures(self) -> _containers.RepeatedCompositeFieldContainer[_learned_procedure_service_pb2.LearnedProcedure]:
+        """The active learned procedures that apply, each with its version."""
+
+    @_builtins.property
+    def procedure_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """What to pass as HandleRequestRequest.procedure_versions: each procedure's intent key and version, and "memloop.context" with context_version."""
+
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[Global___ScoredMemory] | None = ...,
+        procedures: _abc.Iterable[_learned_procedure_service_pb2.LearnedProcedure] | None = ...,
+        context_version: _builtins.str = ...,
+        procedure_versions: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_version", b"context_version", "memories", b"memories", "procedure_versions", b"procedure_versions", "procedures", b"procedures"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetContextResponse: _TypeAlias = GetContextResponse  # noqa: Y015
