@@ -10,13 +10,13 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium system-tools
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
 BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
-install: $(STAMP) chromium
+install: $(STAMP) chromium system-tools
 
 # The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
 # by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
@@ -24,6 +24,19 @@ chromium:
 	@test -x /usr/bin/chromium || { \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+# promtool (Debian's `prometheus` package) checks and unit-tests deploy/monitoring's alert rules in
+# `make test`. Installed only when missing; no apt, or a failed install, stops with what to do.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+system-tools:
+	@command -v promtool >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 || { \
+	    echo "promtool is missing and apt-get is not available: install Debian's 'prometheus' package (or promtool from Prometheus) and re-run" >&2; exit 1; }; \
+	  echo "installing promtool (Debian package 'prometheus')"; \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	      --no-install-recommends -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || { \
+	    echo "apt-get could not install 'prometheus' (promtool); install it by hand and re-run" >&2; exit 1; }; \
+	  command -v promtool >/dev/null 2>&1 || { echo "'prometheus' installed but promtool is not on PATH" >&2; exit 1; }; }
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -8,12 +8,12 @@ processes. Each service gets its own database (serving's and memory's), created 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
+from services.common.auth_keys import SigningKey, write_keypair
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
@@ -27,6 +27,10 @@ _MODULES = {
     "worker": "services.worker.entrypoints.main",
 }
 START_ORDER = ("policy", "memory", "serving", "relay", "worker")
+# The token issuer's key pair in the data folder: the launcher and `memloop token` sign with the
+# private key; the services get only the public one (MEMLOOP_AUTH_PUBLIC_KEYS_FILE).
+ISSUER_KEY_FILE = "auth_issuer_key.pem"
+PUBLIC_KEYS_FILE = "auth_public_keys.pem"
 
 
 @dataclass(frozen=True)
@@ -67,7 +71,8 @@ class Stack:
     def __init__(self, spec: StackSpec) -> None:
         self.spec = spec
         self.services: dict[str, ServiceHandle] = {}
-        self.auth_secret = ""
+        self.issuer: SigningKey | None = None
+        self.public_keys_file = spec.data_dir / PUBLIC_KEYS_FILE
         self.serving_db_url = ""
         self.memory_db_url = ""
         self.nats_url = ""
@@ -82,12 +87,17 @@ class Stack:
     def embedded_nats(self) -> EmbeddedNats | None:
         return self._nats
 
+    def _issuer(self) -> SigningKey:
+        if self.issuer is None:
+            raise InfraError("the stack has not started: no token issuer key yet")
+        return self.issuer
+
     def token(self, tenant: str, roles: tuple[str, ...] = ("reader", "writer"), subject: str = "operator") -> str:
-        return issue_token(self.auth_secret, subject=subject, tenant=tenant, roles=roles)
+        return issue_token(self._issuer(), subject=subject, tenant=tenant, roles=roles)
 
     def service_token(self) -> str:
         return issue_token(
-            self.auth_secret, subject="memloop-loop", tenant=ALL_TENANTS, roles=[SERVICE_ROLE], ttl_seconds=30 * 86400
+            self._issuer(), subject="memloop-loop", tenant=ALL_TENANTS, roles=[SERVICE_ROLE], ttl_seconds=30 * 86400
         )
 
     def start(self) -> Stack:
@@ -108,11 +118,10 @@ class Stack:
 
     def _start_infra(self) -> None:
         self.spec.data_dir.mkdir(parents=True, exist_ok=True)
-        secret_file = self.spec.data_dir / "auth_secret"
-        if not secret_file.exists():
-            secret_file.write_text(secrets.token_urlsafe(48))
-            secret_file.chmod(0o600)
-        self.auth_secret = secret_file.read_text().strip()
+        private, self.public_keys_file = write_keypair(
+            self.spec.data_dir, private_name=ISSUER_KEY_FILE, public_name=PUBLIC_KEYS_FILE
+        )
+        self.issuer = SigningKey.from_file(private)
         admin_url = self.spec.database_admin_url
         if not admin_url:
             self._postgres = EmbeddedPostgres(self.spec.data_dir / "postgres")
@@ -128,7 +137,7 @@ class Stack:
 
     def base_env(self) -> dict[str, str]:
         env = {
-            "MEMLOOP_AUTH_SECRET": self.auth_secret,
+            "MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(self.public_keys_file),
             "MEMLOOP_SERVICE_TOKEN": self.service_token(),
             "MEMLOOP_NATS_URL": self.nats_url,
             "MEMLOOP_SUBJECT_PREFIX": self.spec.subject_prefix,
@@ -239,7 +248,7 @@ def write_stack_file(stack: Stack, path: Path) -> None:
         "subject_prefix": stack.spec.subject_prefix,
         "learning_stream": stack.spec.learning_stream,
         "span_file": str(stack.span_file),
-        "auth_secret_file": str(stack.spec.data_dir / "auth_secret"),
+        "auth_issuer_key_file": str(stack.spec.data_dir / ISSUER_KEY_FILE),
         "services": {name: handle.target for name, handle in stack.services.items()},
         "metrics": {name: handle.metrics_port for name, handle in stack.services.items()},
         "console_url": stack.console_url,

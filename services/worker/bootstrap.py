@@ -12,6 +12,7 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
 * MEMLOOP_WORKER_CONCURRENCY — 8 — events handled in parallel by this process;
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
+* MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
 * MEMLOOP_EXTRACTOR — rules — or `llm` with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY;
 * MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY — off — test fault hook: exit after the policy decisions,
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 
 from services.common.app import App
 from services.common.redaction import RedactionMode, Redactor
-from services.common.settings import CommonSettings, env_float, env_int, env_str
+from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
 from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.faults import CrashBeforeApply
 from services.worker.adapters.grpc_peers import (
@@ -78,7 +79,7 @@ class WorkerSettings:
             llm = LlmExtractorSettings(
                 endpoint_url=_required(env, "MEMLOOP_LLM_URL"),
                 model=_required(env, "MEMLOOP_LLM_MODEL"),
-                api_key=env_str(env, "MEMLOOP_LLM_API_KEY"),
+                api_key=env_secret(env, "MEMLOOP_LLM_API_KEY"),
                 timeout_seconds=env_float(env, "MEMLOOP_LLM_TIMEOUT_SECONDS", 30.0),
             )
         return cls(
@@ -87,6 +88,7 @@ class WorkerSettings:
             streams=StreamNames(
                 prefix=env_str(env, "MEMLOOP_SUBJECT_PREFIX", "memloop"),
                 learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
+                replicas=stream_replicas(env),
             ),
             consumer=ConsumerSettings(
                 name=env_str(env, "MEMLOOP_WORKER_CONSUMER", "memloop-worker"),
@@ -106,7 +108,7 @@ class WorkerSettings:
             serving_target=_required(env, "MEMLOOP_SERVING_TARGET"),
             policy_target=_required(env, "MEMLOOP_POLICY_TARGET"),
             memory_target=_required(env, "MEMLOOP_MEMORY_TARGET"),
-            service_token=_required(env, "MEMLOOP_SERVICE_TOKEN"),
+            service_token=_required_secret(env, "MEMLOOP_SERVICE_TOKEN"),
             extractor=extractor,
             llm=llm,
             fault_crash_before_apply=env_str(env, "MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY") in ("1", "true", "yes"),
@@ -117,6 +119,13 @@ def _required(env: Mapping[str, str], name: str) -> str:
     value = env_str(env, name)
     if not value:
         raise SystemExit(f"setting {name} is required")
+    return value
+
+
+def _required_secret(env: Mapping[str, str], name: str) -> str:
+    value = env_secret(env, name)
+    if not value:
+        raise SystemExit(f"setting {name} (or {name}_FILE) is required")
     return value
 
 
