@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 from starlette.types import ASGIApp
 
 from services.console.adapters.dead_letters import NatsDeadLetters
@@ -10,7 +12,7 @@ from services.console.adapters.metrics import HttpMetricsReader
 from services.console.settings import ConsoleSettings
 from services.console.web.app import create_app
 from services.console.web.common import Console, templates
-from services.console.web.session import CsrfSigner, SharedSecretAuthenticator
+from services.console.web.session import CsrfSigner, VerifierAuthenticator
 from services.worker.adapters.jetstream import StreamNames
 
 
@@ -23,8 +25,8 @@ def build(settings: ConsoleSettings) -> ASGIApp:
             settings.nats_url, StreamNames(prefix=settings.subject_prefix, learning_stream=settings.learning_stream)
         ),
         metrics=HttpMetricsReader(settings.metrics_targets),
-        authenticator=SharedSecretAuthenticator(settings.auth_secret),
-        signer=CsrfSigner(settings.auth_secret),
+        authenticator=VerifierAuthenticator(settings.verifier),
+        signer=CsrfSigner(settings.csrf_secret or secrets.token_hex(32)),
         secure_cookies=settings.secure_cookies,
         templates=templates(),
     )

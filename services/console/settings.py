@@ -1,9 +1,9 @@
 """The console's settings, read from the environment once in the composition root.
 
 The console holds no database and no service credentials of its own: it needs to know where the
-services listen, the token issuer's verification secret (to read the signed-in person's tenant and
-roles, so it can hide what they may not do) and, for the operator pages, where NATS and the
-metrics endpoints are.
+services listen, the token issuer's PUBLIC keys (to read the signed-in person's tenant and roles, so
+it can hide what they may not do — it can verify tokens but never mint one) and, for the operator
+pages, where NATS and the metrics endpoints are.
 """
 
 from __future__ import annotations
@@ -12,14 +12,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from services.common.settings import env_int, env_str
+from services.common.auth import TokenVerifier
+from services.common.settings import env_int, env_secret, env_str, token_verifier
 
 
 @dataclass(frozen=True)
 class ConsoleSettings:
     """Everything the console process needs; built by `from_env` or directly by tests."""
 
-    auth_secret: str
+    verifier: TokenVerifier
     memory_target: str
     serving_target: str
     host: str = "127.0.0.1"
@@ -31,15 +32,16 @@ class ConsoleSettings:
     metrics_targets: tuple[tuple[str, str], ...] = ()
     secure_cookies: bool = False
     rpc_timeout: float = 15.0
+    csrf_secret: str = ""
+    """Keys the CSRF tokens; empty means a random key per process (forms rendered before a restart
+    must then be reloaded, sessions survive because they are the signed-in person's token)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ConsoleSettings:
         env = os.environ if env is None else env
-        secret = env_str(env, "MEMLOOP_AUTH_SECRET")
-        if not secret:
-            raise SystemExit("MEMLOOP_AUTH_SECRET is required (the console verifies sign-in tokens with it)")
         return cls(
-            auth_secret=secret,
+            verifier=token_verifier(env),
+            csrf_secret=env_secret(env, "MEMLOOP_CONSOLE_CSRF_SECRET"),
             memory_target=env_str(env, "MEMLOOP_MEMORY_TARGET", "127.0.0.1:50052"),
             serving_target=env_str(env, "MEMLOOP_SERVING_TARGET", "127.0.0.1:50051"),
             host=env_str(env, "MEMLOOP_CONSOLE_HOST", "127.0.0.1"),

@@ -6,16 +6,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from services.common.auth import Principal, verify_token
+from services.common.auth import Principal, TokenVerifier
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import candidate_pb2
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lp
 from services.common.gen.memloop.v1 import memory_service_pb2 as mem
 from services.common.never_suppress import find_suppression
 from services.console.ports import DeadLetterView, HealthFigure, ServiceError
 from services.console.web.common import Console, templates
-from services.console.web.session import CsrfSigner, SharedSecretAuthenticator
+from services.console.web.session import CsrfSigner, VerifierAuthenticator
 
-SECRET = "unit-test-secret-" + "x" * 32
+ISSUER = SigningKey.generate()
+"""The test issuer: tokens are signed with it and verified against its public key, as the services do."""
+VERIFIER = TokenVerifier(ISSUER.public_key_set())
+CSRF_SECRET = "unit-test-csrf-" + "x" * 32
 
 
 @dataclass
@@ -122,7 +126,7 @@ class FakeServices:
         self.world = world
 
     def for_token(self, token: str) -> FakePerson:
-        return FakePerson(self.world, verify_token(SECRET, token))
+        return FakePerson(self.world, VERIFIER.verify(token))
 
 
 class FakeDeadLetters:
@@ -147,8 +151,8 @@ def fake_console(world: FakeWorld, dead_letters: FakeDeadLetters | None = None) 
         services=FakeServices(world),  # type: ignore[arg-type]
         dead_letters=dead_letters or FakeDeadLetters(),
         metrics=FakeMetrics(),
-        authenticator=SharedSecretAuthenticator(SECRET),
-        signer=CsrfSigner(SECRET),
+        authenticator=VerifierAuthenticator(VERIFIER),
+        signer=CsrfSigner(CSRF_SECRET),
         secure_cookies=False,
         templates=templates(),
     )

@@ -16,11 +16,11 @@ from services.console.web.app import create_app
 from services.console.web.forget import forget_request
 from services.console.web.procedures import legacy_rules
 from services.console.web.session import SESSION_COOKIE, CsrfSigner
-from tests.unit.console_fakes import SECRET, FakeDeadLetters, FakeWorld, fake_console
+from tests.unit.console_fakes import CSRF_SECRET, ISSUER, FakeDeadLetters, FakeWorld, fake_console
 
 
 def token(tenant: str = "acme", roles: tuple[str, ...] = ("reviewer",), subject: str = "rita") -> str:
-    return issue_token(SECRET, subject=subject, tenant=tenant, roles=roles)
+    return issue_token(ISSUER, subject=subject, tenant=tenant, roles=roles)
 
 
 def pending(item_id: str, user: str, text: str, type_: int = candidate_pb2.MEMORY_TYPE_PROCEDURAL) -> mem.ReviewItem:
@@ -55,7 +55,7 @@ def client_for(world: FakeWorld, bearer: str | None = None, dead_letters: FakeDe
 
 
 def csrf(bearer: str) -> str:
-    return CsrfSigner(SECRET).token_for(bearer)
+    return CsrfSigner(CSRF_SECRET).token_for(bearer)
 
 
 def test_without_a_session_pages_redirect_to_sign_in_and_the_api_answers_401(world: FakeWorld) -> None:
@@ -283,7 +283,7 @@ def test_every_state_changing_request_is_logged_with_the_person(
 
 
 def test_an_expired_session_sends_htmx_to_sign_in_instead_of_swapping_the_login_page(world: FakeWorld) -> None:
-    expired = issue_token(SECRET, subject="rita", tenant="acme", roles=["reviewer"], ttl_seconds=-10)
+    expired = issue_token(ISSUER, subject="rita", tenant="acme", roles=["reviewer"], ttl_seconds=-10)
     response = client_for(world, expired).get("/memory/learned-procedures", headers={"HX-Request": "true"})
     assert response.status_code == 401
     assert response.headers["HX-Redirect"] == "/login?next=/memory/learned-procedures"

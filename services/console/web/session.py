@@ -24,7 +24,7 @@ from typing import Protocol
 
 import jwt
 
-from services.common.auth import Principal, verify_token
+from services.common.auth import Principal, TokenVerifier
 from services.common.errors import Unauthenticated
 
 SESSION_COOKIE = "memloop_session"
@@ -49,14 +49,14 @@ class Authenticator(Protocol):
     def authenticate(self, token: str) -> Principal: ...
 
 
-class SharedSecretAuthenticator:
-    """The project's issuer: HS256 tokens verified with the shared auth secret."""
+class VerifierAuthenticator:
+    """The project's issuer: Ed25519 tokens verified against its public key set (the services' check)."""
 
-    def __init__(self, secret: str) -> None:
-        self._secret = secret
+    def __init__(self, verifier: TokenVerifier) -> None:
+        self._verifier = verifier
 
     def authenticate(self, token: str) -> Principal:
-        return verify_token(self._secret, token)
+        return self._verifier.verify(token)
 
 
 def token_expiry(token: str) -> int:
