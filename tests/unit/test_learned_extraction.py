@@ -96,6 +96,16 @@ def test_injection_forms_keep_the_rules_reading_even_from_the_owner(body: str) -
     assert all(memory_type is MemoryType.PROCEDURAL for memory_type, _, _, _ in found)
 
 
+def test_a_reply_language_imperative_is_a_preference_but_a_reply_rule_stays_a_procedure() -> None:
+    # Given heads that read both sentences as preferences
+    heads = heads_saying("preference", intent="other")
+    # When the owner asks for replies in a language  Then it is a preference (style, no side effect)
+    assert [t for t, *_ in extract(heads, "Please reply to me in French.", from_owner=True)] == [MemoryType.PREFERENCE]
+    # And a rule about whom to answer and how stays a procedure for review
+    found = extract(heads, "Reply to recruiters with a polite no.", from_owner=True)
+    assert [t for t, *_ in found] == [MemoryType.PROCEDURAL]
+
+
 def test_an_outsiders_sentence_never_becomes_a_preference_or_fact() -> None:
     # Given heads that read the outsider's sentence as a preference  When extracted  Then nothing is proposed
     assert extract(heads_saying("preference"), "I'm vegan, so no meat for me.", from_owner=False) == []
@@ -220,5 +230,7 @@ def test_the_labelled_set_is_the_generators_output_and_split_by_template(tmp_pat
 def test_minilm_mode_uses_the_learned_extractor_and_hashing_mode_the_rules(env: dict[str, str], expected: str) -> None:
     # Given the worker's environment  When settings are read  Then the extractor follows the embedder
     required = {f"MEMLOOP_{name}_TARGET": "127.0.0.1:1" for name in ("SERVING", "POLICY", "MEMORY")}
-    settings = WorkerSettings.from_env({**required, "MEMLOOP_SERVICE_TOKEN": "t", "MEMLOOP_AUTH_SECRET": "s" * 32, **env})
+    settings = WorkerSettings.from_env(
+        {**required, "MEMLOOP_SERVICE_TOKEN": "t", "MEMLOOP_AUTH_SECRET": "s" * 32, **env}
+    )
     assert settings.extractor == expected

@@ -55,3 +55,19 @@ def load_heads(path: Path = HEADS_FILE) -> SentenceHeads:
         if embedder != ENCODER_NAME:
             raise RuntimeError(f"extractor heads at {path} were trained on {embedder!r}, not {ENCODER_NAME!r}")
         return heads_from_arrays({key: arrays[key] for key in arrays.files}, embedder)
+
+
+class PreparedEncoder:
+    """An encoder with some texts embedded ahead in one batch (offline scripts read thousands of
+    one-sentence e-mails; one model call each would dominate). Other texts go to the encoder."""
+
+    def __init__(self, encoder: MiniLmSentenceEncoder, texts: Sequence[str]) -> None:
+        self._encoder = encoder
+        unique = list(dict.fromkeys(texts))
+        self._vectors = dict(zip(unique, encoder.embed(unique), strict=True))
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._encoder.embed(missing), strict=True))
+        return np.stack([self._vectors[text] for text in texts]) if texts else self._encoder.embed([])

@@ -91,8 +91,20 @@ _INJECTION_FORM = re.compile(
 _STORABLE = {"preference": MemoryType.PREFERENCE, "fact": MemoryType.FACT}
 
 
+# "Please reply to me in French", "Write my drafts in a formal tone": an imperative that names only the
+# language or tone of the owner's own mail is a style preference, not a procedure with side effects.
+_STYLE_IMPERATIVE = re.compile(
+    r"^(?:please\s+)?(?:reply|respond|write|answer)(?: to me| my (?:drafts|replies|emails|mails))?"
+    r" (?:in|with|using) (?:a |an )?[\w-]+(?: tone| style)?[.!]?$",
+    re.I,
+)
+
+
 def _vetoed(folded: str) -> bool:
-    return bool(_IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded) or _INJECTION_FORM.search(folded))
+    if _INJECTION_FORM.search(folded):
+        return True
+    acts = bool(_IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
+    return acts and not _STYLE_IMPERATIVE.match(folded.strip())
 
 
 class LearnedExtractor(RuleBasedExtractor):
