@@ -29,6 +29,7 @@ import numpy.typing as npt
 from services.common.redaction import fold_for_matching
 from services.common.vocabulary import MemoryType, Origin
 from services.worker.domain.extraction import (
+    _ACTION,
     _ACTION_ANYWHERE,
     _IMPERATIVE,
     RuleBasedExtractor,
@@ -54,12 +55,15 @@ class LearnedTuning:
     ``drop_none``: an owner sentence the rules read as a preference or fact is dropped when the heads
     are this sure it states nothing (sarcasm, a quoted third party, a question without "?").
     ``intent_min``: below it the heads' intent is not used (an empty intent key supersedes nothing).
+    ``intent_override``: at or above it the heads' intent wins over the rules' (whose patterns are narrow:
+    "I moved to Mountain Time" is a time zone, not a home city).
     ``external_procedural_min``: an outsider's sentence the rules let pass becomes an external
     procedural candidate (rejected by policy, with audit evidence) at this probability.
     """
 
     drop_none: float = 0.9
     intent_min: float = 0.6
+    intent_override: float = 0.85
     external_procedural_min: float = 0.6
     clear_probability: float = 0.5
     clear_confidence: tuple[float, float] = (0.87, 0.96)
@@ -92,19 +96,26 @@ _STORABLE = {"preference": MemoryType.PREFERENCE, "fact": MemoryType.FACT}
 
 
 # "Please reply to me in French", "Write my drafts in a formal tone": an imperative that names only the
-# language or tone of the owner's own mail is a style preference, not a procedure with side effects.
+# language or tone of the owner's own mail is a style preference, not a procedure with side effects,
+# as long as the rest of the sentence orders no action and names no address.
 _STYLE_IMPERATIVE = re.compile(
     r"^(?:please\s+)?(?:reply|respond|write|answer)(?: to me| my (?:drafts|replies|emails|mails))?"
-    r" (?:in|with|using) (?:a |an )?[\w-]+(?: tone| style)?[.!]?$",
+    r" (?:in|with|using) (?:a |an )?[\w-]+(?: tone| style)?\b",
     re.I,
 )
+_ANY_ACTION = re.compile(rf"\b(?:{_ACTION})\b|@|\[EMAIL", re.I)
+
+
+def _style_only(folded: str) -> bool:
+    match = _STYLE_IMPERATIVE.match(folded.strip())
+    return match is not None and not _ANY_ACTION.search(folded.strip()[match.end() :])
 
 
 def _vetoed(folded: str) -> bool:
     if _INJECTION_FORM.search(folded):
         return True
     acts = bool(_IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
-    return acts and not _STYLE_IMPERATIVE.match(folded.strip())
+    return acts and not _style_only(folded)
 
 
 class LearnedExtractor(RuleBasedExtractor):
@@ -147,7 +158,7 @@ class LearnedExtractor(RuleBasedExtractor):
         rule_storable = rule is not None and rule.type in (MemoryType.PREFERENCE, MemoryType.FACT)
         storable = prediction.probability(*_STORABLE)
         if storable > max(prediction.probability("none"), prediction.probability("procedural")):
-            intent = rule.intent_key if rule is not None and rule.intent_key else self._intent(prediction)
+            intent = self._intent(prediction, rule.intent_key if rule is not None else "")
             kind = max(_STORABLE, key=prediction.probability)
             memory_type = rule.type if rule is not None and rule_storable else _STORABLE[kind]
             learned = _hedged(self._tuning.confidence(storable), folded, self.confidences.hedge_penalty)
@@ -157,5 +168,9 @@ class LearnedExtractor(RuleBasedExtractor):
             return None
         return rule
 
-    def _intent(self, prediction: Prediction) -> str:
-        return prediction.intent_key if prediction.intent_probability >= self._tuning.intent_min else ""
+    def _intent(self, prediction: Prediction, rule_intent: str) -> str:
+        if (prediction.intent_key and prediction.intent_probability >= self._tuning.intent_override) or (
+            not rule_intent and prediction.intent_probability >= self._tuning.intent_min
+        ):
+            return prediction.intent_key
+        return rule_intent
