@@ -197,7 +197,8 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
         "sentence is one e-mail through the worker's use case in process (`process_event`: thorough redaction,",
         "extraction, the real policy rules at their default thresholds, the in-memory memory fake); no gRPC,",
         "database or stream. `learned` is the worker's extractor in MiniLM mode, `rules` the rule extractor",
-        "alone (the hashing-embedder mode).",
+        "alone (the hashing-embedder mode). Through the whole stack as processes (gRPC, PostgreSQL, NATS),",
+        "`tests/e2e/test_learned_loop.py` shows statements the rules miss becoming active in MiniLM mode.",
         "",
         "| extractor | owner recall, active or review | owner recall, active | stored precision"
         " | external instructions active / in review | hedges stored |",
