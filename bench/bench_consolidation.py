@@ -20,10 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from services.common.vocabulary import MemoryType, Origin, candidate_key
-from services.memory.domain.consolidation import consolidate, plan_write_back, read_snapshot
-from services.memory.domain.consolidation_store import InMemoryMemoryStore, WriteBackMode, race_every_position
-from services.memory.domain.model import MemoryRecord, MemoryStatus
+from services.memory.consolidation.domain.consolidation import consolidate, plan_write_back, read_snapshot
+from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from tests.fixtures import fixture_path
+from tests.harness.consolidation_store import InMemoryMemoryStore, WriteBackMode, race_every_position
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = fixture_path("priya_sessions.json")

@@ -9,15 +9,16 @@ from itertools import combinations
 
 import pytest
 
-from services.memory.domain.consolidation import (
+from services.memory.consolidation.domain.consolidation import (
     RetireReason,
-    WriteBackRejected,
     consolidate,
     plan_write_back,
     read_snapshot,
-    replace_write_back,
 )
-from services.memory.domain.consolidation_rules import (
+from services.memory.consolidation.domain.errors import (
+    WriteBackRejected,
+)
+from services.memory.consolidation.domain.rules import (
     SIMILARITY_THRESHOLD,
     canonical_meaning,
     head,
@@ -25,8 +26,8 @@ from services.memory.domain.consolidation_rules import (
     similar_pairs,
     tokens,
 )
-from services.memory.domain.consolidation_store import InMemoryMemoryStore, run_job
-from services.memory.domain.model import MemoryStatus
+from services.memory.core.domain.model import MemoryStatus
+from tests.harness.consolidation_store import InMemoryMemoryStore, replace_write_back, run_job
 from tests.unit.consolidation_corpus import T0, contents, memory, priya_turns
 
 

@@ -1,0 +1,33 @@
+"""The ports and knobs a use case may need, bundled once by bootstrap."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from services.memory.core.service.ports import (
+    Effects,
+    Embedder,
+    MemoryMetrics,
+    RetrievalCache,
+    Tuning,
+    UnitOfWorkFactory,
+    VectorIndex,
+)
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class MemoryPorts:
+    uow: UnitOfWorkFactory
+    embedder: Embedder
+    index: VectorIndex
+    cache: RetrievalCache
+    effects: Effects
+    metrics: MemoryMetrics
+    tuning: Tuning
+    clock: Callable[[], datetime] = utc_now
