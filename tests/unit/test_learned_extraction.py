@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from services.common.auth_keys import SigningKey
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import MemoryType, Origin, Outcome
 from services.policy.domain.rules import Conflict, evaluate
@@ -231,6 +232,11 @@ def test_minilm_mode_uses_the_learned_extractor_and_hashing_mode_the_rules(env: 
     # Given the worker's environment  When settings are read  Then the extractor follows the embedder
     required = {f"MEMLOOP_{name}_TARGET": "127.0.0.1:1" for name in ("SERVING", "POLICY", "MEMORY")}
     settings = WorkerSettings.from_env(
-        {**required, "MEMLOOP_SERVICE_TOKEN": "t", "MEMLOOP_AUTH_SECRET": "s" * 32, **env}
+        {
+            **required,
+            "MEMLOOP_SERVICE_TOKEN": "t",
+            "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+            **env,
+        }
     )
     assert settings.extractor == expected
