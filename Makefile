@@ -10,9 +10,20 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium
 
-install: $(STAMP)
+# buf breaking compares the contracts with main's (read from the local git repository, offline).
+# Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
+BUF_AGAINST ?= .git\#branch=main,subdir=protos
+
+install: $(STAMP) chromium
+
+# The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
+# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,12 +50,17 @@ test-integration: install
 test-e2e: install
 	$(call pytest,tests/e2e)
 
-lint: install
+lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict services tests bench
 	$(BIN)/mypy --strict clients/python/src/memloop_client
 	$(BIN)/lint-imports
+
+lint-protos: install
+	cd protos && ../$(BIN)/buf lint
+	cd protos && ../$(BIN)/buf format --diff --exit-code
+	$(BIN)/buf breaking protos --against '$(BUF_AGAINST)'
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
@@ -55,6 +71,19 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# The labelled redaction corpus (regenerated) and its precision/recall per kind.
+redaction-report: install
+	$(BIN)/python scripts/make_redaction_corpus.py
+	$(BIN)/python scripts/redaction_report.py
+
+# Every labelled secret and PII string through the real stack, then both databases, the streams and the logs
+# searched (make test sends a representative subset of 60).
+test-at-rest-full: install
+	MEMLOOP_AT_REST_FULL=1 $(BIN)/pytest --timeout=3600 tests/e2e/test_secrets_at_rest.py
+# Screenshots of every console page at 1280 px and 390 px, into docs/console/ (linked from the README).
+screenshots: install
+	$(BIN)/python scripts/console_screenshots.py --out docs/console
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache

@@ -47,7 +47,7 @@ class Module:
 def _consolidation_rows(quick: bool) -> list[Row]:
     """`bench_consolidation` has no `run()`: its race and its in-memory job timings, as rows."""
     from bench import bench_consolidation as pure
-    from services.memory.consolidation.domain.store import WriteBackMode
+    from tests.harness.consolidation_store import WriteBackMode
 
     races, replaced = pure.race_everywhere(WriteBackMode.REPLACE)
     _, merged = pure.race_everywhere(WriteBackMode.MERGE)
@@ -105,6 +105,7 @@ def modules() -> list[Module]:
     found.append(_load("bench_context"))
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
+    found.append(_load("bench_redaction"))
     return found
 
 

@@ -8,15 +8,17 @@ sends a mail of her own. The operator forgets Dana with `memloop forget --user d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from services.cli.stack import Stack, write_stack_file
+from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from tests.e2e.conftest import make_stack
@@ -42,6 +44,10 @@ class ForgottenUser:
     deletion_id: str
 
 
+# Erin's own mail, authenticated by the mail system (without a passing verdict it would count as external).
+ERIN_VERDICT = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.mailfrom=acme.example; dmarc=pass"
+
+
 def _erin_mail(clients: Clients) -> str:
     request = spb.HandleRequestRequest(
         request_id="req-erin-0001",
@@ -55,6 +61,7 @@ def _erin_mail(clients: Clients) -> str:
         ),
         reply="Noted.",
         owner_address="erin@acme.example",
+        sender_authentication=lpb.SenderAuthentication(authentication_results=ERIN_VERDICT),
     )
     event_id: str = clients.serving.HandleRequest(request, timeout=30).event_id
     return event_id
@@ -71,7 +78,7 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
         learned = [_send(clients, r["name"], "dana", f"req-dana-{i}").event_id for i, r in enumerate(ALICE["requests"])]
         learned.append(_erin_mail(clients))
         for event_id in learned:
-            eventually(lambda e=event_id: clients.processed(e), timeout=90, what=f"event {event_id} learned")
+            eventually(partial(clients.processed, event_id), timeout=90, what=f"event {event_id} learned")
         erin = clients.memories(user="erin", states=[pb.MEMORY_STATE_ACTIVE])
         dana_rows = {row_id_of(stack.memory_db_url, m.memory_id) for m in clients.memories(user="dana")}
         assert erin and dana_rows and database_hits(stack.serving_db_url, ["Q1 rollout"])
@@ -145,5 +152,6 @@ def test_a_minimal_audit_row_remains_per_deleted_memory(forgotten_user: Forgotte
     assert len(deleted) == len(forgotten_user.dana_rows)
     assert {a.actor for a in audit} == {"operator"}
     assert all(
-        json.loads(a.detail_json) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"} for a in deleted
+        json_format.MessageToDict(a.detail) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"}
+        for a in deleted
     )

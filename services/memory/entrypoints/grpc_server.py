@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from services.memory.core.entrypoints.grpc_server import CoreMemoryRpcs
 from services.memory.core.service.deps import MemoryPorts
-from services.memory.deletion.entrypoints.grpc_server import DeletionRpcs
-from services.memory.deletion.service.deletion import DeletionDeps
+from services.memory.deletion.entrypoints.forget_rpc import DeletionRpcs
+from services.memory.deletion.service.forget import DeletionDeps
 from services.memory.entrypoints.context_grpc import ContextRpcs
 
 

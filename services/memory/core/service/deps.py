@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from services.memory.core.service.effects import AfterCommit
 from services.memory.core.service.ports import (
+    Effects,
     Embedder,
     MemoryMetrics,
     RetrievalCache,
@@ -27,7 +27,7 @@ class MemoryPorts:
     embedder: Embedder
     index: VectorIndex
     cache: RetrievalCache
-    effects: AfterCommit
+    effects: Effects
     metrics: MemoryMetrics
     tuning: Tuning
     clock: Callable[[], datetime] = utc_now

@@ -208,7 +208,7 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetDeletion(self, request, context):
-        """Returns a deletion and the state of each location it must reach.
+        """Returns a deletion resource and the state of each location it must reach.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

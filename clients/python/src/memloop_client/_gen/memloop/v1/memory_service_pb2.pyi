@@ -6,11 +6,13 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from memloop_client._gen.memloop.v1 import candidate_pb2 as _candidate_pb2
 from memloop_client._gen.memloop.v1 import learned_procedure_service_pb2 as _learned_procedure_service_pb2
+from memloop_client._gen.memloop.v1 import learning_event_pb2 as _learning_event_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -190,7 +192,7 @@ class Memory(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
-    """The memory's id."""
+    """Stable id of this version; a supersession creates a new memory rather than rewriting this one."""
     tenant: _builtins.str
     """Tenant that owns it."""
     user: _builtins.str
@@ -308,21 +310,32 @@ class ApplyLearningRequest(_message.Message):
     USER_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
     EVENT_TIME_FIELD_NUMBER: _builtins.int
+    SENDER_AUTHENTICATION_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_REASON_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
-    """The learning event; the idempotency key."""
+    """The learning event whose decisions these are; the idempotency key, so a redelivery changes nothing. At most 256 characters."""
     trace_id: _builtins.str
-    """Trace id of the event."""
+    """W3C trace id of the event, recorded on every row it writes; empty uses the caller's span. At most 256 characters."""
     tenant: _builtins.str
-    """Tenant of the event."""
+    """Tenant of the event; letters, digits, '_' and '-'. At most 256 characters."""
     user: _builtins.str
-    """User of the event."""
+    """User within the tenant the memories belong to. At most 256 characters."""
+    owner_claim: _learning_event_pb2.OwnerClaim.ValueType
+    """Serving's conclusion on an owner claim, kept in the event's audit entry."""
+    owner_claim_reason: _builtins.str
+    """Why an owner claim was not trusted, kept in the event's audit entry. At most 500 characters."""
     @_builtins.property
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Decision]:
-        """All decisions of the event."""
+        """Every policy decision of the event, applied in one transaction. At most 256 items."""
 
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When serving committed the event; orders statements of one intent that arrive out of order."""
+
+    @_builtins.property
+    def sender_authentication(self) -> _learning_event_pb2.SenderAuthentication:
+        """The handled mail's sender-authentication verdict, kept in the event's audit entry."""
 
     def __init__(
         self,
@@ -333,10 +346,13 @@ class ApplyLearningRequest(_message.Message):
         user: _builtins.str = ...,
         decisions: _abc.Iterable[_candidate_pb2.Decision] | None = ...,
         event_time: _timestamp_pb2.Timestamp | None = ...,
+        sender_authentication: _learning_event_pb2.SenderAuthentication | None = ...,
+        owner_claim: _learning_event_pb2.OwnerClaim.ValueType = ...,
+        owner_claim_reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event_time", b"event_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_time", b"event_time", "sender_authentication", b"sender_authentication"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "event_time", b"event_time", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "event_time", b"event_time", "owner_claim", b"owner_claim", "owner_claim_reason", b"owner_claim_reason", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -352,7 +368,7 @@ class ApplyLearningResponse(_message.Message):
     ALREADY_PROCESSED_FIELD_NUMBER: _builtins.int
     APPLIED_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
-    """The event id."""
+    """The learning event the outcome belongs to."""
     already_processed: _builtins.bool
     """True when the event had already been processed and nothing changed."""
     @_builtins.property
@@ -383,9 +399,9 @@ class GetProcessedEventRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     EVENT_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant of the event."""
+    """Tenant of the event; checked against the caller's token before any lookup. At most 256 characters."""
     event_id: _builtins.str
-    """The event id."""
+    """The learning event to look up. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -443,9 +459,9 @@ class GetMemoryRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant that owns it."""
+    """Tenant that owns the memory; checked against the caller's token before any lookup. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory id."""
+    """Id of the memory to return, as Memory.memory_id gives it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -462,14 +478,14 @@ Global___GetMemoryRequest: _TypeAlias = GetMemoryRequest  # noqa: Y015
 
 @_typing.final
 class GetMemoryResponse(_message.Message):
-    """One memory."""
+    """One memory, wrapped as AIP-131 asks."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     MEMORY_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def memory(self) -> Global___Memory:
-        """The memory."""
+        """The memory, in whatever lifecycle state it is."""
 
     def __init__(
         self,
@@ -499,24 +515,24 @@ class ListMemoriesRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose memories to list; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User; empty lists every user of the tenant."""
+    """Only this user's memories; empty lists every user of the tenant. At most 256 characters."""
     intent_key: _builtins.str
-    """Only this intent key; empty means all."""
+    """Only memories of this intent key; empty means all. At most 256 characters."""
     source_event_id: _builtins.str
-    """Only memories derived from this event; empty means all."""
+    """Only memories derived from this learning event; empty means all. At most 256 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     @_builtins.property
     def states(self) -> _containers.RepeatedScalarFieldContainer[Global___MemoryState.ValueType]:
-        """Only these states; empty means all."""
+        """Only memories in these lifecycle states; empty means all. At most 16 items."""
 
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
-        """Only these types; empty means all."""
+        """Only memories of these types; empty means all. At most 16 items."""
 
     def __init__(
         self,
@@ -550,7 +566,7 @@ class ListMemoriesResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___Memory]:
-        """The memories."""
+        """Memories of this page, oldest first."""
 
     def __init__(
         self,
@@ -575,9 +591,9 @@ class GetLineageRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the chain; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """Any memory of the chain."""
+    """Any memory of the chain; the whole chain comes back whichever one is named. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -628,15 +644,15 @@ class SupersedeMemoryRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the memory; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The active memory to replace."""
+    """The active memory to replace; anything else is FAILED_PRECONDITION. At most 256 characters."""
     text: _builtins.str
-    """Replacement text."""
+    """The replacement text, stored as an operator-origin memory of the same intent. At most 4000 characters."""
     request_id: _builtins.str
-    """Idempotency key of this change."""
+    """Client-chosen idempotency key; a repeat returns the first result. At most 256 characters."""
     reason: _builtins.str
-    """Why."""
+    """Why the memory is replaced, recorded in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -694,11 +710,11 @@ class DeprecateMemoryRequest(_message.Message):
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the memory; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory."""
+    """The active memory to retire without a replacement. At most 256 characters."""
     reason: _builtins.str
-    """Why."""
+    """Why the memory is retired, recorded in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -748,12 +764,12 @@ class FindConflictsRequest(_message.Message):
     USER_FIELD_NUMBER: _builtins.int
     CANDIDATES_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant of the candidates; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User."""
+    """User whose active memories the candidates may contradict. At most 256 characters."""
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Candidate]:
-        """Candidates to check."""
+        """Candidates to check, each against the active memories of its intent. At most 256 items."""
 
     def __init__(
         self,
@@ -779,7 +795,7 @@ class CandidateConflicts(_message.Message):
     CANDIDATE_KEY_FIELD_NUMBER: _builtins.int
     CONFLICTS_FIELD_NUMBER: _builtins.int
     candidate_key: _builtins.str
-    """The candidate key."""
+    """The candidate key the conflicts were found for, so results map back to request candidates."""
     @_builtins.property
     def conflicts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Memory]:
         """Active memories it may contradict."""
@@ -834,16 +850,16 @@ class SearchMemoriesRequest(_message.Message):
     K_FIELD_NUMBER: _builtins.int
     TYPES_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant to search; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User."""
+    """User whose active memories to search. At most 256 characters."""
     query: _builtins.str
-    """Query text."""
+    """Natural-language query, embedded and compared by cosine similarity. At most 2000 characters."""
     k: _builtins.int
-    """Number of results; 0 means 5, above 100 is clamped."""
+    """Number of results; 0 means 5, above 100 is clamped, negative is rejected."""
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
-        """Only these types; empty means all."""
+        """Only memories of these types; empty means all. At most 16 items."""
 
     def __init__(
         self,
@@ -874,7 +890,7 @@ class ScoredMemory(_message.Message):
     """Cosine similarity to the query."""
     @_builtins.property
     def memory(self) -> Global___Memory:
-        """The memory."""
+        """The matching active memory."""
 
     def __init__(
         self,
@@ -931,13 +947,13 @@ class ReviewItem(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     RESOLVE_TIME_FIELD_NUMBER: _builtins.int
     review_item_id: _builtins.str
-    """The item's id."""
+    """Stable id of the review item."""
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the item."""
     user: _builtins.str
-    """User."""
+    """User the held candidate would be stored for."""
     state: Global___ReviewState.ValueType
-    """State."""
+    """Where the item is in its review lifecycle."""
     reviewer: _builtins.str
     """Reviewer who resolved it."""
     resolution_reason: _builtins.str
@@ -990,15 +1006,15 @@ class ListReviewItemsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose review queue to list; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User; empty means every user."""
+    """Only this user's items; empty means every user. At most 256 characters."""
     state: Global___ReviewState.ValueType
-    """Only this state; unspecified means all."""
+    """Only items in this state; unspecified means all."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -1028,7 +1044,7 @@ class ListReviewItemsResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def review_items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReviewItem]:
-        """The items."""
+        """Review items of this page, oldest first."""
 
     def __init__(
         self,
@@ -1055,13 +1071,13 @@ class ResolveReviewItemRequest(_message.Message):
     RESOLUTION_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the item; checked against the caller's token. At most 256 characters."""
     review_item_id: _builtins.str
-    """The item."""
+    """The pending review item to resolve. At most 256 characters."""
     resolution: Global___ReviewResolution.ValueType
-    """The verdict."""
+    """Approve (the held candidate becomes active) or deny (nothing is stored)."""
     reason: _builtins.str
-    """Why."""
+    """The reviewer's reason, recorded on the item and in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -1115,12 +1131,12 @@ class AuditEvent(_message.Message):
     TRACE_ID_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     ACTOR_FIELD_NUMBER: _builtins.int
-    DETAIL_JSON_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     audit_id: _builtins.str
     """The audit row's id."""
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the audited record."""
     action: _builtins.str
     """What happened, for example "memory.stored" or "candidate.rejected"."""
     event_id: _builtins.str
@@ -1131,8 +1147,10 @@ class AuditEvent(_message.Message):
     """The memory concerned, if any."""
     actor: _builtins.str
     """Who acted."""
-    detail_json: _builtins.str
-    """Machine-readable detail (reasons, policy version, counts), JSON; never deleted content."""
+    @_builtins.property
+    def detail(self) -> _struct_pb2.Struct:
+        """Machine-readable detail (reasons, policy version, counts); never deleted content."""
+
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it happened."""
@@ -1147,12 +1165,12 @@ class AuditEvent(_message.Message):
         trace_id: _builtins.str = ...,
         memory_id: _builtins.str = ...,
         actor: _builtins.str = ...,
-        detail_json: _builtins.str = ...,
+        detail: _struct_pb2.Struct | None = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "detail", b"detail"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "audit_id", b"audit_id", "create_time", b"create_time", "detail_json", b"detail_json", "event_id", b"event_id", "memory_id", b"memory_id", "tenant", b"tenant", "trace_id", b"trace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "audit_id", b"audit_id", "create_time", b"create_time", "detail", b"detail", "event_id", b"event_id", "memory_id", b"memory_id", "tenant", b"tenant", "trace_id", b"trace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1170,15 +1188,15 @@ class ListAuditEventsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose audit trail to list; checked against the caller's token. At most 256 characters."""
     event_id: _builtins.str
-    """Only events caused by this event id; empty means all."""
+    """Only events caused by this learning event, job or deletion; empty means all. At most 256 characters."""
     memory_id: _builtins.str
-    """Only events about this memory; empty means all."""
+    """Only events about this memory; empty means all. At most 256 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 100, above 1000 is clamped."""
+    """Page size; 0 means 100, above 1000 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -1208,7 +1226,7 @@ class ListAuditEventsResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def audit_events(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditEvent]:
-        """The events."""
+        """Audit events of this page, oldest first."""
 
     def __init__(
         self,
@@ -1231,7 +1249,6 @@ class ForgetRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TENANT_FIELD_NUMBER: _builtins.int
-    SCOPE_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     USER_FIELD_NUMBER: _builtins.int
     EVENT_ID_FIELD_NUMBER: _builtins.int
@@ -1239,26 +1256,23 @@ class ForgetRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
-    scope: Global___ForgetScope.ValueType
-    """The scope."""
+    """Tenant whose records to forget; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory, for FORGET_SCOPE_MEMORY."""
+    """Forget one memory and its whole supersession chain (FORGET_SCOPE_MEMORY). At most 256 characters."""
     user: _builtins.str
-    """The user, for FORGET_SCOPE_USER."""
+    """Forget every record of this user (FORGET_SCOPE_USER). At most 256 characters."""
     event_id: _builtins.str
-    """The event, for FORGET_SCOPE_EVENT (or give request_id)."""
+    """Forget everything derived from this learning event (FORGET_SCOPE_EVENT). At most 256 characters."""
     source_request_id: _builtins.str
-    """The serving request id, for FORGET_SCOPE_EVENT when event_id is empty."""
+    """Forget everything derived from the event of this serving request id (FORGET_SCOPE_EVENT). At most 256 characters."""
     request_id: _builtins.str
-    """Idempotency key of this deletion request."""
+    """Client-chosen idempotency key; a repeat returns the first deletion. At most 128 characters."""
     reason: _builtins.str
-    """Why, for the audit row."""
+    """Why, recorded in the deletion's audit row. At most 1000 characters."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
-        scope: Global___ForgetScope.ValueType = ...,
         memory_id: _builtins.str = ...,
         user: _builtins.str = ...,
         event_id: _builtins.str = ...,
@@ -1266,11 +1280,13 @@ class ForgetRequest(_message.Message):
         request_id: _builtins.str = ...,
         reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "source_request_id", b"source_request_id", "target", b"target", "user", b"user"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "reason", b"reason", "request_id", b"request_id", "scope", b"scope", "source_request_id", b"source_request_id", "tenant", b"tenant", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "reason", b"reason", "request_id", b"request_id", "source_request_id", b"source_request_id", "target", b"target", "tenant", b"tenant", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_target: _TypeAlias = _typing.Literal["memory_id", "user", "event_id", "source_request_id"]  # noqa: Y015
+    _WhichOneofArgType_target: _TypeAlias = _typing.Literal["target", b"target"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_target) -> _WhichOneofReturnType_target | None: ...
 
 Global___ForgetRequest: _TypeAlias = ForgetRequest  # noqa: Y015
 
@@ -1283,7 +1299,7 @@ class ForgetResponse(_message.Message):
     DELETION_ID_FIELD_NUMBER: _builtins.int
     MEMORIES_AFFECTED_FIELD_NUMBER: _builtins.int
     deletion_id: _builtins.str
-    """The deletion's id."""
+    """Stable id of the deletion; GetDeletion follows its progress."""
     memories_affected: _builtins.int
     """How many memories were made unretrievable."""
     def __init__(
@@ -1313,7 +1329,7 @@ class DeletionStep(_message.Message):
     location: _builtins.str
     """The location, for example "retrieval", "vectors", "replica:<id>", "content_blobs"."""
     state: Global___DeletionStepState.ValueType
-    """Its state."""
+    """Whether the location is done, pending or failed (and retried)."""
     error: _builtins.str
     """Last error, if failed."""
     @_builtins.property
@@ -1345,9 +1361,9 @@ class GetDeletionRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     DELETION_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the deletion; checked against the caller's token. At most 256 characters."""
     deletion_id: _builtins.str
-    """The deletion id."""
+    """The deletion, as ForgetResponse.deletion_id gave it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -1363,8 +1379,8 @@ class GetDeletionRequest(_message.Message):
 Global___GetDeletionRequest: _TypeAlias = GetDeletionRequest  # noqa: Y015
 
 @_typing.final
-class GetDeletionResponse(_message.Message):
-    """A deletion and its progress."""
+class Deletion(_message.Message):
+    """A deletion: what was asked, and its progress through every location it must reach."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1377,22 +1393,22 @@ class GetDeletionResponse(_message.Message):
     COMPLETE_TIME_FIELD_NUMBER: _builtins.int
     MEMORIES_AFFECTED_FIELD_NUMBER: _builtins.int
     deletion_id: _builtins.str
-    """The deletion's id."""
+    """The deletion's id, as ForgetResponse gave it."""
     scope: Global___ForgetScope.ValueType
-    """The scope."""
+    """What the deletion covers, decided by the target the request named."""
     requested_by: _builtins.str
-    """Who asked."""
+    """Subject of the token that asked."""
     complete: _builtins.bool
     """True when every location is done."""
     memories_affected: _builtins.int
     """How many memories the acknowledgement made unretrievable."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
-        """When it was acknowledged."""
+        """When the targets were made unretrievable (the acknowledgement)."""
 
     @_builtins.property
     def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeletionStep]:
-        """Each location's state."""
+        """Each location the deletion must reach, with its state."""
 
     @_builtins.property
     def complete_time(self) -> _timestamp_pb2.Timestamp:
@@ -1416,6 +1432,30 @@ class GetDeletionResponse(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+Global___Deletion: _TypeAlias = Deletion  # noqa: Y015
+
+@_typing.final
+class GetDeletionResponse(_message.Message):
+    """One deletion and its progress."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def deletion(self) -> Global___Deletion:
+        """The deletion with every location's progress."""
+
+    def __init__(
+        self,
+        *,
+        deletion: Global___Deletion | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deletion", b"deletion"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deletion", b"deletion"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
 Global___GetDeletionResponse: _TypeAlias = GetDeletionResponse  # noqa: Y015
 
 @_typing.final
@@ -1431,18 +1471,18 @@ class GetContextRequest(_message.Message):
     TYPES_FIELD_NUMBER: _builtins.int
     PROCEDURE_SCOPE_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant; checked against the caller's token first."""
+    """Tenant; checked against the caller's token first. At most 256 characters."""
     user: _builtins.str
-    """User whose memories are read."""
+    """User whose memories are read. At most 256 characters."""
     query: _builtins.str
-    """What the agent is about to do; ranks the memories."""
+    """What the agent is about to do; ranks the memories. At most 2000 characters."""
     k: _builtins.int
-    """Number of memories; 0 means 5, above 100 is clamped."""
+    """Number of memories; 0 means 5, above 100 is clamped, negative is rejected."""
     procedure_scope: _builtins.str
-    """Case scope the procedures must apply to, for example "PSP merchants"; empty means every active procedure."""
+    """Case scope the procedures must apply to, for example "PSP merchants"; empty means every active procedure. At most 500 characters."""
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
-        """Only memories of these types; empty means all."""
+        """Only memories of these types; empty means all. At most 16 items."""
 
     def __init__(
         self,
