@@ -109,6 +109,7 @@ def handle_request(
                 from_address=email.from_address, to_address=email.to_address, subject=email.subject, body=email.body
             )
         )
+        request.sender_authentication.authentication_results = email.authentication_results
     return request
 
 
