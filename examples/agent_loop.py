@@ -11,6 +11,7 @@ import uuid
 from memloop_client import Client, Email
 
 USER, OWNER, QUESTION = "alice", "alice@acme.example", "When can I book meetings with Alice?"
+AUTH = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.mailfrom=acme.example; dmarc=pass"
 
 
 def answer(question: str, known: list[str]) -> str:  # your agent (an LLM call) goes here
@@ -20,7 +21,7 @@ def answer(question: str, known: list[str]) -> str:  # your agent (an LLM call) 
 with Client.from_env() as memloop:
     ctx = memloop.context(USER, QUESTION, k=3)
     reply = answer(QUESTION, [m.text for m in ctx.memories])
-    mail = Email(OWNER, "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.")
+    mail = Email(OWNER, "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.", AUTH)
     result = memloop.record(USER, thread=f"thr-{uuid.uuid4().hex[:8]}", route="assistant.instruction",
                             reply=reply, email=mail, owner_address=OWNER,
                             procedure_versions=ctx)  # tells learning exactly what this turn saw

@@ -19,7 +19,8 @@ from pathlib import Path
 from memloop_client import CONTRACT_VERSION, AsyncClient, Client, Email, InvalidArgument
 
 USER, OWNER, QUERY = "alice", "alice@acme.example", "When can I book meetings with Alice?"
-MAIL = Email(OWNER, "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.")
+AUTH = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.mailfrom=acme.example; dmarc=pass"
+MAIL = Email(OWNER, "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.", AUTH)
 
 
 def main() -> None:

@@ -226,7 +226,7 @@ def test_bad_arguments_are_refused_before_any_call() -> None:
         assert raised.value.field == "types"
         with pytest.raises(InvalidArgument) as raised:
             client.forget(memory_id="m", user="alice")
-        assert raised.value.field == "scope"
+        assert raised.value.field == "target"
 
 
 def test_backoff_grows_with_jitter_up_to_its_cap() -> None:

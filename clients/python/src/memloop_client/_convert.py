@@ -109,6 +109,7 @@ def handle_request(
                 from_address=email.from_address, to_address=email.to_address, subject=email.subject, body=email.body
             )
         )
+        request.sender_authentication.authentication_results = email.authentication_results
     return request
 
 
@@ -174,27 +175,16 @@ def context(response: memory_service_pb2.GetContextResponse) -> Context:
 def forget_request(
     *, tenant: str, memory_id: str, user: str, event_id: str, source_request_id: str, reason: str, request_id: str
 ) -> memory_service_pb2.ForgetRequest:
-    """Exactly one target decides the scope; none or several is InvalidArgument on `scope`."""
-    given = [name for name, value in (("memory_id", memory_id), ("user", user)) if value]
-    if event_id or source_request_id:
-        given.append("event_id")
+    """Exactly one target (the request's `target` oneof, which decides the scope); none or several is
+    InvalidArgument on `target`."""
+    targets = {"memory_id": memory_id, "user": user, "event_id": event_id, "source_request_id": source_request_id}
+    given = {name: value for name, value in targets.items() if value}
     if len(given) != 1:
-        raise _local_invalid("scope", "name exactly one of memory_id, user, event_id or source_request_id")
-    scope = {
-        "memory_id": memory_service_pb2.FORGET_SCOPE_MEMORY,
-        "user": memory_service_pb2.FORGET_SCOPE_USER,
-        "event_id": memory_service_pb2.FORGET_SCOPE_EVENT,
-    }[given[0]]
-    return memory_service_pb2.ForgetRequest(
-        tenant=tenant,
-        scope=scope,
-        memory_id=memory_id,
-        user=user,
-        event_id=event_id,
-        source_request_id=source_request_id,
-        request_id=request_id,
-        reason=reason,
-    )
+        raise _local_invalid("target", "name exactly one of memory_id, user, event_id or source_request_id")
+    request = memory_service_pb2.ForgetRequest(tenant=tenant, request_id=request_id, reason=reason)
+    for name, value in given.items():
+        setattr(request, name, value)
+    return request
 
 
 def forgotten(response: memory_service_pb2.ForgetResponse) -> Forgotten:
@@ -202,12 +192,13 @@ def forgotten(response: memory_service_pb2.ForgetResponse) -> Forgotten:
 
 
 def deletion(response: memory_service_pb2.GetDeletionResponse) -> Deletion:
+    found = response.deletion
     return Deletion(
-        deletion_id=response.deletion_id,
-        scope=_name(memory_service_pb2.ForgetScope, response.scope, "FORGET_SCOPE_"),
-        requested_by=response.requested_by,
-        complete=response.complete,
-        memories_affected=response.memories_affected,
+        deletion_id=found.deletion_id,
+        scope=_name(memory_service_pb2.ForgetScope, found.scope, "FORGET_SCOPE_"),
+        requested_by=found.requested_by,
+        complete=found.complete,
+        memories_affected=found.memories_affected,
         steps=tuple(
             DeletionStep(
                 location=s.location,
@@ -215,10 +206,10 @@ def deletion(response: memory_service_pb2.GetDeletionResponse) -> Deletion:
                 error=s.error,
                 complete_time=_time(s.complete_time, s.HasField("complete_time")),
             )
-            for s in response.steps
+            for s in found.steps
         ),
-        create_time=_time(response.create_time, response.HasField("create_time")),
-        complete_time=_time(response.complete_time, response.HasField("complete_time")),
+        create_time=_time(found.create_time, found.HasField("create_time")),
+        complete_time=_time(found.complete_time, found.HasField("complete_time")),
     )
 
 
