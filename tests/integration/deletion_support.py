@@ -84,7 +84,12 @@ class DeletionRig:
     def learning_stream(self) -> str:
         return f"{self.prefix}_LEARNING".upper()
 
-    def token(self, tenant: str = "*", roles: tuple[str, ...] = ("service",), subject: str = "tester") -> str:
+    def token(
+        self,
+        tenant: str = "*",
+        roles: tuple[str, ...] = ("service", "reader", "reviewer", "admin"),
+        subject: str = "tester",
+    ) -> str:
         return issue_token(self.secret, subject=subject, tenant=tenant, roles=roles)
 
     def port(self, name: str) -> int:
@@ -93,7 +98,7 @@ class DeletionRig:
     def env(self, name: str, **extra: str) -> dict[str, str]:
         return {
             "MEMLOOP_AUTH_SECRET": self.secret,
-            "MEMLOOP_SERVICE_TOKEN": self.token(),
+            "MEMLOOP_SERVICE_TOKEN": self.token(roles=("service",), subject="memloop-loop"),
             "MEMLOOP_GRPC_PORT": str(self.port(name)),
             "MEMLOOP_METRICS_PORT": str(free_port()),
             "MEMLOOP_NATS_URL": self.nats_url,

@@ -100,7 +100,7 @@ class Stack:
         port = free_port()
         return self._spawn(RELAY, self.env(port, **extra_env), port, name)
 
-    def token(self, tenant: str = "acme", roles: tuple[str, ...] = ("writer", "reader", "admin")) -> str:
+    def token(self, tenant: str = "acme", roles: tuple[str, ...] = ("writer", "reader", "admin", "service")) -> str:
         return issue_token(self.secret, subject=random_ref("client"), tenant=tenant, roles=roles)
 
     def stub(self, token: str | None = None) -> serving_service_pb2_grpc.ServingServiceStub:

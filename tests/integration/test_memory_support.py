@@ -29,7 +29,11 @@ SECRET = "memory-integration-tests-secret-0123456789abcdef"
 MODULE = "services.memory.entrypoints.main"
 
 
-def token(tenant: str = "acme", roles: tuple[str, ...] = ("service",), subject: str = "tester") -> str:
+# The default test identity is the loop and an operator at once; tests of least privilege pass roles.
+LOOP_AND_OPERATOR = ("service", "reader", "reviewer", "admin")
+
+
+def token(tenant: str = "acme", roles: tuple[str, ...] = LOOP_AND_OPERATOR, subject: str = "tester") -> str:
     return issue_token(SECRET, subject=subject, tenant="*" if "service" in roles else tenant, roles=roles)
 
 
@@ -57,7 +61,9 @@ class MemoryNode:
     process: ServiceProcess
     stubs: list[Stub] = field(default_factory=list)
 
-    def stub(self, bearer: str | None = None, *, tenant: str = "acme", roles: tuple[str, ...] = ("service",)) -> Stub:
+    def stub(
+        self, bearer: str | None = None, *, tenant: str = "acme", roles: tuple[str, ...] = LOOP_AND_OPERATOR
+    ) -> Stub:
         stub = Stub(self.port, bearer if bearer is not None else token(tenant, roles))
         self.stubs.append(stub)
         return stub

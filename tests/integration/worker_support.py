@@ -127,7 +127,7 @@ class LoopRig:
         return issue_token(self.secret, subject=random_ref("test"), tenant=tenant, roles=roles)
 
     def _metadata(self) -> tuple[tuple[str, str | bytes], ...]:
-        return (("authorization", f"Bearer {self.token('*', ('service',))}"),)
+        return (("authorization", f"Bearer {self.token('*', ('service', 'reader', 'writer'))}"),)
 
     def _channel(self, name: str) -> grpc.Channel:
         channel = grpc.insecure_channel(f"127.0.0.1:{self.ports[name]}")

@@ -2,9 +2,9 @@
 translate back.
 
 Permission is checked first, before any lookup (ADR §6: reading is CASE_READ, writing CASE_DECIDE,
-the backfill a super-admin step): reading needs `reader`, `decide` or `admin`; saving, confirming
-and deprecating need `decide` or `admin`; the backfill needs `admin`. The loop's own service token
-passes every check (see `authorize_tenant`). The procedures domain raises plain ValueErrors
+the backfill a super-admin step), from the one roles table in `services.common.access`: reading
+is open to the tenant's roles; saving, confirming and deprecating need `reviewer` or `admin`; the
+backfill needs `admin`. The procedures domain raises plain ValueErrors
 (it imports only the standard library and the guard); `_procedure_errors` maps them, once, onto
 the shared errors that `@grpc_method` turns into canonical codes.
 """
@@ -32,9 +32,6 @@ from services.memory.service.procedure_backfill import backfill_procedures
 from services.memory.service.procedures import ProcedurePorts
 
 DOMAIN = "memory.memloop"
-READ_ROLES = ("reader", "decide", "admin")
-DECIDE_ROLES = ("decide", "admin")
-BACKFILL_ROLES = ("admin",)
 
 F = TypeVar("F", bound=Callable[..., object])
 
@@ -84,7 +81,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ListLearnedProcedures(
         self, request: pb.ListLearnedProceduresRequest, context: grpc.ServicerContext
     ) -> pb.ListLearnedProceduresResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, where = tenant_of(request.tenant), convert.list_filter(request)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, where))
         found = procedures.list_procedures(tenant, where, page, self._ports)
@@ -98,7 +95,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def GetLearnedProcedure(
         self, request: pb.GetLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.GetLearnedProcedureResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, procedure_id = tenant_of(request.tenant), convert.procedure_id_of(request.procedure_id)
         procedure, lineage = procedures.get_procedure(tenant, procedure_id, self._ports)
         return pb.GetLearnedProcedureResponse(
@@ -111,7 +108,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def SaveLearnedProcedure(
         self, request: pb.SaveLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.SaveLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         command = convert.save_command(request, actor=principal.subject)
         plan = procedures.save_canonical(command, self._ports, actor=principal.subject, request_id=request.request_id)
         return pb.SaveLearnedProcedureResponse(
@@ -124,7 +121,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ConfirmLearnedProcedure(
         self, request: pb.ConfirmLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.ConfirmLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         tenant, procedure_id = tenant_of(request.tenant), convert.procedure_id_of(request.procedure_id)
         plan = procedures.confirm_procedure(tenant, procedure_id, self._ports, actor=principal.subject)
         return pb.ConfirmLearnedProcedureResponse(
@@ -137,7 +134,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def DeprecateLearnedProcedure(
         self, request: pb.DeprecateLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.DeprecateLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         deprecated = procedures.deprecate_procedure(
             convert.deprecate_command(request, actor=principal.subject), self._ports
         )
@@ -148,7 +145,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def BackfillLearnedProcedures(
         self, request: pb.BackfillLearnedProceduresRequest, context: grpc.ServicerContext
     ) -> pb.BackfillLearnedProceduresResponse:
-        principal = authorize_tenant(request.tenant, roles=BACKFILL_ROLES)
+        principal = authorize_tenant(request.tenant)
         tenant, rules = tenant_of(request.tenant), convert.legacy_rules(request)
         result = backfill_procedures(tenant, rules, self._ports, actor=principal.subject)
         return pb.BackfillLearnedProceduresResponse(
@@ -163,7 +160,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ListApplicableProcedures(
         self, request: pb.ListApplicableProceduresRequest, context: grpc.ServicerContext
     ) -> pb.ListApplicableProceduresResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, scope = tenant_of(request.tenant), convert.case_scope_of(request.scope)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, scope))
         found = procedures.list_applicable(tenant, scope, page, self._ports)
