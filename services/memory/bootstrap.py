@@ -11,6 +11,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.decision_signing import load_verifier
 from services.memory.adapters.cache import LruRetrievalCache
 from services.memory.adapters.change_feed import SqlChangeFeed
 from services.memory.adapters.embedders import HashingEmbedder, MiniLmEmbedder
@@ -101,6 +102,7 @@ def bootstrap(settings: MemorySettings) -> MemoryApp:
         effects=AfterCommit(sync, cache, notices),
         metrics=metrics,
         tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
+        decisions=load_verifier(settings.policy_verify_key),
     )
     replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
     procedures = LearnedProcedureServicer(ProcedurePorts.from_memory(ports))

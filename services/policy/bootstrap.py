@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
 from services.common.settings import CommonSettings, env_float
@@ -25,6 +26,7 @@ class PolicySettings:
 
     common: CommonSettings
     thresholds: PolicyThresholds
+    signing_key: str  # PEM or a path to one: the Ed25519 key that signs decisions (policy only)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PolicySettings:
@@ -37,7 +39,10 @@ class PolicySettings:
                 env, "MEMLOOP_POLICY_SUPERSEDE_MIN_CONFIDENCE", DEFAULT_THRESHOLDS.supersede_min_confidence
             ),
         )
-        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds)
+        signing_key = env.get("MEMLOOP_POLICY_SIGNING_KEY", "").strip()
+        if not signing_key:
+            raise SystemExit("MEMLOOP_POLICY_SIGNING_KEY is required: memory applies only decisions policy signed")
+        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds, signing_key=signing_key)
 
 
 def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
@@ -52,7 +57,7 @@ def registrations(settings: PolicySettings) -> list[Registration]:
     return [
         Registration(
             policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
-            PolicyServicer(settings.thresholds),
+            PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),
             full_service_name(policy_service_pb2, "PolicyService"),
         )
     ]

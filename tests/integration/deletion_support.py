@@ -27,7 +27,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
-from tests.helpers import SpawnService
+from tests.helpers import POLICY_KEY_ENV, SpawnService
 
 MEMORY = "services.memory.entrypoints.main"
 SERVING = "services.serving.entrypoints.main"
@@ -98,6 +98,7 @@ class DeletionRig:
     def env(self, name: str, **extra: str) -> dict[str, str]:
         return {
             "MEMLOOP_AUTH_SECRET": self.secret,
+            **POLICY_KEY_ENV,
             "MEMLOOP_SERVICE_TOKEN": self.token(roles=("service",), subject="memloop-loop"),
             "MEMLOOP_GRPC_PORT": str(self.port(name)),
             "MEMLOOP_METRICS_PORT": str(free_port()),

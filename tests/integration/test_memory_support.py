@@ -23,7 +23,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
 from services.common.vocabulary import MemoryType, candidate_key
-from tests.helpers import SpawnService
+from tests.helpers import POLICY_KEY_ENV, SpawnService, sign_decisions
 
 SECRET = "memory-integration-tests-secret-0123456789abcdef"
 MODULE = "services.memory.entrypoints.main"
@@ -96,6 +96,7 @@ class MemoryCluster:
         port, metrics_port = free_port(), free_port()
         env = {
             "MEMLOOP_AUTH_SECRET": SECRET,
+            "MEMLOOP_POLICY_VERIFY_KEY": POLICY_KEY_ENV["MEMLOOP_POLICY_VERIFY_KEY"],
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(metrics_port),
             "MEMLOOP_MEMORY_DATABASE_URL": self.database_url,
@@ -160,13 +161,15 @@ def decision(
 def apply_request(
     event_id: str, *decisions: cpb.Decision, tenant: str = "acme", user: str = "alice", trace_id: str = ""
 ) -> pb.ApplyLearningRequest:
-    return pb.ApplyLearningRequest(
+    """An ApplyLearningRequest whose decisions policy signed (as the worker would pass them on)."""
+    request = pb.ApplyLearningRequest(
         event_id=event_id,
         trace_id=trace_id or (event_id.encode().hex() + "0" * 32)[:32],
         tenant=tenant,
         user=user,
         decisions=list(decisions),
     )
+    return sign_decisions(request)  # type: ignore[no-any-return]
 
 
 def wait_until(condition: Callable[[], bool], *, timeout: float = 10.0, interval: float = 0.05) -> bool:

@@ -23,7 +23,7 @@ from services.common.vocabulary import Candidate
 from services.policy.domain.rules import POLICY_VERSION
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
 from tests.fixtures import load_fixture
-from tests.helpers import SpawnService, random_ref
+from tests.helpers import POLICY_KEY_ENV, SpawnService, random_ref
 
 pytestmark = pytest.mark.integration
 
@@ -89,7 +89,12 @@ class Policy:
 @pytest.fixture
 def policy(spawn: SpawnService) -> Iterator[Policy]:
     port, secret = free_port(), secrets.token_hex(16)
-    env = {"MEMLOOP_AUTH_SECRET": secret, "MEMLOOP_GRPC_PORT": str(port), "MEMLOOP_METRICS_PORT": str(free_port())}
+    env = {
+        "MEMLOOP_AUTH_SECRET": secret,
+        "MEMLOOP_GRPC_PORT": str(port),
+        "MEMLOOP_METRICS_PORT": str(free_port()),
+        "MEMLOOP_POLICY_SIGNING_KEY": POLICY_KEY_ENV["MEMLOOP_POLICY_SIGNING_KEY"],
+    }
     spawn("services.policy.entrypoints.main", env, port, "policy")
     client = Policy(f"127.0.0.1:{port}", secret)
     yield client

@@ -17,6 +17,7 @@ from services.common.vocabulary import Decision, Outcome
 from services.memory.domain.audit import AuditAction, AuditEntry
 from services.memory.domain.outcome import AppliedDecision, ApplyOutcome
 from services.memory.domain.review import ReviewItem, ReviewState
+from services.memory.service.decision_gate import admit
 from services.memory.service.deps import MemoryPorts
 from services.memory.service.ports import CandidateRecord, MemoryUnitOfWork, Transition, Vector
 from services.memory.service.retry import retry_on_conflict
@@ -43,8 +44,13 @@ class _Written:
 
 
 def apply_learning(cmd: ApplyLearning, ports: MemoryPorts) -> ApplyOutcome:
-    """Apply or replay; returns the stored outcome with `already_processed` set on a replay."""
-    cmd = replace(cmd, decisions=tuple(_stamped(d, cmd) for d in cmd.decisions))
+    """Apply or replay; returns the stored outcome with `already_processed` set on a replay.
+
+    Raises DecisionNotSigned or HardRuleViolated (PERMISSION_DENIED), before any read or write,
+    for a decision policy did not sign or one that would store what memory never stores.
+    """
+    admitted = admit(cmd.decisions, ports.decisions, tenant=cmd.tenant, user=cmd.user, event_id=cmd.event_id)
+    cmd = replace(cmd, decisions=tuple(_stamped(d, cmd) for d in admitted))
     stored = _stored_outcome(cmd, ports)
     if stored is not None:
         ports.metrics.event_repeated()

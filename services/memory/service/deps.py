@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from services.memory.service.decision_gate import DecisionVerifier
 from services.memory.service.effects import AfterCommit
 from services.memory.service.ports import (
     Embedder,
@@ -30,4 +31,5 @@ class MemoryPorts:
     effects: AfterCommit
     metrics: MemoryMetrics
     tuning: Tuning
+    decisions: DecisionVerifier  # policy's public key: ApplyLearning applies only signed decisions
     clock: Callable[[], datetime] = utc_now

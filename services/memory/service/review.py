@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.common.telemetry import current_trace_id
-from services.common.vocabulary import MemoryType
+from services.common.vocabulary import MemoryType, Outcome
 from services.memory.domain.audit import AuditAction, AuditEntry
 from services.memory.domain.errors import ReviewItemNotFound
+from services.memory.domain.hard_rules import broken_rule
 from services.memory.domain.review import Resolution, ReviewItem, ReviewState, needs_resolution, resolved
+from services.memory.service.decision_gate import HardRuleViolated
 from services.memory.service.deps import MemoryPorts
 from services.memory.service.pagination import Page, PageRequest
 from services.memory.service.ports import MemoryUnitOfWork, Transition, Vector
@@ -37,6 +39,9 @@ def resolve_review_item(cmd: ResolveReviewItem, ports: MemoryPorts) -> ReviewIte
         return item
     vector = None
     if cmd.resolution is Resolution.APPROVE:
+        rule = broken_rule(item.decision.candidate, Outcome.STORE)
+        if rule is not None:
+            raise HardRuleViolated(f"review item {item.review_item_id}: approving would break the hard rule {rule}")
         vector = ports.embedder.embed([item.decision.candidate.text])[0]
         ports.metrics.texts_embedded("document", 1)
     resolved_item, changed = retry_on_conflict(
