@@ -15,6 +15,7 @@ from typing import Any
 
 from services.common.vocabulary import Decision, Outcome
 from services.memory.domain.audit import AuditAction, AuditEntry
+from services.memory.domain.deletion import tombstone_outcome
 from services.memory.domain.outcome import AppliedDecision, ApplyOutcome
 from services.memory.domain.review import ReviewItem, ReviewState
 from services.memory.service.decision_gate import admit
@@ -93,6 +94,10 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         found = uow.events.get(cmd.event_id)
         if found is not None:
             return ApplyOutcome.from_json(found[0], already_processed=True), written
+        uow.lock(f"user:{cmd.user}")  # Forget(user) takes it too: learning commits before its ack or not at all
+        forgotten_by = uow.events.forgotten_by(cmd.user, cmd.event_time)
+        if forgotten_by is not None:
+            return _forgotten(uow, cmd, forgotten_by), written
         by = Transition(
             event_id=cmd.event_id,
             trace_id=cmd.trace_id,
@@ -112,6 +117,17 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         )
         uow.commit()
     return outcome, written
+
+
+def _forgotten(uow: MemoryUnitOfWork, cmd: ApplyLearning, deletion_id: str) -> ApplyOutcome:
+    """The user asked to forget everything: the event is recorded as processed and nothing is learned."""
+    uow.events.record(
+        cmd.event_id, user=cmd.user, trace_id=cmd.trace_id, outcome=tombstone_outcome(cmd.event_id, deletion_id)
+    )
+    detail = {"forgotten_by": deletion_id}
+    uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
+    uow.commit()
+    return ApplyOutcome(event_id=cmd.event_id, applied=())
 
 
 def _apply_decision(

@@ -178,6 +178,8 @@ def _acknowledge(cmd: Forget, event: EventItem | None, deps: DeletionDeps) -> _A
                 return _Acknowledged(_repeat(cmd, prior))
         if event is not None:
             uow.lock(f"event:{event.event_id}")  # ApplyLearning's lock: the event is applied before or not at all
+        if cmd.scope is ForgetScope.USER:
+            uow.lock(f"user:{cmd.user}")  # ApplyLearning's too: its writes commit before this ack, or see it
         targets = _targets(uow, cmd, event)
         fresh = [t for t in targets if not t.deleted]
         now, trace_id, deletion_id = deps.clock(), current_trace_id(), uuid.uuid4().hex

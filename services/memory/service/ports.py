@@ -89,6 +89,10 @@ class AuditRepository(Protocol):
 class ProcessedEventRepository(Protocol):
     def get(self, event_id: str) -> tuple[dict[str, Any], datetime] | None: ...
     def record(self, event_id: str, *, user: str, trace_id: str, outcome: dict[str, Any]) -> None: ...
+    def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
+        """The user-scope deletion that covers an event of `user`: one still open, or one asked for
+        after the event was committed; None when the event may be learned."""
+        ...
 
 
 class RequestRepository(Protocol):
