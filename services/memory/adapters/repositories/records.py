@@ -160,7 +160,6 @@ class SqlProcessedEventRepository:
             )
         )
 
-
     def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
         row = self._db.execute(
             text(
