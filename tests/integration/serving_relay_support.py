@@ -194,7 +194,7 @@ def make_stack_factory(
 ) -> Iterator[Callable[..., Stack]]:
     stacks: list[Stack] = []
 
-    def make(nats_url: str | None = None) -> Stack:
+    def make(nats_url: str | None = None, **serving_env: str) -> Stack:
         port = free_port()
         stack = Stack(
             admin_db_url=new_database("serving"),
@@ -206,7 +206,7 @@ def make_stack_factory(
             span_file=tmp_path / f"spans-{len(stacks)}.jsonl",
             _spawn=spawn,
         )
-        spawn(SERVING, stack.env(port), port, "serving")
+        spawn(SERVING, stack.env(port, **serving_env), port, "serving")
         stacks.append(stack)
         return stack
 

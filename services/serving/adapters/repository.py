@@ -165,6 +165,12 @@ class SqlContentRepository:
             },
         )
 
+    def tenant_known(self) -> bool:
+        found = self._session.execute(
+            text("SELECT EXISTS (SELECT 1 FROM results WHERE tenant = :tenant)"), {"tenant": self._tenant}
+        ).scalar()
+        return bool(found)
+
     def get(self, content_ref: str) -> StoredContent | None:
         row = (
             self._session.execute(
