@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import threading
+from collections.abc import Awaitable
 
 import nats
 from nats.aio.client import Client
@@ -116,12 +119,49 @@ async def run_worker(settings: WorkerSettings) -> None:
         await consumer.run(stop)
     finally:
         _log.info("worker draining")
+        drain = settings.common.drain_seconds
+        _exit_if_stuck(drain + _SHUTDOWN_MARGIN_SECONDS)
         health.stop(0)
-        await consumer.drain(settings.common.drain_seconds)
+        await _bounded("in-flight deliveries", consumer.drain(drain), drain + 1.0)
         poller.cancel()
-        await asyncio.gather(poller, return_exceptions=True)
-        await close_peers(peers.channels)
-        await client.drain()
+        await _bounded("backlog poller", asyncio.gather(poller, return_exceptions=True), 2.0)
+        await _bounded("peer channels", close_peers(peers.channels), 3.0)
+        await _close_nats(client)
+
+
+# Every shutdown step is bounded; past drain + this margin the process exits regardless.
+_SHUTDOWN_MARGIN_SECONDS = 10.0
+
+
+async def _bounded(what: str, step: Awaitable[object], timeout: float) -> None:
+    """Await one shutdown step; a step that fails or overruns is logged and skipped, never fatal."""
+    try:
+        await asyncio.wait_for(step, timeout)
+    except TimeoutError:
+        _log.warning("shutdown: %s did not finish within %.1f s; moving on", what, timeout)
+    except Exception as exc:
+        _log.warning("shutdown: %s failed (%s); moving on", what, type(exc).__name__)
+
+
+async def _close_nats(client: Client) -> None:
+    """Drain when connected (acks in flight get out); close when NATS is gone (drain would refuse)."""
+    if client.is_connected:
+        await _bounded("NATS drain", client.drain(), 5.0)
+    if not client.is_closed:
+        await _bounded("NATS close", client.close(), 3.0)
+
+
+def _exit_if_stuck(after: float) -> None:
+    """A backstop for a shutdown step nobody foresaw hanging: unacked events are redelivered anyway."""
+
+    def force() -> None:
+        _log.error("shutdown did not finish within %.1f s: exiting", after)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(after, force)
+    timer.daemon = True
+    timer.start()
 
 
 def main() -> None:
