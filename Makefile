@@ -54,6 +54,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy --strict services
+	$(BIN)/lint-imports
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py

@@ -65,7 +65,7 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2_grpc,
 )
 from services.common.grpc_client import sync_channel
-from services.memory.adapters.embedders import HashingEmbedder, MiniLmEmbedder
+from services.memory.core.adapters.embedders import HashingEmbedder, MiniLmEmbedder
 
 GOAL = 0.70
 RAW_ROUNDS = 3

@@ -47,7 +47,7 @@ class Module:
 def _consolidation_rows(quick: bool) -> list[Row]:
     """`bench_consolidation` has no `run()`: its race and its in-memory job timings, as rows."""
     from bench import bench_consolidation as pure
-    from services.memory.domain.consolidation_store import WriteBackMode
+    from services.memory.consolidation.domain.store import WriteBackMode
 
     races, replaced = pure.race_everywhere(WriteBackMode.REPLACE)
     _, merged = pure.race_everywhere(WriteBackMode.MERGE)

@@ -79,6 +79,10 @@ class Stack:
     def embedded_nats(self) -> EmbeddedNats | None:
         return self._nats
 
+    @property
+    def embedded_postgres(self) -> EmbeddedPostgres | None:
+        return self._postgres
+
     def token(self, tenant: str, roles: tuple[str, ...] = ("reader", "writer"), subject: str = "operator") -> str:
         return issue_token(self.auth_secret, subject=subject, tenant=tenant, roles=roles)
 

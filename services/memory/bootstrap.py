@@ -12,27 +12,27 @@ from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.decision_signing import load_verifier
-from services.memory.adapters.cache import LruRetrievalCache
-from services.memory.adapters.change_feed import SqlChangeFeed
-from services.memory.adapters.embedders import HashingEmbedder, MiniLmEmbedder
-from services.memory.adapters.faiss_index import FaissVectorIndex
-from services.memory.adapters.metrics import PrometheusMemoryMetrics
-from services.memory.adapters.nats_bus import NatsBus
-from services.memory.adapters.notices import NatsNotices, changes_subject
-from services.memory.adapters.unit_of_work import SqlMemoryUnitOfWork
 from services.memory.consolidation_wiring import ConsolidationApp, build_consolidation
+from services.memory.core.adapters.cache import LruRetrievalCache
+from services.memory.core.adapters.change_feed import SqlChangeFeed
+from services.memory.core.adapters.embedders import HashingEmbedder, MiniLmEmbedder
+from services.memory.core.adapters.faiss_index import FaissVectorIndex
+from services.memory.core.adapters.metrics import PrometheusMemoryMetrics
+from services.memory.core.adapters.nats_bus import NatsBus
+from services.memory.core.adapters.notices import NatsNotices, changes_subject
+from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
+from services.memory.core.entrypoints.replica_sync import ReplicaSync
+from services.memory.core.service.deps import MemoryPorts
+from services.memory.core.service.effects import AfterCommit
+from services.memory.core.service.index_sync import IndexSynchroniser
+from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
 from services.memory.deletion_wiring import DeletionApp, build_deletion
 from services.memory.entrypoints.grpc_server import MemoryServicer
-from services.memory.entrypoints.procedures_grpc import LearnedProcedureServicer
-from services.memory.entrypoints.replica_sync import ReplicaSync
-from services.memory.service.deps import MemoryPorts
-from services.memory.service.effects import AfterCommit
-from services.memory.service.index_sync import IndexSynchroniser
-from services.memory.service.ports import Embedder, MemoryUnitOfWork, Tuning
-from services.memory.service.procedures import ProcedurePorts
+from services.memory.procedures.entrypoints.grpc_server import LearnedProcedureServicer
+from services.memory.procedures.service.procedures import ProcedurePorts
 from services.memory.settings import MemorySettings
 
-MIGRATIONS = Path(__file__).resolve().parent / "adapters" / "migrations"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _log = logging.getLogger(__name__)
 
 

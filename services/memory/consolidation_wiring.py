@@ -12,19 +12,19 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
-from services.memory.adapters.consolidation_metrics import PrometheusConsolidationMetrics
-from services.memory.adapters.consolidation_repository import (
+from services.memory.consolidation.adapters.fault_pause import FilePauseHook
+from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
+from services.memory.consolidation.adapters.repository import (
     SqlConsolidationActivity,
     SqlConsolidationUnitOfWork,
     job_sessions,
 )
-from services.memory.adapters.fault_pause import FilePauseHook
+from services.memory.consolidation.entrypoints.grpc_server import ConsolidationServicer
+from services.memory.consolidation.service.job import ConsolidationDeps
+from services.memory.consolidation.service.ports import ConsolidationUnitOfWork, PhaseHook, no_pause
+from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
 from services.memory.consolidation_settings import ConsolidationSettings
-from services.memory.entrypoints.consolidation_grpc import ConsolidationServicer
-from services.memory.service.consolidation_job import ConsolidationDeps
-from services.memory.service.consolidation_ports import ConsolidationUnitOfWork, PhaseHook, no_pause
-from services.memory.service.consolidation_scheduler import ConsolidationScheduler, Triggers
-from services.memory.service.deps import MemoryPorts
+from services.memory.core.service.deps import MemoryPorts
 
 
 @dataclass

@@ -13,19 +13,19 @@ from dataclasses import dataclass
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
-from services.memory.adapters.deletion_faults import CrashAfterStep
-from services.memory.adapters.deletion_notices import NatsDeletionNotices, requests_subject
-from services.memory.adapters.deletion_queue import SqlDeletionQueue
-from services.memory.adapters.deletion_unit_of_work import SqlDeletionUnitOfWork
-from services.memory.adapters.nats_bus import NatsBus
-from services.memory.adapters.serving_content import GrpcServingContent
-from services.memory.adapters.stream_eraser import JetStreamEraser
-from services.memory.entrypoints.deletion_loop import DeletionLoop
-from services.memory.service.deletion import DeletionDeps
-from services.memory.service.deletion_ports import DeletionUnitOfWork
-from services.memory.service.deletion_workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
-from services.memory.service.deps import MemoryPorts
-from services.memory.service.index_sync import IndexSynchroniser
+from services.memory.core.adapters.nats_bus import NatsBus
+from services.memory.core.service.deps import MemoryPorts
+from services.memory.core.service.index_sync import IndexSynchroniser
+from services.memory.deletion.adapters.faults import CrashAfterStep
+from services.memory.deletion.adapters.notices import NatsDeletionNotices, requests_subject
+from services.memory.deletion.adapters.queue import SqlDeletionQueue
+from services.memory.deletion.adapters.serving_content import GrpcServingContent
+from services.memory.deletion.adapters.stream_eraser import JetStreamEraser
+from services.memory.deletion.adapters.unit_of_work import SqlDeletionUnitOfWork
+from services.memory.deletion.entrypoints.loop import DeletionLoop
+from services.memory.deletion.service.deletion import DeletionDeps
+from services.memory.deletion.service.ports import DeletionUnitOfWork
+from services.memory.deletion.service.workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
 from services.memory.settings import MemorySettings
 
 

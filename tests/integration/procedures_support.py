@@ -22,7 +22,12 @@ from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lpb
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2_grpc as lpb_grpc
 from services.common.gen.memloop.v1 import memory_service_pb2 as mpb
 from services.common.grpc_errors import error_details
-from services.memory.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureSource, ProcedureStatus
+from services.memory.procedures.domain.procedures import (
+    LearnedProcedure,
+    ProcedureKind,
+    ProcedureSource,
+    ProcedureStatus,
+)
 from tests.fixtures import fixture_path
 from tests.integration.test_memory_support import SECRET, MemoryNode, token
 

@@ -23,8 +23,8 @@ from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as mpb
 from services.common.vocabulary import MemoryType
-from services.memory.adapters.unit_of_work import SqlMemoryUnitOfWork
-from services.memory.domain.errors import SupersessionConflict
+from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
+from services.memory.core.domain.errors import SupersessionConflict
 from tests.helpers import SpawnService, TestInfra, random_ref
 from tests.integration.procedures_support import (
     ACTIVE,

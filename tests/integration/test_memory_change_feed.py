@@ -14,10 +14,10 @@ from sqlalchemy.orm import sessionmaker
 
 from services.common.db import run_migrations, url_for_role
 from services.common.vocabulary import MemoryType
-from services.memory.adapters.change_feed import SqlChangeFeed
-from services.memory.adapters.in_memory import InMemoryChangeFeed
 from services.memory.bootstrap import MIGRATIONS
-from services.memory.service.ports import ChangeFeed, FeedCursor, IndexedChange, Vector
+from services.memory.core.adapters.change_feed import SqlChangeFeed
+from services.memory.core.adapters.in_memory import InMemoryChangeFeed
+from services.memory.core.service.ports import ChangeFeed, FeedCursor, IndexedChange, Vector
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from typing import Any
 import nats
 import pytest
 
-from services.memory.adapters.notices import NatsNotices, changes_subject
+from services.memory.core.adapters.notices import NatsNotices, changes_subject
 from tests.helpers import TestInfra, random_ref
 
 pytestmark = pytest.mark.integration

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from services.common.vocabulary import MemoryType, Origin, candidate_key, normalise_meaning
-from services.memory.domain.consolidation_store import InMemoryMemoryStore
-from services.memory.domain.model import MemoryRecord, MemoryStatus
+from services.memory.consolidation.domain.store import InMemoryMemoryStore
+from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from tests.fixtures import fixture_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

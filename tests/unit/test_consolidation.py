@@ -9,7 +9,7 @@ from itertools import combinations
 
 import pytest
 
-from services.memory.domain.consolidation import (
+from services.memory.consolidation.domain.consolidation import (
     RetireReason,
     WriteBackRejected,
     consolidate,
@@ -17,7 +17,7 @@ from services.memory.domain.consolidation import (
     read_snapshot,
     replace_write_back,
 )
-from services.memory.domain.consolidation_rules import (
+from services.memory.consolidation.domain.rules import (
     SIMILARITY_THRESHOLD,
     canonical_meaning,
     head,
@@ -25,8 +25,8 @@ from services.memory.domain.consolidation_rules import (
     similar_pairs,
     tokens,
 )
-from services.memory.domain.consolidation_store import InMemoryMemoryStore, run_job
-from services.memory.domain.model import MemoryStatus
+from services.memory.consolidation.domain.store import InMemoryMemoryStore, run_job
+from services.memory.core.domain.model import MemoryStatus
 from tests.unit.consolidation_corpus import T0, contents, memory, priya_turns
 
 

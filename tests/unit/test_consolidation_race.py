@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from services.common.vocabulary import normalise_meaning
-from services.memory.domain.consolidation_store import (
+from services.memory.consolidation.domain.store import (
     InMemoryMemoryStore,
     JobPhase,
     RaceCase,
@@ -21,7 +21,7 @@ from services.memory.domain.consolidation_store import (
     race_every_position,
     run_job,
 )
-from services.memory.domain.model import MemoryRecord
+from services.memory.core.domain.model import MemoryRecord
 from tests.unit.consolidation_corpus import contents, ends_live, fixture, live_meanings, priya_turns, session_of
 
 

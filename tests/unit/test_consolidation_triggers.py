@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from services.memory.service.consolidation_ports import DueUser
-from services.memory.service.consolidation_scheduler import Triggers
+from services.memory.consolidation.service.ports import DueUser
+from services.memory.consolidation.service.scheduler import Triggers
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 

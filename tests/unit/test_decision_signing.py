@@ -9,7 +9,7 @@ import pytest
 
 from services.common.decision_signing import generate_private_key_pem, load_signer, load_verifier, public_key_pem
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
-from services.memory.domain.hard_rules import broken_rule, keeps_text
+from services.memory.core.domain.hard_rules import broken_rule, keeps_text
 
 PEM = generate_private_key_pem()
 SIGNER = load_signer(PEM.decode())

@@ -9,7 +9,7 @@ import pytest
 
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.memory.domain.deletion import (
+from services.memory.deletion.domain.deletion import (
     Deletion,
     DeletionStep,
     ForgetScope,
@@ -23,7 +23,7 @@ from services.memory.domain.deletion import (
     scrub_outcome,
     split_by_sources,
 )
-from services.memory.entrypoints.deletion_pb import forget
+from services.memory.deletion.entrypoints.pb_mapping import forget
 
 
 def _ref(memory_id: str, supersedes: str | None = None, status: str = "superseded") -> MemoryRef:

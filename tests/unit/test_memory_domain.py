@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.common.vocabulary import Decision, MemoryType, Origin, Outcome
-from services.memory.domain.errors import MemoryNotActive, ReviewAlreadyResolved
-from services.memory.domain.model import (
+from services.memory.core.domain.errors import MemoryNotActive, ReviewAlreadyResolved
+from services.memory.core.domain.model import (
     MemoryRecord,
     MemoryStatus,
     StoreAction,
@@ -18,8 +18,8 @@ from services.memory.domain.model import (
     plan_store,
     superseded,
 )
-from services.memory.domain.outcome import AppliedDecision, ApplyOutcome
-from services.memory.domain.review import Resolution, ReviewItem, ReviewState, needs_resolution, resolved
+from services.memory.core.domain.outcome import AppliedDecision, ApplyOutcome
+from services.memory.core.domain.review import Resolution, ReviewItem, ReviewState, needs_resolution, resolved
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from services.common.errors import InvalidArgument
-from services.memory.service.pagination import Page, page_request
+from services.memory.core.service.pagination import Page, page_request
 
 
 def test_a_token_continues_after_the_last_key_of_its_page() -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from services.common.vocabulary import MemoryType
-from services.memory.adapters.cache import LruRetrievalCache
-from services.memory.adapters.embedders import HashingEmbedder
-from services.memory.adapters.faiss_index import FaissVectorIndex
-from services.memory.adapters.in_memory import InMemoryChangeFeed, RecordingMetrics
-from services.memory.service.index_sync import IndexSynchroniser
-from services.memory.service.ports import IndexedChange
+from services.memory.core.adapters.cache import LruRetrievalCache
+from services.memory.core.adapters.embedders import HashingEmbedder
+from services.memory.core.adapters.faiss_index import FaissVectorIndex
+from services.memory.core.adapters.in_memory import InMemoryChangeFeed, RecordingMetrics
+from services.memory.core.service.index_sync import IndexSynchroniser
+from services.memory.core.service.ports import IndexedChange
 
 EMBEDDER = HashingEmbedder()
 

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from services.common.vocabulary import MemoryType
-from services.memory.adapters.cache import LruRetrievalCache
-from services.memory.adapters.embedders import HashingEmbedder
-from services.memory.adapters.faiss_index import FaissVectorIndex
-from services.memory.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
+from services.memory.core.adapters.cache import LruRetrievalCache
+from services.memory.core.adapters.embedders import HashingEmbedder
+from services.memory.core.adapters.faiss_index import FaissVectorIndex
+from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
 
 EMBEDDER = HashingEmbedder()
 

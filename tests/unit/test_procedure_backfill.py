@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from services.memory.domain.procedure_backfill import BackfillPlan, plan_backfill, trigger_theme
-from services.memory.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureStatus
+from services.memory.procedures.domain.backfill import BackfillPlan, plan_backfill, trigger_theme
+from services.memory.procedures.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureStatus
 from tests.fixtures import fixture_path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

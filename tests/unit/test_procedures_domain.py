@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from services.common.never_suppress import SuppressionRefused
-from services.memory.domain.procedures import (
+from services.memory.procedures.domain.procedures import (
     IllegalTransition,
     InvalidProcedure,
     LearnedProcedure,

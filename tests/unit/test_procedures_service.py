@@ -21,10 +21,12 @@ from typing import Any
 import pytest
 
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity
-from services.memory.domain.audit import AuditEntry
-from services.memory.domain.errors import RequestIdReused, SupersessionConflict
-from services.memory.domain.procedure_backfill import plan_backfill
-from services.memory.domain.procedures import (
+from services.memory.core.domain.audit import AuditEntry
+from services.memory.core.domain.errors import RequestIdReused, SupersessionConflict
+from services.memory.core.service.pagination import page_request
+from services.memory.core.service.ports import Transition
+from services.memory.procedures.domain.backfill import plan_backfill
+from services.memory.procedures.domain.procedures import (
     LearnedProcedure,
     ProcedureKind,
     ProcedureSource,
@@ -32,11 +34,9 @@ from services.memory.domain.procedures import (
     ProcedureSuppresses,
     SaveProcedure,
 )
-from services.memory.service import procedures as uc
-from services.memory.service.pagination import page_request
-from services.memory.service.ports import Transition
-from services.memory.service.procedure_backfill import INTENT_HELD, backfill_procedures
-from services.memory.service.procedure_ports import ProcedureFilter
+from services.memory.procedures.service import procedures as uc
+from services.memory.procedures.service.backfill import INTENT_HELD, backfill_procedures
+from services.memory.procedures.service.ports import ProcedureFilter
 from tests.fixtures import fixture_path
 
 FIXTURE = fixture_path("legacy_learned_procedures.json")

@@ -1,170 +1,18 @@
-"""MemoryService servicer: authorize, validate into a command, call the use case, translate back.
+"""The one MemoryService servicer: core's RPCs and the deletion capability's, joined.
 
-Permission is checked before anything else (before existence), by the server bootstrap from the
-one roles table in `services.common.access`; domain errors are mapped to canonical status codes by
-`@grpc_method`. The token's subject is recorded as who acted.
+The proto keeps Forget and GetDeletion on MemoryService (one client surface), while the code keeps
+them in the deletion capability; this is the only module that sees both.
 """
 
 from __future__ import annotations
 
-import grpc
-
-from services.common.auth import authorize_tenant
-from services.common.errors import require
-from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
-from services.common.grpc_errors import grpc_method
-from services.memory.entrypoints import deletion_pb, requests
-from services.memory.entrypoints.pb_mapping import (
-    audit_event_to_pb,
-    memory_to_pb,
-    outcome_to_response,
-    review_item_to_pb,
-    scored_to_pb,
-    timestamp,
-)
-from services.memory.service import deletion, lifecycle, queries, retrieval, review
-from services.memory.service.apply_learning import apply_learning
-from services.memory.service.deps import MemoryPorts
-from services.memory.service.pagination import page_request
-
-DOMAIN = "memory.memloop"
+from services.memory.core.entrypoints.grpc_server import CoreMemoryRpcs
+from services.memory.core.service.deps import MemoryPorts
+from services.memory.deletion.entrypoints.grpc_server import DeletionRpcs
+from services.memory.deletion.service.deletion import DeletionDeps
 
 
-class MemoryServicer(pb_grpc.MemoryServiceServicer):
-    def __init__(self, ports: MemoryPorts, deletions: deletion.DeletionDeps) -> None:
-        self._ports = ports
-        self._deletions = deletions
-
-    @grpc_method(DOMAIN)
-    def ApplyLearning(
-        self, request: pb.ApplyLearningRequest, context: grpc.ServicerContext
-    ) -> pb.ApplyLearningResponse:
-        principal = authorize_tenant(request.tenant)
-        command = requests.apply_learning(request, actor=principal.subject)
-        return outcome_to_response(apply_learning(command, self._ports))
-
-    @grpc_method(DOMAIN)
-    def GetProcessedEvent(
-        self, request: pb.GetProcessedEventRequest, context: grpc.ServicerContext
-    ) -> pb.GetProcessedEventResponse:
-        authorize_tenant(request.tenant)
-        tenant, event_id = requests.tenant_of(request.tenant), require(request.event_id, "event_id")
-        found = queries.get_processed_event(tenant, event_id, self._ports)
-        if found is None:
-            return pb.GetProcessedEventResponse(processed=False)
-        outcome, processed_at = found
-        return pb.GetProcessedEventResponse(
-            processed=True, outcome=outcome_to_response(outcome), process_time=timestamp(processed_at)
-        )
-
-    @grpc_method(DOMAIN)
-    def GetMemory(self, request: pb.GetMemoryRequest, context: grpc.ServicerContext) -> pb.GetMemoryResponse:
-        authorize_tenant(request.tenant)
-        tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
-        return pb.GetMemoryResponse(memory=memory_to_pb(queries.get_memory(tenant, memory_id, self._ports)))
-
-    @grpc_method(DOMAIN)
-    def ListMemories(self, request: pb.ListMemoriesRequest, context: grpc.ServicerContext) -> pb.ListMemoriesResponse:
-        authorize_tenant(request.tenant)
-        tenant, where = requests.tenant_of(request.tenant), requests.memory_filter(request)
-        page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, where))
-        found = queries.list_memories(tenant, where, page, self._ports)
-        return pb.ListMemoriesResponse(
-            memories=[memory_to_pb(m) for m in found.items], next_page_token=found.next_page_token
-        )
-
-    @grpc_method(DOMAIN)
-    def GetLineage(self, request: pb.GetLineageRequest, context: grpc.ServicerContext) -> pb.GetLineageResponse:
-        authorize_tenant(request.tenant)
-        tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
-        chain = queries.get_lineage(tenant, memory_id, self._ports)
-        return pb.GetLineageResponse(chain=[memory_to_pb(m) for m in chain])
-
-    @grpc_method(DOMAIN)
-    def SupersedeMemory(
-        self, request: pb.SupersedeMemoryRequest, context: grpc.ServicerContext
-    ) -> pb.SupersedeMemoryResponse:
-        principal = authorize_tenant(request.tenant)
-        new, old = lifecycle.supersede_memory(requests.supersede(request, actor=principal.subject), self._ports)
-        return pb.SupersedeMemoryResponse(memory=memory_to_pb(new), superseded=memory_to_pb(old))
-
-    @grpc_method(DOMAIN)
-    def DeprecateMemory(
-        self, request: pb.DeprecateMemoryRequest, context: grpc.ServicerContext
-    ) -> pb.DeprecateMemoryResponse:
-        principal = authorize_tenant(request.tenant)
-        record = lifecycle.deprecate_memory(requests.deprecate(request, actor=principal.subject), self._ports)
-        return pb.DeprecateMemoryResponse(memory=memory_to_pb(record))
-
-    @grpc_method(DOMAIN)
-    def FindConflicts(
-        self, request: pb.FindConflictsRequest, context: grpc.ServicerContext
-    ) -> pb.FindConflictsResponse:
-        authorize_tenant(request.tenant)
-        tenant, user = requests.tenant_of(request.tenant), require(request.user, "user")
-        found = retrieval.find_conflicts(tenant, user, requests.candidates(request), self._ports)
-        return pb.FindConflictsResponse(
-            results=[
-                pb.CandidateConflicts(candidate_key=key, conflicts=[memory_to_pb(m) for m in conflicts])
-                for key, conflicts in found
-            ]
-        )
-
-    @grpc_method(DOMAIN)
-    def SearchMemories(
-        self, request: pb.SearchMemoriesRequest, context: grpc.ServicerContext
-    ) -> pb.SearchMemoriesResponse:
-        authorize_tenant(request.tenant)
-        tuning = self._ports.tuning
-        command = requests.search(request, default_k=tuning.default_k, max_k=tuning.max_k)
-        hits = retrieval.search_memories(command, self._ports)
-        return pb.SearchMemoriesResponse(results=[scored_to_pb(h) for h in hits])
-
-    @grpc_method(DOMAIN)
-    def ListReviewItems(
-        self, request: pb.ListReviewItemsRequest, context: grpc.ServicerContext
-    ) -> pb.ListReviewItemsResponse:
-        authorize_tenant(request.tenant)
-        tenant, state = requests.tenant_of(request.tenant), requests.review_state(request.state)
-        filters = (tenant, request.user, state)
-        page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=filters)
-        found = review.list_review_items(tenant, request.user, state, page, self._ports)
-        return pb.ListReviewItemsResponse(
-            review_items=[review_item_to_pb(i) for i in found.items], next_page_token=found.next_page_token
-        )
-
-    @grpc_method(DOMAIN)
-    def ResolveReviewItem(
-        self, request: pb.ResolveReviewItemRequest, context: grpc.ServicerContext
-    ) -> pb.ResolveReviewItemResponse:
-        principal = authorize_tenant(request.tenant)
-        command = requests.resolve(request, reviewer=principal.subject)
-        return pb.ResolveReviewItemResponse(
-            review_item=review_item_to_pb(review.resolve_review_item(command, self._ports))
-        )
-
-    @grpc_method(DOMAIN)
-    def ListAuditEvents(
-        self, request: pb.ListAuditEventsRequest, context: grpc.ServicerContext
-    ) -> pb.ListAuditEventsResponse:
-        authorize_tenant(request.tenant)
-        tenant = requests.tenant_of(request.tenant)
-        filters = (tenant, request.event_id, request.memory_id)
-        page = page_request(request.page_size, request.page_token, default=100, maximum=1000, filters=filters)
-        found = queries.list_audit_events(tenant, request.event_id, request.memory_id, page, self._ports)
-        return pb.ListAuditEventsResponse(
-            audit_events=[audit_event_to_pb(e) for e in found.items], next_page_token=found.next_page_token
-        )
-
-    @grpc_method(DOMAIN)
-    def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext) -> pb.ForgetResponse:
-        principal = authorize_tenant(request.tenant)
-        receipt = deletion.forget(deletion_pb.forget(request, requested_by=principal.subject), self._deletions)
-        return pb.ForgetResponse(deletion_id=receipt.deletion_id, memories_affected=receipt.memories_affected)
-
-    @grpc_method(DOMAIN)
-    def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
-        authorize_tenant(request.tenant)
-        tenant, deletion_id = requests.tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
-        return deletion_pb.deletion_to_pb(deletion.get_deletion(tenant, deletion_id, self._deletions))
+class MemoryServicer(CoreMemoryRpcs, DeletionRpcs):
+    def __init__(self, ports: MemoryPorts, deletions: DeletionDeps) -> None:
+        CoreMemoryRpcs.__init__(self, ports)
+        DeletionRpcs.__init__(self, deletions)

@@ -1,0 +1,213 @@
+"""Memory rows, their provenance and their vectors.
+
+Every query filters on the tenant explicitly even though row-level security already does:
+two independent guards, so neither a policy mistake nor a query mistake alone leaks a tenant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from services.common.vocabulary import MemoryType, Origin
+from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.tables import memories as m
+from services.memory.core.adapters.tables import memory_sources as ms
+from services.memory.core.adapters.tables import memory_vectors as mv
+from services.memory.core.domain.model import MemoryRecord, MemoryStatus
+from services.memory.core.service.ports import MemoryFilter, Vector
+
+_ACTIVE = MemoryStatus.ACTIVE.value
+_DELETED = MemoryStatus.DELETED.value
+
+
+class SqlMemoryRepository:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+        self._tenant = db.tenant
+
+    def get(self, memory_id: str, *, lock: bool = False) -> MemoryRecord | None:
+        query = self._select().where(m.c.memory_id == memory_id)
+        found = self._records(query.with_for_update() if lock else query)
+        return found[0] if found else None
+
+    def active_by_candidate_key(self, user: str, candidate_key: str, *, lock: bool) -> MemoryRecord | None:
+        query = self._active(user).where(m.c.candidate_key == candidate_key)
+        found = self._records(query.with_for_update() if lock else query)
+        return found[0] if found else None
+
+    def active_by_intent(self, user: str, intent_key: str, *, lock: bool) -> MemoryRecord | None:
+        query = self._active(user).where(m.c.intent_key == intent_key)
+        found = self._records(query.with_for_update() if lock else query)
+        return found[0] if found else None
+
+    def active_by_intents(self, user: str, intent_keys: Sequence[str]) -> list[MemoryRecord]:
+        return self._records(self._active(user).where(m.c.intent_key.in_(list(intent_keys))))
+
+    def active_by_row_ids(self, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]:
+        return self._records(self._active(user).where(m.c.row_id.in_(list(row_ids))))
+
+    def add(self, record: MemoryRecord) -> MemoryRecord:
+        row = self._db.execute(
+            insert(m)
+            .values(
+                memory_id=record.memory_id,
+                tenant=self._tenant,
+                user_id=record.user,
+                type=record.type.value,
+                text=record.text,
+                intent_key=record.intent_key,
+                status=record.status.value,
+                supersedes=record.supersedes,
+                superseded_by=record.superseded_by,
+                confidence=record.confidence,
+                origin=record.origin.value,
+                candidate_key=record.candidate_key,
+                event_id=record.event_id,
+                trace_id=record.trace_id,
+                policy_version=record.policy_version,
+                status_event_id=record.event_id,
+                status_trace_id=record.trace_id,
+                observed_at=record.stated_at,
+                created_at=record.created_at,
+                updated_at=record.updated_at,
+            )
+            .returning(m.c.row_id, m.c.change_seq)
+        ).one()
+        record.row_id, record.change_seq = int(row.row_id), int(row.change_seq)
+        return record
+
+    def set_status(
+        self, memory_id: str, status: MemoryStatus, *, superseded_by: str | None, event_id: str, trace_id: str
+    ) -> None:
+        values: dict[str, Any] = {"status": status.value, "status_event_id": event_id, "status_trace_id": trace_id}
+        if superseded_by is not None:
+            values["superseded_by"] = superseded_by
+        self._db.execute(update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(**values))
+
+    def set_supersedes(self, memory_id: str, supersedes: str | None) -> None:
+        """Re-point a record's back link when a late statement is slotted into its history."""
+        self._db.execute(
+            update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(supersedes=supersedes)
+        )
+
+    def mark_deleted(self, memory_ids: Sequence[str], *, event_id: str, trace_id: str) -> int:
+        """Forget rows in place: status `deleted`, text and candidate key scrubbed, links kept.
+
+        One statement for any number of rows; the change trigger still fires per row, so every
+        replica's feed sees each one leave the active set. Returns how many rows changed.
+        """
+        if not memory_ids:
+            return 0
+        result = self._db.execute(
+            update(m)
+            .where(m.c.tenant == self._tenant, m.c.memory_id.in_(list(memory_ids)), m.c.status != _DELETED)
+            .values(status=_DELETED, text="", candidate_key="", status_event_id=event_id, status_trace_id=trace_id)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def restate(self, memory_id: str, stated_at: datetime) -> None:
+        """Move a memory's statement time forward to a repeat's (never backward)."""
+        self._db.execute(
+            update(m)
+            .where(m.c.tenant == self._tenant, m.c.memory_id == memory_id)
+            .values(observed_at=func.greatest(func.coalesce(m.c.observed_at, m.c.created_at), stated_at))
+        )
+
+    def add_source(self, memory_id: str, event_id: str, trace_id: str) -> bool:
+        result = self._db.execute(
+            pg_insert(ms)
+            .values(memory_id=memory_id, event_id=event_id, tenant=self._tenant, trace_id=trace_id)
+            .on_conflict_do_nothing(index_elements=[ms.c.memory_id, ms.c.event_id])
+            .returning(ms.c.memory_id)
+        )
+        return result.first() is not None
+
+    def add_vector(self, memory_id: str, embedder: str, vector: Vector) -> None:
+        self._db.execute(
+            pg_insert(mv)
+            .values(
+                memory_id=memory_id,
+                embedder=embedder,
+                tenant=self._tenant,
+                dim=int(vector.shape[0]),
+                vector=vector.astype("<f4").tobytes(),
+            )
+            .on_conflict_do_nothing(index_elements=[mv.c.memory_id, mv.c.embedder])
+        )
+
+    def page(self, where: MemoryFilter, *, after_row_id: int, limit: int) -> list[MemoryRecord]:
+        query = self._select().where(m.c.row_id > after_row_id)
+        if where.user:
+            query = query.where(m.c.user_id == where.user)
+        if where.statuses:
+            query = query.where(m.c.status.in_(sorted(s.value for s in where.statuses)))
+        if where.types:
+            query = query.where(m.c.type.in_(sorted(t.value for t in where.types)))
+        if where.intent_key:
+            query = query.where(m.c.intent_key == where.intent_key)
+        if where.source_event_id:
+            sourced = select(ms.c.memory_id).where(ms.c.tenant == self._tenant, ms.c.event_id == where.source_event_id)
+            query = query.where(m.c.memory_id.in_(sourced))
+        return self._records(query.order_by(m.c.row_id).limit(limit))
+
+    def chain(self, memory_id: str) -> list[MemoryRecord]:
+        """Every record linked to `memory_id` by supersession, either way (a recursive walk)."""
+        start = select(m.c.memory_id).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id)
+        linked = start.cte("linked", recursive=True)
+        step = select(m.c.memory_id).where(
+            m.c.tenant == self._tenant,
+            or_(m.c.supersedes == linked.c.memory_id, m.c.superseded_by == linked.c.memory_id),
+        )
+        linked = linked.union(step)
+        return self._records(self._select().where(m.c.memory_id.in_(select(linked.c.memory_id))))
+
+    def _select(self) -> Select[Any]:
+        return select(m).where(m.c.tenant == self._tenant)
+
+    def _active(self, user: str) -> Select[Any]:
+        return self._select().where(m.c.user_id == user, m.c.status == _ACTIVE)
+
+    def _records(self, query: Select[Any]) -> list[MemoryRecord]:
+        rows = self._db.execute(query).all()
+        if not rows:
+            return []
+        sources: dict[str, list[str]] = {}
+        for source in self._db.execute(
+            select(ms.c.memory_id, ms.c.event_id)
+            .where(ms.c.tenant == self._tenant, ms.c.memory_id.in_([r.memory_id for r in rows]))
+            .order_by(ms.c.added_at, ms.c.event_id)
+        ).all():
+            sources.setdefault(source.memory_id, []).append(source.event_id)
+        return [record_from_row(row, tuple(sources.get(row.memory_id, ()))) for row in rows]
+
+
+def record_from_row(row: Any, sources: tuple[str, ...]) -> MemoryRecord:
+    """A `memories` row (every column selected) and its provenance, as a domain record."""
+    return MemoryRecord(
+        memory_id=row.memory_id,
+        tenant=row.tenant,
+        user=row.user_id,
+        type=MemoryType(row.type),
+        text=row.text,
+        status=MemoryStatus(row.status),
+        confidence=float(row.confidence),
+        origin=Origin(row.origin),
+        candidate_key=row.candidate_key,
+        trace_id=row.trace_id,
+        policy_version=row.policy_version,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        intent_key=row.intent_key,
+        source_event_ids=sources,
+        supersedes=row.supersedes,
+        superseded_by=row.superseded_by,
+        event_id=row.event_id,
+        row_id=int(row.row_id),
+        change_seq=int(row.change_seq),
+        observed_at=row.observed_at,
+    )

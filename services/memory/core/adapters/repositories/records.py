@@ -1,0 +1,189 @@
+"""Candidates (with their text, for audit and review), review items, processed events, requests."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
+from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.tables import candidates as c
+from services.memory.core.adapters.tables import command_requests as cr
+from services.memory.core.adapters.tables import processed_events as pe
+from services.memory.core.adapters.tables import review_items as ri
+from services.memory.core.domain.review import ReviewItem, ReviewState
+from services.memory.core.service.ports import CandidateRecord
+
+
+class SqlCandidateRepository:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def add(self, record: CandidateRecord) -> None:
+        decision, candidate = record.decision, record.decision.candidate
+        self._db.execute(
+            insert(c).values(
+                candidate_id=record.candidate_id,
+                tenant=self._db.tenant,
+                user_id=record.user,
+                event_id=candidate.event_id,
+                ordinal=record.ordinal,
+                candidate_key=candidate.candidate_key,
+                type=candidate.type.value,
+                origin=candidate.origin.value,
+                sensitivity=candidate.sensitivity.value,
+                confidence=candidate.confidence,
+                intent_key=candidate.intent_key,
+                version=candidate.version,
+                text=candidate.text,
+                outcome=decision.outcome.value,
+                reason_codes=[r.code for r in decision.reasons],
+                reason_messages=[r.message for r in decision.reasons],
+                policy_version=decision.policy_version,
+                trace_id=candidate.trace_id,
+                memory_id=record.memory_id or None,
+            )
+        )
+
+
+class SqlReviewRepository:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def add(self, item: ReviewItem) -> None:
+        self._db.execute(
+            insert(ri).values(
+                review_item_id=item.review_item_id,
+                tenant=self._db.tenant,
+                user_id=item.user,
+                candidate_id=item.candidate_id,
+                event_id=item.event_id,
+                trace_id=item.trace_id,
+                state=item.state.value,
+                created_at=item.created_at,
+            )
+        )
+
+    def get(self, review_item_id: str, *, lock: bool = False) -> ReviewItem | None:
+        query = self._select().where(ri.c.review_item_id == review_item_id)
+        if lock:
+            query = query.with_for_update(of=ri)
+        row = self._db.execute(query).first()
+        return None if row is None else _review_item(row)
+
+    def save_resolution(self, item: ReviewItem, *, trace_id: str) -> None:
+        self._db.execute(
+            update(ri)
+            .where(ri.c.tenant == self._db.tenant, ri.c.review_item_id == item.review_item_id)
+            .values(
+                state=item.state.value,
+                reviewer=item.reviewer,
+                resolution_reason=item.resolution_reason,
+                resolve_trace_id=trace_id,
+                memory_id=item.memory_id or None,
+                resolved_at=item.resolved_at,
+            )
+        )
+
+    def page(
+        self, *, user: str, state: ReviewState | None, after_row_id: int, limit: int
+    ) -> list[tuple[int, ReviewItem]]:
+        query = self._select().where(ri.c.row_id > after_row_id)
+        if user:
+            query = query.where(ri.c.user_id == user)
+        if state is not None:
+            query = query.where(ri.c.state == state.value)
+        rows = self._db.execute(query.order_by(ri.c.row_id).limit(limit)).all()
+        return [(int(row.row_id), _review_item(row)) for row in rows]
+
+    def _select(self) -> Any:
+        return (
+            select(ri, c)
+            .join(c, c.c.candidate_id == ri.c.candidate_id)
+            .where(ri.c.tenant == self._db.tenant, c.c.tenant == self._db.tenant)
+        )
+
+
+def _review_item(row: Any) -> ReviewItem:
+    mapping = row._mapping
+    candidate = Candidate(
+        candidate_key=mapping[c.c.candidate_key],
+        type=MemoryType(mapping[c.c.type]),
+        origin=Origin(mapping[c.c.origin]),
+        sensitivity=Sensitivity(mapping[c.c.sensitivity]),
+        confidence=float(mapping[c.c.confidence]),
+        text=mapping[c.c.text],
+        event_id=mapping[c.c.event_id],
+        trace_id=mapping[c.c.trace_id],
+        intent_key=mapping[c.c.intent_key],
+        version=int(mapping[c.c.version]),
+    )
+    reasons = tuple(
+        Reason(code=str(code), message=str(message))
+        for code, message in zip(mapping[c.c.reason_codes], mapping[c.c.reason_messages], strict=False)
+    )
+    return ReviewItem(
+        review_item_id=mapping[ri.c.review_item_id],
+        tenant=mapping[ri.c.tenant],
+        user=mapping[ri.c.user_id],
+        decision=Decision(candidate, Outcome(mapping[c.c.outcome]), mapping[c.c.policy_version], reasons),
+        state=ReviewState(mapping[ri.c.state]),
+        event_id=mapping[ri.c.event_id],
+        trace_id=mapping[ri.c.trace_id],
+        candidate_id=mapping[ri.c.candidate_id],
+        created_at=mapping[ri.c.created_at],
+        reviewer=mapping[ri.c.reviewer],
+        resolution_reason=mapping[ri.c.resolution_reason],
+        memory_id=mapping[ri.c.memory_id] or "",
+        resolved_at=mapping[ri.c.resolved_at],
+    )
+
+
+class SqlProcessedEventRepository:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def get(self, event_id: str) -> tuple[dict[str, Any], datetime] | None:
+        row = self._db.execute(
+            select(pe.c.outcome, pe.c.processed_at).where(pe.c.tenant == self._db.tenant, pe.c.event_id == event_id)
+        ).first()
+        return None if row is None else (dict(row.outcome), row.processed_at)
+
+    def record(self, event_id: str, *, user: str, trace_id: str, outcome: dict[str, Any]) -> None:
+        """Recorded last in ApplyLearning's transaction; a duplicate key here is a bug, not a race."""
+        self._db.execute(
+            insert(pe).values(
+                tenant=self._db.tenant, event_id=event_id, user_id=user, trace_id=trace_id, outcome=outcome
+            )
+        )
+
+    def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
+        row = self._db.execute(
+            text(
+                "SELECT deletion_id FROM deletions WHERE tenant = :tenant AND scope = 'user' AND user_id = :user"
+                " AND (completed_at IS NULL OR (CAST(:event_time AS timestamptz) IS NOT NULL"
+                " AND created_at >= CAST(:event_time AS timestamptz)))"
+                " ORDER BY created_at LIMIT 1"
+            ),
+            {"tenant": self._db.tenant, "user": user, "event_time": event_time},
+        ).first()
+        return None if row is None else str(row.deletion_id)
+
+
+class SqlRequestRepository:
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def get(self, request_id: str) -> tuple[str, dict[str, Any]] | None:
+        row = self._db.execute(
+            select(cr.c.operation, cr.c.result).where(cr.c.tenant == self._db.tenant, cr.c.request_id == request_id)
+        ).first()
+        return None if row is None else (str(row.operation), dict(row.result))
+
+    def record(self, request_id: str, *, operation: str, result: dict[str, Any]) -> None:
+        self._db.execute(
+            pg_insert(cr).values(tenant=self._db.tenant, request_id=request_id, operation=operation, result=result)
+        )

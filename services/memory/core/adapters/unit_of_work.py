@@ -1,0 +1,63 @@
+"""The memory database's unit of work: one tenant-scoped transaction and its repositories."""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.orm import Session, sessionmaker
+
+from services.common.db import SqlAlchemyUnitOfWork
+from services.memory.core.adapters.repositories.audit import SqlAuditRepository
+from services.memory.core.adapters.repositories.base import Db, as_conflict
+from services.memory.core.adapters.repositories.memories import SqlMemoryRepository
+from services.memory.core.adapters.repositories.records import (
+    SqlCandidateRepository,
+    SqlProcessedEventRepository,
+    SqlRequestRepository,
+    SqlReviewRepository,
+)
+from services.memory.procedures.adapters.repository import SqlProcedureRepository
+
+
+class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
+    """Rolls back unless committed; lost races surface as SupersessionConflict, also from commit."""
+
+    memories: SqlMemoryRepository
+    candidates: SqlCandidateRepository
+    reviews: SqlReviewRepository
+    audit: SqlAuditRepository
+    events: SqlProcessedEventRepository
+    requests: SqlRequestRepository
+    procedures: SqlProcedureRepository
+
+    def __init__(self, session_factory: sessionmaker[Session], tenant: str) -> None:
+        super().__init__(session_factory, tenant)
+        self._tenant_name = tenant
+
+    def __enter__(self) -> SqlMemoryUnitOfWork:
+        super().__enter__()
+        return self
+
+    def _open(self, session: Session) -> None:
+        self._db = Db(session, self._tenant_name)
+        self.memories = SqlMemoryRepository(self._db)
+        self.candidates = SqlCandidateRepository(self._db)
+        self.reviews = SqlReviewRepository(self._db)
+        self.audit = SqlAuditRepository(self._db)
+        self.events = SqlProcessedEventRepository(self._db)
+        self.requests = SqlRequestRepository(self._db)
+        self.procedures = SqlProcedureRepository(self._db)
+
+    def lock(self, key: str) -> None:
+        self._db.execute(
+            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"{self._tenant_name}\x1f{key}"}
+        )
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        except DBAPIError as exc:
+            conflict = as_conflict(exc)
+            if conflict is not None:
+                raise conflict from exc
+            raise

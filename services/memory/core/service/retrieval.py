@@ -1,0 +1,105 @@
+"""Retrieval and conflict lookup over the vector indexes, always confirmed against the database.
+
+The indexes may lag a commit by a moment (another replica wrote, the notice is in flight), so a
+hit is only returned after the database says it is still active and belongs to the caller's
+tenant and user: a superseded, deprecated or deleted record is never returned, even between
+index updates. The cache holds only index hits (ids and scores), never records, for the same
+reason, and is dropped on every write that affects its (tenant, user).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from services.common.vocabulary import Candidate, MemoryType
+from services.memory.core.domain.model import MemoryRecord
+from services.memory.core.service.deps import MemoryPorts
+from services.memory.core.service.ports import Vector
+
+
+@dataclass(frozen=True)
+class SearchMemories:
+    tenant: str
+    user: str
+    query: str
+    k: int
+    types: frozenset[MemoryType]
+
+
+@dataclass(frozen=True)
+class ScoredMemory:
+    memory: MemoryRecord
+    score: float
+
+
+def search_memories(cmd: SearchMemories, ports: MemoryPorts) -> list[ScoredMemory]:
+    """The k most similar active memories of the tenant's user, best first."""
+    started = time.perf_counter()
+    key = ("search", cmd.tenant, cmd.user, cmd.query, cmd.k, tuple(sorted(cmd.types)))
+    hits = ports.cache.get(key)
+    cache_hit = hits is not None
+    if hits is None:
+        query = ports.embedder.embed([cmd.query])[0]
+        ports.metrics.texts_embedded("query", 1)
+        hits = _hits(cmd, query, ports)
+        ports.cache.put(key, cmd.tenant, cmd.user, hits)
+    results = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)[: cmd.k]
+    ports.metrics.retrieval_observed(time.perf_counter() - started, cache_hit)
+    return results
+
+
+def _hits(cmd: SearchMemories, query: Vector, ports: MemoryPorts) -> list[tuple[int, float]]:
+    """Over-fetch so that hits the database refutes still leave k; widen once if they did not."""
+    fetch = cmd.k * ports.tuning.search_overfetch
+    hits = ports.index.search(cmd.tenant, cmd.user, query, fetch, cmd.types)
+    if len(hits) == fetch:
+        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+        if len(confirmed) < cmd.k:
+            hits = ports.index.search(cmd.tenant, cmd.user, query, fetch * 8, cmd.types)
+    return hits
+
+
+def _confirm(
+    tenant: str, user: str, hits: list[tuple[int, float]], types: frozenset[MemoryType], ports: MemoryPorts
+) -> list[ScoredMemory]:
+    if not hits:
+        return []
+    with ports.uow(tenant) as uow:
+        live = {r.row_id: r for r in uow.memories.active_by_row_ids(user, [row_id for row_id, _ in hits])}
+    return [
+        ScoredMemory(live[row_id], score)
+        for row_id, score in hits
+        if row_id in live and (not types or live[row_id].type in types)
+    ]
+
+
+def find_conflicts(
+    tenant: str, user: str, candidates: list[Candidate], ports: MemoryPorts
+) -> list[tuple[str, list[MemoryRecord]]]:
+    """For each candidate, the active records it may contradict, in request order.
+
+    A conflict is an active record of the same intent key, or of the same type whose similarity
+    reaches the calibrated threshold. The same meaning (same candidate key) is a repeat, not a
+    conflict, and is left out.
+    """
+    if not candidates:
+        return []
+    vectors = ports.embedder.embed([c.text for c in candidates])
+    ports.metrics.texts_embedded("query", len(candidates))
+    with ports.uow(tenant) as uow:
+        intents = [c.intent_key for c in candidates if c.intent_key]
+        by_intent = {r.intent_key: r for r in uow.memories.active_by_intents(user, intents)} if intents else {}
+    results = []
+    for i, candidate in enumerate(candidates):
+        found: dict[str, MemoryRecord] = {}
+        same_intent = by_intent.get(candidate.intent_key) if candidate.intent_key else None
+        if same_intent is not None:
+            found[same_intent.memory_id] = same_intent
+        hits = ports.index.search(tenant, user, vectors[i], 10, frozenset({candidate.type}))
+        close = [(row_id, s) for row_id, s in hits if s >= ports.tuning.conflict_similarity]
+        for scored in _confirm(tenant, user, close, frozenset({candidate.type}), ports):
+            found.setdefault(scored.memory.memory_id, scored.memory)
+        conflicts = [r for r in found.values() if r.candidate_key != candidate.candidate_key]
+        results.append((candidate.candidate_key, conflicts))
+    return results
