@@ -87,7 +87,7 @@ class DeletionRig:
     def token(
         self,
         tenant: str = "*",
-        roles: tuple[str, ...] = ("service", "reader", "reviewer", "admin"),
+        roles: tuple[str, ...] = ("service", "reader", "writer", "reviewer", "admin"),
         subject: str = "tester",
     ) -> str:
         return issue_token(self.secret, subject=subject, tenant=tenant, roles=roles)
