@@ -291,7 +291,7 @@ class Campaign:
 
     # --- settling and checking ---------------------------------------------------------------------
 
-    def _settle_and_replay(self, timeout: float = 600.0) -> None:
+    def _settle_and_replay(self, timeout: float = 300.0) -> None:
         committed = {s.event_id for s in self.statements}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -435,8 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=5000)
     parser.add_argument("--seed", type=int, default=14)
     parser.add_argument("--report", default="", help="also write the table to this file")
+    parser.add_argument("--data-dir", default="", help="keep the stack's data and logs here (default: a temp dir)")
     args = parser.parse_args(argv)
-    report = run_campaign(args.events, seed=args.seed)
+    report = run_campaign(args.events, seed=args.seed, data_dir=Path(args.data_dir) if args.data_dir else None)
     table = report.table()
     print(table)
     if args.report:
