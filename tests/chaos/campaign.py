@@ -100,6 +100,7 @@ class Report:
     resends: int = 0
     resend_mismatches: int = 0
     faults: Counter[str] = field(default_factory=Counter)
+    unexpected_exits: Counter[str] = field(default_factory=Counter)
     processed: int = 0
     dead_lettered: Counter[str] = field(default_factory=Counter)
     replayed: int = 0
@@ -126,6 +127,7 @@ class Report:
             and self.consumer_pending == 0
             and self.consumer_ack_pending == 0
             and self.committed == self.processed
+            and not self.unexpected_exits
         )
 
     def table(self) -> str:
@@ -136,6 +138,10 @@ class Report:
             ("deliberate resends (same request id)", self.resends),
             ("resends answered with another event", self.resend_mismatches),
             ("faults injected", ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "0"),
+            (
+                "processes that died on their own",
+                ", ".join(f"{k} {v}" for k, v in sorted(self.unexpected_exits.items())) or "0",
+            ),
             ("dead-lettered (reason)", ", ".join(f"{k} {v}" for k, v in sorted(self.dead_lettered.items())) or "0"),
             ("replayed from the dead-letter stream", self.replayed),
             ("processed exactly once (output set)", self.processed),
@@ -162,6 +168,7 @@ class Campaign:
         self.statements: list[Statement] = []
         self._lock = threading.Lock()
         self._sending = threading.Event()
+        self._faulting = threading.Lock()
 
     # --- the run ----------------------------------------------------------------------------------
 
@@ -265,12 +272,23 @@ class Campaign:
         low, high = self.profile.fault_gap
         while self._sending.wait(0):
             time.sleep(self.random.uniform(low, high))
+            self._revive_the_dead()
             if not self._sending.is_set():
                 return
             fault = self.random.choice(FAULTS)
-            self._inject(fault)
+            with self._faulting:
+                self._inject(fault)
             with self._lock:
                 self.report.faults[fault] += 1
+
+    def _revive_the_dead(self) -> None:
+        """A process that exited without being killed is a finding: count it, then restart it."""
+        with self._faulting:
+            for name, handle in self.stack.services.items():
+                if not handle.process.is_running:
+                    print(f"chaos: {name} died on its own:\n{handle.process.log_text()[-2000:]}", file=sys.stderr)
+                    self.report.unexpected_exits[name] += 1
+                    self.stack.restart(name)
 
     def _inject(self, fault: str) -> None:
         if fault == "cut":
@@ -295,6 +313,7 @@ class Campaign:
         committed = {s.event_id for s in self.statements}
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            self._revive_the_dead()
             processed = self._processed_ids()
             dead = {e for e, _ in self._dead_letters()}
             if committed <= processed | dead and self._outbox_unpublished() == 0 and self._consumer_settled():
