@@ -309,21 +309,25 @@ class Campaign:
 
     # --- settling and checking ---------------------------------------------------------------------
 
-    def _settle_and_replay(self, timeout: float = 300.0) -> None:
+    def _settle_and_replay(self, stall: float = 180.0) -> None:
+        """Wait while the backlog drains; give up only after `stall` seconds without any progress."""
         committed = {s.event_id for s in self.statements}
-        deadline = time.monotonic() + timeout
+        deadline, progress = time.monotonic() + stall, -1
         while time.monotonic() < deadline:
             self._revive_the_dead()
             processed = self._processed_ids()
             dead = {e for e, _ in self._dead_letters()}
             if committed <= processed | dead and self._outbox_unpublished() == 0 and self._consumer_settled():
                 break
+            if len(processed) > progress:
+                deadline, progress = time.monotonic() + stall, len(processed)
             time.sleep(1.0)
         letters = self._dead_letters()
         for _, reason in letters:
             self.report.dead_lettered[reason] += 1
         if letters:
             self.report.replayed = asyncio.run(self._replay_all())
+            deadline = time.monotonic() + stall
             while time.monotonic() < deadline and not committed <= self._processed_ids():
                 time.sleep(1.0)
             while time.monotonic() < deadline and not self._consumer_settled():
