@@ -52,11 +52,19 @@ POLICY_KEY_ENV = {
 
 
 def sign_decisions(request: Any) -> Any:
-    """Sign every decision of an ApplyLearningRequest as policy would; returns the request."""
+    """Sign every decision of an ApplyLearningRequest as policy would; returns the request.
+
+    A decision that is not even valid input stays unsigned: memory must refuse it as
+    INVALID_ARGUMENT (naming the field) before it looks at any signature.
+    """
     from services.common import convert
+    from services.common.errors import InvalidArgument
 
     for message in request.decisions:
-        decision = convert.decision_from_pb(message)
+        try:
+            decision = convert.decision_from_pb(message)
+        except InvalidArgument:
+            continue
         message.signature = POLICY_SIGNER.sign(
             decision, tenant=request.tenant, user=request.user, event_id=request.event_id
         )

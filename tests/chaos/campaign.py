@@ -269,13 +269,17 @@ class Campaign:
     # --- faults ------------------------------------------------------------------------------------
 
     def _inject_faults(self) -> None:
+        """Faults at random moments, drawn from a shuffled deck so every kind happens each round."""
         low, high = self.profile.fault_gap
+        deck: list[str] = []
         while self._sending.wait(0):
             time.sleep(self.random.uniform(low, high))
             self._revive_the_dead()
             if not self._sending.is_set():
                 return
-            fault = self.random.choice(FAULTS)
+            if not deck:
+                deck = self.random.sample(FAULTS, len(FAULTS))
+            fault = deck.pop()
             with self._faulting:
                 self._inject(fault)
             with self._lock:
