@@ -96,7 +96,8 @@ def test_the_hard_rules_hold_whatever_the_outcome_says() -> None:
     for outcome in (Outcome.STORE, Outcome.REVIEW):
         assert broken_rule(external_procedure, outcome) == "EXTERNAL_PROCEDURAL"
         assert broken_rule(secret, outcome) == "SENSITIVE_CONTENT"
-        assert broken_rule(suppress, outcome) == "NEVER_SUPPRESS"
         assert broken_rule(_decision().candidate, outcome) is None
+    assert broken_rule(suppress, Outcome.STORE) == "NEVER_SUPPRESS"
+    assert broken_rule(suppress, Outcome.REVIEW) is None  # held; approving it is refused
     assert broken_rule(external_procedure, Outcome.REJECT) is None
     assert not keeps_text(secret) and keeps_text(external_procedure)

@@ -2,8 +2,9 @@
 
 Policy decides; memory verifies policy's signature. These rules hold even when both failed (a
 policy bug, a leaked key): an external procedural candidate never becomes active or reviewable,
-secret or restricted content is never stored, and nothing that would reduce scrutiny
-(never-suppress) is stored. A REJECT breaks none of them: it writes no memory.
+secret or restricted content is never stored (not even in a review item), and nothing that would
+reduce scrutiny (never-suppress) becomes active — stored directly, or approved from review. A
+REJECT breaks none of them: it writes no memory.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ def broken_rule(candidate: Candidate, outcome: Outcome) -> str | None:
         return "EXTERNAL_PROCEDURAL"
     if candidate.sensitivity in _UNSTORABLE:
         return "SENSITIVE_CONTENT"
-    if candidate.type is not MemoryType.EPISODE and find_suppression(candidate.text) is not None:
+    if outcome is Outcome.STORE and candidate.type is not MemoryType.EPISODE and find_suppression(candidate.text):
+        # A REVIEW of such a text may be held (approving it is refused, naming the guard's rule).
         return "NEVER_SUPPRESS"
     return None
 
