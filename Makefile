@@ -10,14 +10,19 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint protos bench bench-quick fuzz chaos clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean
+
+# buf breaking compares the contracts with main's (read from the local git repository, offline).
+# Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
+BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q -U pip setuptools wheel
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e clients/python  # the agent's client: examples, its e2e tests, bench_context
 	touch $(STAMP)
 
 demo: install
@@ -50,14 +55,21 @@ chaos: install
 	mkdir -p .memloop
 	$(BIN)/python -m tests.chaos.campaign --events 5000 --report .memloop/chaos-table.md
 
-lint: install
+lint: install lint-protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy --strict services
+	$(BIN)/mypy --strict services tests bench
+	$(BIN)/mypy --strict clients/python/src/memloop_client
 	$(BIN)/lint-imports
+
+lint-protos: install
+	cd protos && ../$(BIN)/buf lint
+	cd protos && ../$(BIN)/buf format --diff --exit-code
+	$(BIN)/buf breaking protos --against '$(BUF_AGAINST)'
 
 protos: install
 	$(BIN)/python scripts/gen_protos.py
+	$(BIN)/python scripts/gen_client_protos.py
 
 bench: install
 	$(BIN)/python -m bench.run_all

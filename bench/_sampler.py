@@ -30,7 +30,7 @@ from typing import Any
 
 _REPO = f"{Path(__file__).resolve().parents[1]}/"
 _STDLIB = f"/lib/python{sys.version_info.major}.{sys.version_info.minor}/"
-_NOT_WORK = ("entrypoints/main.py:", "serve_until_signalled", "bench/_sampler.py:")
+_NOT_WORK = ("entrypoints/main.py:", "services/common/app.py:", "bench/_sampler.py:")
 
 
 def _working(stack: list[str]) -> bool:

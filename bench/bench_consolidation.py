@@ -21,9 +21,9 @@ from pathlib import Path
 
 from services.common.vocabulary import MemoryType, Origin, candidate_key
 from services.memory.consolidation.domain.consolidation import consolidate, plan_write_back, read_snapshot
-from services.memory.consolidation.domain.store import InMemoryMemoryStore, WriteBackMode, race_every_position
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from tests.fixtures import fixture_path
+from tests.harness.consolidation_store import InMemoryMemoryStore, WriteBackMode, race_every_position
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = fixture_path("priya_sessions.json")

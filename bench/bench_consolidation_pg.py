@@ -42,11 +42,11 @@ from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.memory.bootstrap import MIGRATIONS
 from services.memory.consolidation.adapters.repository import SqlConsolidationUnitOfWork, job_sessions
 from services.memory.consolidation.domain.consolidation import consolidate, plan_write_back, read_snapshot
-from services.memory.consolidation.domain.store import InMemoryMemoryStore, WriteBackMode
 from services.memory.consolidation.service.job import ConsolidationDeps, RunConsolidation, run_consolidation
 from services.memory.consolidation.service.ports import ConsolidationJob, ConsolidationUnitOfWork, JobPhase
 from services.memory.core.adapters.embedders import HashingEmbedder
 from services.memory.core.domain.model import MemoryRecord
+from tests.harness.consolidation_store import InMemoryMemoryStore, WriteBackMode
 
 APP_ROLE = "memloop_memory_app"
 JOB_TIME_GOAL_S = {10_000: 30.0, 100_000: 300.0}

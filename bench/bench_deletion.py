@@ -114,7 +114,7 @@ def _forget(memory: Any, request: pb.ForgetRequest) -> Sample:
     get = pb.GetDeletionRequest(tenant=TENANT, deletion_id=ack.deletion_id)
     deadline = time.monotonic() + 600
     while True:
-        found = memory.GetDeletion(get, timeout=30)
+        found = memory.GetDeletion(get, timeout=30).deletion
         if found.complete:
             to_done = (found.complete_time.ToNanoseconds() - found.create_time.ToNanoseconds()) / 1e9
             return Sample(acknowledged_s, to_done)
@@ -127,9 +127,7 @@ def one_memory_samples(memory: Any, n: int, signer: DecisionSigner) -> list[Samp
     samples = []
     for i in range(n):
         memory_id = _learn(memory, "bench-one", f"one memory to forget, number {i} {uuid.uuid4().hex}", signer)
-        samples.append(
-            _forget(memory, pb.ForgetRequest(tenant=TENANT, scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))
-        )
+        samples.append(_forget(memory, pb.ForgetRequest(tenant=TENANT, memory_id=memory_id)))
     return samples
 
 
@@ -142,7 +140,7 @@ def user_sample(replicas: list[Any], memories: int, signer: DecisionSigner) -> S
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(learn, range(memories)))
-    return _forget(replicas[0], pb.ForgetRequest(tenant=TENANT, scope=pb.FORGET_SCOPE_USER, user=user))
+    return _forget(replicas[0], pb.ForgetRequest(tenant=TENANT, user=user))
 
 
 def _pct(values: list[float], q: float) -> float:

@@ -47,7 +47,7 @@ class Module:
 def _consolidation_rows(quick: bool) -> list[Row]:
     """`bench_consolidation` has no `run()`: its race and its in-memory job timings, as rows."""
     from bench import bench_consolidation as pure
-    from services.memory.consolidation.domain.store import WriteBackMode
+    from tests.harness.consolidation_store import WriteBackMode
 
     races, replaced = pure.race_everywhere(WriteBackMode.REPLACE)
     _, merged = pure.race_everywhere(WriteBackMode.MERGE)
@@ -102,6 +102,7 @@ def modules() -> list[Module]:
     """Serving and pipeline first: they start the whole stack and are the most load-sensitive."""
     found = [_load("bench_serving"), _load("bench_pipeline"), _load("bench_relay"), _load("bench_retrieval")]
     found.append(_load("bench_deletion"))
+    found.append(_load("bench_context"))
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
     return found

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+from google.protobuf import json_format
 
 from services.cli.fixtures import handle_request_from_fixture, load_fixture
 from services.common.gen.memloop.v1 import (
@@ -153,7 +154,8 @@ def collect_learning_evidence(client: AliceClient, run: AliceRun) -> None:
     run.items.append(
         EvidenceItem(
             "injection_rejected",
-            any("EXTERNAL_PROCEDURAL" in a.detail_json for a in first_audit) and not stored_injection,
+            any("EXTERNAL_PROCEDURAL" in json_format.MessageToJson(a.detail) for a in first_audit)
+            and not stored_injection,
             {"audit_actions": sorted({a.action for a in first_audit}), "stored_injection": stored_injection},
         )
     )
@@ -222,7 +224,6 @@ def check_forget(client: AliceClient, run: AliceRun, *, timeout: float = 60.0) -
     receipt = client.memory.Forget(
         memory_service_pb2.ForgetRequest(
             tenant=tenant,
-            scope=memory_service_pb2.FORGET_SCOPE_EVENT,
             source_request_id="req-alice-0001",
             request_id="demo-forget-req-alice-0001",
             reason="demo: user asked to forget the Bob thread",
@@ -235,12 +236,12 @@ def check_forget(client: AliceClient, run: AliceRun, *, timeout: float = 60.0) -
     deadline = time.monotonic() + timeout
     deletion = client.memory.GetDeletion(
         memory_service_pb2.GetDeletionRequest(tenant=tenant, deletion_id=receipt.deletion_id), timeout=10
-    )
+    ).deletion
     while not deletion.complete and time.monotonic() < deadline:
         time.sleep(0.2)
         deletion = client.memory.GetDeletion(
             memory_service_pb2.GetDeletionRequest(tenant=tenant, deletion_id=receipt.deletion_id), timeout=10
-        )
+        ).deletion
     run.items.append(
         EvidenceItem(
             "forget_reaches_every_location",

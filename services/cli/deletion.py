@@ -68,17 +68,15 @@ def forget_main(argv: list[str]) -> int:
     parser.add_argument("--wait", action="store_true", help="follow the deletion until every location is done")
     parser.add_argument("--data-dir", type=Path, default=_data_dir())
     args = parser.parse_args(argv)
-    scope = pb.FORGET_SCOPE_MEMORY if args.memory_id else pb.FORGET_SCOPE_USER if args.user else pb.FORGET_SCOPE_EVENT
-    request = pb.ForgetRequest(
-        tenant=args.tenant,
-        scope=scope,
-        memory_id=args.memory_id or "",
-        user=args.user or "",
-        event_id=args.event_id or "",
-        source_request_id=args.request_id or "",
-        request_id=args.idempotency_key,
-        reason=args.reason,
-    )
+    # Exactly one target is set (the oneof decides the scope), so only the chosen flag is passed.
+    targets = {
+        "memory_id": args.memory_id,
+        "user": args.user,
+        "event_id": args.event_id,
+        "source_request_id": args.request_id,
+    }
+    chosen = {name: value for name, value in targets.items() if value is not None}
+    request = pb.ForgetRequest(tenant=args.tenant, request_id=args.idempotency_key, reason=args.reason, **chosen)
     channel, memory = _memory(args.data_dir, args.tenant, args.subject, ["admin"])
     try:
         receipt = memory.Forget(request, timeout=60)
@@ -104,7 +102,9 @@ def deletion_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     channel, memory = _memory(args.data_dir, args.tenant, args.subject, ["reader"])
     try:
-        found = memory.GetDeletion(pb.GetDeletionRequest(tenant=args.tenant, deletion_id=args.deletion_id), timeout=30)
+        found = memory.GetDeletion(
+            pb.GetDeletionRequest(tenant=args.tenant, deletion_id=args.deletion_id), timeout=30
+        ).deletion
     except grpc.RpcError as error:
         return _fail("memloop deletion show", error)
     finally:
@@ -120,7 +120,7 @@ def deletion_main(argv: list[str]) -> int:
 def _follow(memory: Any, tenant: str, deletion_id: str, timeout: float = 600.0) -> int:
     deadline = time.monotonic() + timeout
     while True:
-        found = memory.GetDeletion(pb.GetDeletionRequest(tenant=tenant, deletion_id=deletion_id), timeout=30)
+        found = memory.GetDeletion(pb.GetDeletionRequest(tenant=tenant, deletion_id=deletion_id), timeout=30).deletion
         if found.complete or time.monotonic() > deadline:
             for line in format_deletion(found):
                 print(line)
@@ -128,7 +128,7 @@ def _follow(memory: Any, tenant: str, deletion_id: str, timeout: float = 600.0) 
         time.sleep(0.5)
 
 
-def as_json(found: pb.GetDeletionResponse) -> dict[str, Any]:
+def as_json(found: pb.Deletion) -> dict[str, Any]:
     return {
         "deletion_id": found.deletion_id,
         "scope": _SCOPE.get(found.scope, "unspecified"),
@@ -149,7 +149,7 @@ def as_json(found: pb.GetDeletionResponse) -> dict[str, Any]:
     }
 
 
-def format_deletion(found: pb.GetDeletionResponse) -> list[str]:
+def format_deletion(found: pb.Deletion) -> list[str]:
     summary = as_json(found)
     lines = [
         f"deletion {summary['deletion_id']}  scope {summary['scope']}  requested by {summary['requested_by']}"

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import json_format
+
 from services.common.auth import issue_token
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
@@ -67,12 +69,8 @@ def collect_timeline(
         serving = serving_service_pb2_grpc.ServingServiceStub(serving_channel)
         memory = memory_service_pb2_grpc.MemoryServiceStub(memory_channel)
         is_event = len(ident) == 36 and ident.count("-") == 4
-        outbox = serving.GetOutboxEvent(
-            serving_service_pb2.GetOutboxEventRequest(
-                tenant=tenant, event_id=ident if is_event else "", request_id="" if is_event else ident
-            ),
-            timeout=10,
-        )
+        key = {"event_id": ident} if is_event else {"request_id": ident}
+        outbox = serving.GetOutboxEvent(serving_service_pb2.GetOutboxEventRequest(tenant=tenant, **key), timeout=10)
         event = outbox.event
         entries = [
             TimelineEntry(
@@ -114,13 +112,14 @@ def collect_timeline(
                 timeout=10,
             )
             for audit in page.audit_events:
+                detail = json.dumps(json_format.MessageToDict(audit.detail), sort_keys=True)
                 entries.append(
                     TimelineEntry(
                         audit.create_time.ToDatetime(tzinfo=UTC),
                         f"memory.{audit.action}",
                         audit.event_id,
                         audit.trace_id,
-                        f"memory {audit.memory_id or '-'} actor {audit.actor} {audit.detail_json}",
+                        f"memory {audit.memory_id or '-'} actor {audit.actor} {detail}",
                     )
                 )
             token_page = page.next_page_token

@@ -67,6 +67,7 @@ ACCESS: dict[str, Rule] = {
     "/memloop.v1.MemoryService/ListAuditEvents": _READ,
     "/memloop.v1.MemoryService/Forget": _rule(WRITER, ADMIN),
     "/memloop.v1.MemoryService/GetDeletion": _READ,
+    "/memloop.v1.MemoryService/GetContext": _READ,  # the agent's read of its own context
     # LearnedProcedureService: agents read what applies; reviewers and operators decide.
     "/memloop.v1.LearnedProcedureService/ListLearnedProcedures": _READ,
     "/memloop.v1.LearnedProcedureService/GetLearnedProcedure": _READ,

@@ -28,23 +28,37 @@ _CODES: dict[type[errors.MemloopError], int] = {
 }
 
 
+# The status travels in the trailers, which gRPC caps (8 KiB by default, hard limit 16 KiB): a message
+# that echoed a client's 100k-character field would turn the real code into RESOURCE_EXHAUSTED.
+MAX_MESSAGE_CHARS = 512
+MAX_FIELD_CHARS = 256
+MAX_VIOLATIONS = 10
+
+
+def _bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
 def to_status(error: errors.MemloopError, *, domain: str) -> status_pb2.Status:
+    """The google.rpc.Status of a domain error, with every client-influenced text bounded."""
     code = next((c for t, c in _CODES.items() if isinstance(error, t)), code_pb2.INTERNAL)
     info = any_pb2.Any()
-    info.Pack(error_details_pb2.ErrorInfo(reason=error.reason, domain=domain))
+    info.Pack(error_details_pb2.ErrorInfo(reason=_bounded(error.reason, MAX_FIELD_CHARS), domain=domain))
     details = [info]
     if isinstance(error, errors.InvalidArgument):
         bad = any_pb2.Any()
         bad.Pack(
             error_details_pb2.BadRequest(
                 field_violations=[
-                    error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.description)
-                    for v in error.violations
+                    error_details_pb2.BadRequest.FieldViolation(
+                        field=_bounded(v.field, MAX_FIELD_CHARS), description=_bounded(v.description, MAX_MESSAGE_CHARS)
+                    )
+                    for v in error.violations[:MAX_VIOLATIONS]
                 ]
             )
         )
         details.append(bad)
-    return status_pb2.Status(code=code, message=error.message, details=details)
+    return status_pb2.Status(code=code, message=_bounded(error.message, MAX_MESSAGE_CHARS), details=details)
 
 
 def abort_with(context: grpc.ServicerContext, error: errors.MemloopError, *, domain: str) -> NoReturn:

@@ -1,13 +1,13 @@
 """Serve one or more gRPC services with the interceptors, health and reflection every service needs.
 
-SIGTERM (or SIGINT) marks the process NOT_SERVING, stops accepting calls and lets in-flight calls
+`services.common.app.run` starts it once a process's start hooks are done; on SIGTERM (or SIGINT)
+`RunningServer.stop` marks the process NOT_SERVING, stops accepting calls and lets in-flight calls
 finish within the drain period before the process exits.
 """
 
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,9 +21,9 @@ from grpc_reflection.v1alpha import reflection
 from opentelemetry.instrumentation.grpc import server_interceptor
 from prometheus_client import Counter, Histogram
 
-from services.common import telemetry
 from services.common.auth import AuthInterceptor
 from services.common.settings import CommonSettings
+from services.common.validation import ValidationInterceptor
 
 _log = logging.getLogger(__name__)
 
@@ -97,6 +97,8 @@ def start_server(
             server_interceptor(),  # type: ignore[no-untyped-call]
             _MetricsInterceptor(settings.service_name),
             AuthInterceptor(settings.auth_secret),
+            # After authentication (no token, no work), before any servicer (nothing invalid is written).
+            ValidationInterceptor(f"{settings.service_name}.memloop"),
         ],
         options=[("grpc.max_receive_message_length", 16 * 1024 * 1024)],
     )
@@ -114,32 +116,6 @@ def start_server(
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     _log.info("%s serving on %s:%d", settings.service_name, settings.grpc_host, port)
     return RunningServer(server, port, health_servicer)
-
-
-def serve_until_signalled(
-    settings: CommonSettings,
-    registrations: Sequence[Registration],
-    *,
-    on_stop: Callable[[], None] | None = None,
-    max_workers: int = 16,
-) -> None:
-    """The main loop of a gRPC service process: serve, drain on SIGTERM, run `on_stop`, exit."""
-    telemetry.configure(settings)
-    running = start_server(settings, registrations, max_workers=max_workers)
-    stop_requested = threading.Event()
-
-    def request_stop(signum: int, _frame: object) -> None:
-        _log.info("%s received signal %d: draining", settings.service_name, signum)
-        stop_requested.set()
-
-    signal.signal(signal.SIGTERM, request_stop)
-    signal.signal(signal.SIGINT, request_stop)
-    stop_requested.wait()
-    running.stop(settings.drain_seconds)
-    if on_stop is not None:
-        on_stop()
-    telemetry.shutdown()
-    _log.info("%s stopped", settings.service_name)
 
 
 def full_service_name(descriptor_module: Any, service: str) -> str:

@@ -1,18 +1,46 @@
-"""The one composition root of the memory service: settings → adapters → use-case ports → servicer."""
+"""The one composition root of the memory service: `build(settings) -> App`.
+
+Settings → adapters → core's ports, then each capability wired on the same ports, so every after-
+commit effect (this replica's index catch-up, cache invalidation, change notices) and every metric
+is the same object whichever capability wrote: ApplyLearning, a Forget, a consolidation job or a
+learned-procedure change. Start: load the index, join NATS, start replica sync, register the replica
+for deletions, start the consolidation scheduler; stop in reverse order, then persist the index.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
+from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.decision_signing import load_verifier
-from services.memory.consolidation_wiring import ConsolidationApp, build_consolidation
+from services.common.gen.memloop.v1 import (
+    consolidation_service_pb2,
+    consolidation_service_pb2_grpc,
+    learned_procedure_service_pb2,
+    learned_procedure_service_pb2_grpc,
+    memory_service_pb2,
+    memory_service_pb2_grpc,
+)
+from services.common.grpc_server import Registration, full_service_name
+from services.memory.consolidation.adapters.fault_pause import FilePauseHook
+from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
+from services.memory.consolidation.adapters.repository import (
+    SqlConsolidationActivity,
+    SqlConsolidationUnitOfWork,
+    job_sessions,
+)
+from services.memory.consolidation.entrypoints.grpc_server import ConsolidationServicer
+from services.memory.consolidation.service.job import ConsolidationDeps
+from services.memory.consolidation.service.ports import ConsolidationUnitOfWork, PhaseHook, no_pause
+from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
 from services.memory.core.adapters.cache import LruRetrievalCache
 from services.memory.core.adapters.change_feed import SqlChangeFeed
 from services.memory.core.adapters.embedders import HashingEmbedder, MiniLmEmbedder
@@ -23,32 +51,37 @@ from services.memory.core.adapters.notices import NatsNotices, changes_subject
 from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
 from services.memory.core.entrypoints.replica_sync import ReplicaSync
 from services.memory.core.service.deps import MemoryPorts
-from services.memory.core.service.effects import AfterCommit
-from services.memory.core.service.index_sync import IndexSynchroniser
+from services.memory.core.service.index_sync import AfterCommit, IndexSynchroniser
 from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
-from services.memory.deletion_wiring import DeletionApp, build_deletion
+from services.memory.deletion.adapters.faults import CrashAfterStep
+from services.memory.deletion.adapters.notices import NatsDeletionNotices, requests_subject
+from services.memory.deletion.adapters.queue import SqlDeletionQueue
+from services.memory.deletion.adapters.serving_content import GrpcServingContent
+from services.memory.deletion.adapters.stream_eraser import JetStreamEraser
+from services.memory.deletion.adapters.unit_of_work import SqlDeletionUnitOfWork
+from services.memory.deletion.entrypoints.loop import DeletionLoop
+from services.memory.deletion.service.forget import DeletionDeps
+from services.memory.deletion.service.ports import DeletionUnitOfWork
+from services.memory.deletion.service.workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
 from services.memory.entrypoints.grpc_server import MemoryServicer
 from services.memory.procedures.entrypoints.grpc_server import LearnedProcedureServicer
 from services.memory.procedures.service.procedures import ProcedurePorts
-from services.memory.settings import MemorySettings
+from services.memory.settings import ConsolidationSettings, MemorySettings
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _log = logging.getLogger(__name__)
 
 
 @dataclass
-class MemoryApp:
-    """A wired memory replica; `start()` loads its indexes and joins the bus, `stop()` persists."""
+class _Replica:
+    """This replica's moving parts: `start()` loads the index and joins the bus, `stop()` persists."""
 
     settings: MemorySettings
-    servicer: MemoryServicer
     sync: IndexSynchroniser
     replica: ReplicaSync
     bus: NatsBus
     engine: Engine
-    procedures: LearnedProcedureServicer
-    consolidation: ConsolidationApp
-    deletion: DeletionApp
+    deletion: _Deletion
 
     def start(self) -> None:
         self.sync.start()
@@ -75,7 +108,9 @@ def build_embedder(kind: str) -> Embedder:
     return MiniLmEmbedder()
 
 
-def bootstrap(settings: MemorySettings) -> MemoryApp:
+def build(settings: MemorySettings) -> App:
+    """Migrate (idempotent, serialised by an advisory lock), connect as the app role, wire core and
+    each capability on the same ports; the three gRPC services share one server."""
     run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
     engine = make_engine(
         url_for_role(settings.admin_database_url, settings.app_role),
@@ -105,8 +140,127 @@ def bootstrap(settings: MemorySettings) -> MemoryApp:
         decisions=load_verifier(settings.policy_verify_key),
     )
     replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
-    procedures = LearnedProcedureServicer(ProcedurePorts.from_memory(ports))
-    consolidation = build_consolidation(settings.consolidation, engine, ports)
-    deletion = build_deletion(settings, engine, ports, sync, bus)
-    servicer = MemoryServicer(ports, deletion.deps)
-    return MemoryApp(settings, servicer, sync, replica, bus, engine, procedures, consolidation, deletion)
+    consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
+    deletion = _build_deletion(settings, engine, ports, sync, bus)
+    servicers = [
+        Registration(
+            memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
+            MemoryServicer(ports, deletion.deps),
+            full_service_name(memory_service_pb2, "MemoryService"),
+        ),
+        Registration(
+            learned_procedure_service_pb2_grpc.add_LearnedProcedureServiceServicer_to_server,
+            LearnedProcedureServicer(ProcedurePorts.from_memory(ports)),
+            full_service_name(learned_procedure_service_pb2, "LearnedProcedureService"),
+        ),
+        Registration(
+            consolidation_service_pb2_grpc.add_ConsolidationServiceServicer_to_server,
+            consolidation,
+            full_service_name(consolidation_service_pb2, "ConsolidationService"),
+        ),
+    ]
+    this_replica = _Replica(settings, sync, replica, bus, engine, deletion)
+    return App(
+        settings.common,
+        servicers=servicers,
+        # sleep-time consolidation runs off the request path (issue 8), started once the replica is up
+        on_start=[this_replica.start, scheduler.start],
+        on_stop=[scheduler.stop, this_replica.stop],
+    )
+
+
+def _build_consolidation(
+    settings: ConsolidationSettings, engine: Engine, ports: MemoryPorts
+) -> tuple[ConsolidationServicer, ConsolidationScheduler]:
+    sessions = sessionmaker(engine)
+
+    def unit_of_work(tenant: str) -> ConsolidationUnitOfWork:
+        return SqlConsolidationUnitOfWork(sessions, tenant)
+
+    hook: PhaseHook = no_pause if settings.fault_pause_dir is None else FilePauseHook(settings.fault_pause_dir)
+    deps = ConsolidationDeps(
+        sessions=job_sessions(engine),
+        uow=unit_of_work,
+        effects=ports.effects,
+        metrics=PrometheusConsolidationMetrics(),
+        memory_metrics=ports.metrics,
+        hook=hook,
+        clock=ports.clock,
+        wait_seconds=settings.wait_seconds,
+        attempts=ports.tuning.apply_attempts,
+    )
+    triggers = Triggers(settings.after_memories, settings.idle_seconds, settings.poll_seconds)
+    scheduler = ConsolidationScheduler(SqlConsolidationActivity(sessions), deps, triggers, clock=ports.clock)
+    return ConsolidationServicer(deps), scheduler
+
+
+@dataclass
+class _Deletion:
+    """What the servicer needs (`deps`) and what the process starts and stops (`loop`)."""
+
+    deps: DeletionDeps
+    loop: DeletionLoop
+    serving: GrpcServingContent
+
+    def start(self) -> None:
+        self.loop.start()
+
+    def stop(self) -> None:
+        self.loop.stop()
+        self.serving.close()
+
+
+def _build_deletion(
+    settings: MemorySettings, engine: Engine, ports: MemoryPorts, sync: IndexSynchroniser, bus: NatsBus
+) -> _Deletion:
+    config = settings.deletion
+    sessions = sessionmaker(engine)
+
+    def unit_of_work(tenant: str) -> DeletionUnitOfWork:
+        return SqlDeletionUnitOfWork(sessions, tenant)
+
+    queue = SqlDeletionQueue(sessions)
+    serving = GrpcServingContent(
+        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds
+    )
+    notices = NatsDeletionNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
+    after_step: AfterStep = CrashAfterStep(config.fault_crash_after_step) if config.fault_crash_after_step else no_fault
+    workflow = DeletionWorkflow(
+        WorkflowDeps(
+            uow=unit_of_work,
+            queue=queue,
+            serving=serving,
+            streams=JetStreamEraser(
+                settings.nats_url,
+                prefix=settings.subject_prefix,
+                learning_stream=config.learning_stream,
+                timeout_seconds=config.rpc_timeout_seconds,
+            ),
+            replica=sync,
+            notices=notices,
+            lease_seconds=config.lease_seconds,
+            liveness_seconds=config.liveness_seconds,
+            parallelism=config.parallelism,
+            after_step=after_step,
+            clock=ports.clock,
+        )
+    )
+    loop = DeletionLoop(
+        workflow, queue, sync, poll_seconds=config.poll_seconds, heartbeat_seconds=config.heartbeat_seconds
+    )
+    bus.subscribe(requests_subject(settings.subject_prefix), loop.on_notice)
+    wake: Callable[[], None] = loop.wake
+    deps = DeletionDeps(
+        uow=unit_of_work,
+        effects=ports.effects,
+        metrics=ports.metrics,
+        serving=serving,
+        notices=notices,
+        wake=wake,
+        replica_id=settings.replica_id,
+        liveness_seconds=config.liveness_seconds,
+        lease_seconds=config.lease_seconds,
+        attempts=ports.tuning.apply_attempts,
+        clock=ports.clock,
+    )
+    return _Deletion(deps, loop, serving)

@@ -12,6 +12,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.common.app import App
 from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
@@ -52,12 +53,11 @@ def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def registrations(settings: PolicySettings) -> list[Registration]:
-    """The gRPC services the policy process serves."""
-    return [
-        Registration(
-            policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
-            PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),
-            full_service_name(policy_service_pb2, "PolicyService"),
-        )
-    ]
+def build(settings: PolicySettings) -> App:
+    """The policy process: one stateless servicer, no background work."""
+    servicer = Registration(
+        policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
+        PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),
+        full_service_name(policy_service_pb2, "PolicyService"),
+    )
+    return App(settings.common, servicers=[servicer])

@@ -1,4 +1,9 @@
-"""The relay's composition root: settings from the environment, and the wiring of its adapters.
+"""The relay's composition root: settings from the environment, and `build(settings) -> App`.
+
+Start-up order is readiness order: database (waits for serving's schema), NATS, the stream; only
+then does the tiny gRPC health server report SERVING (`services.common.app.run` starts it after the
+start hook), so a launcher waiting on health knows the relay can publish. SIGTERM stops claiming,
+lets in-flight PubAcks arrive and marks them.
 
 Every number of the timing contract (see `RelayTiming`) is a setting, checked at start-up:
 
@@ -17,18 +22,27 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import os
 import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from nats.aio.client import Client
 from sqlalchemy import make_url
 
+from services.common.app import App
 from services.common.db import url_for_role
 from services.common.settings import CommonSettings, database_url_for, env_float, env_int, env_str
+from services.relay.adapters.jetstream import JetStreamPublisher, StreamSpec, connect_nats, ensure_stream
+from services.relay.adapters.metrics import PrometheusRelayMetrics
+from services.relay.adapters.pg_outbox import PgOutboxStore
 from services.relay.domain.model import RelayTiming, TimingError
-from services.relay.service.relay import RelayConfig
+from services.relay.service.relay import Relay, RelayConfig
+
+_log = logging.getLogger("services.relay")
 
 
 @dataclass(frozen=True)
@@ -78,3 +92,63 @@ class RelaySettings:
 def libpq_url(sqlalchemy_url: str) -> str:
     """`postgresql+psycopg://…` (the project's URL form) → `postgresql://…` for psycopg itself."""
     return make_url(sqlalchemy_url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def build(settings: RelaySettings) -> App:
+    """The relay process: open the outbox and NATS, ensure the stream, publish until stopped."""
+    stopping = asyncio.Event()
+    process = _RelayProcess(settings, stopping)
+    return App(
+        settings.common,
+        tasks=[process.publish],
+        on_start=[process.open],
+        on_stop=[process.close],
+        max_workers=2,
+        stopping=stopping,
+    )
+
+
+class _RelayProcess:
+    """The relay's connections: opened by the start hook inside the process's event loop (psycopg's
+    and nats' async clients bind to it), closed by the stop hook, whatever point start-up reached."""
+
+    def __init__(self, settings: RelaySettings, stopping: asyncio.Event) -> None:
+        self._settings, self._stopping = settings, stopping
+        self._store: PgOutboxStore | None = None
+        self._client: Client | None = None
+        self._relay: Relay | None = None
+
+    async def open(self) -> None:
+        settings, timing = self._settings, self._settings.config.timing
+        self._store = await PgOutboxStore.open(settings.conninfo)
+        self._client = await connect_nats(settings.nats_url, name=f"memloop-relay-{settings.config.claimer}")
+        publisher = JetStreamPublisher(
+            self._client,
+            subject_prefix=settings.subject_prefix,
+            stream=settings.stream_name,
+            publish_timeout_seconds=timing.publish_timeout_seconds,
+            max_in_flight=settings.config.max_in_flight,
+        )
+        spec = StreamSpec(settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds)
+        await ensure_stream(publisher.jetstream, spec)
+        self._relay = Relay(self._store, publisher, PrometheusRelayMetrics(), settings.config)
+        _log.info(
+            "relay %s publishing to stream %s (duplicate window %gs, retry horizon %gs)",
+            settings.config.claimer,
+            settings.stream_name,
+            timing.duplicate_window_seconds,
+            timing.retry_horizon_seconds,
+        )
+
+    async def publish(self) -> None:
+        assert self._relay is not None, "the start hook opens the relay before tasks run"
+        try:
+            await self._relay.run(self._stopping)
+        finally:
+            _log.info("relay %s stopping: in-flight PubAcks drained and marked", self._settings.config.claimer)
+
+    async def close(self) -> None:
+        if self._store is not None:
+            await self._store.close()
+        if self._client is not None:
+            await self._client.close()

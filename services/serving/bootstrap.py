@@ -1,4 +1,4 @@
-"""Serving's composition root: settings from the environment, migrations, engine, redactor, servicer.
+"""Serving's composition root: settings from the environment; `build` migrates and wires the servicer.
 
 MEMLOOP_SERVING_LEARNING — `on` (default) or `off` — is a benchmark/operations switch: `off` commits
 the result, tool outcomes and redacted content as usual but writes no outbox row, so nothing of
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
+from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
@@ -61,20 +61,9 @@ def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
     return value == "on"
 
 
-@dataclass
-class ServingApp:
-    """The wired service: what `main` serves and what it closes on the way out."""
-
-    deps: ServingDeps
-    registration: Registration
-    engine: Engine
-
-    def close(self) -> None:
-        self.engine.dispose()
-
-
-def build(settings: ServingSettings) -> ServingApp:
-    """Migrate (idempotent, serialised by an advisory lock), then connect as the app role."""
+def build(settings: ServingSettings) -> App:
+    """Migrate (idempotent, serialised by an advisory lock), then connect as the app role; the
+    engine is disposed once the server has drained."""
     run_migrations(settings.admin_database_url, MIGRATIONS_DIR, app_role=settings.app_role)
     engine = make_engine(
         url_for_role(settings.admin_database_url, settings.app_role),
@@ -95,4 +84,4 @@ def build(settings: ServingSettings) -> ServingApp:
         ServingServicer(deps),
         full_service_name(serving_service_pb2, "ServingService"),
     )
-    return ServingApp(deps=deps, registration=registration, engine=engine)
+    return App(settings.common, servicers=[registration], on_stop=[engine.dispose], max_workers=settings.max_workers)

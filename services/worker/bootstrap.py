@@ -1,5 +1,5 @@
-"""The worker process's composition root: one frozen settings object from the environment, and the
-wiring of adapters to the use case. Nothing else in the worker reads os.environ.
+"""The worker process's composition root: one frozen settings object from the environment, and
+`build(settings) -> App` wiring adapters to the use case. Nothing else in the worker reads os.environ.
 
 Settings (environment variable — default — why):
 
@@ -20,10 +20,12 @@ Settings (environment variable — default — why):
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from services.common.app import App
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_str
 from services.worker.adapters.channels import PeerChannel
@@ -37,6 +39,7 @@ from services.worker.adapters.grpc_peers import (
 from services.worker.adapters.jetstream import ConsumerSettings, StreamNames
 from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
 from services.worker.domain.extraction import CandidateExtractor, RuleBasedExtractor
+from services.worker.entrypoints.process import WorkerProcess
 from services.worker.service.ports import MemoryApplier
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
@@ -158,3 +161,23 @@ def build_extractor(settings: WorkerSettings) -> CandidateExtractor:
 def build_redactor() -> Redactor:
     """The worker always redacts thoroughly: it is off the request path and feeds long-lived memory."""
     return Redactor(RedactionMode.THOROUGH)
+
+
+def build(settings: WorkerSettings) -> App:
+    """The worker process: join NATS and set up the consumer (start hook), then consume and report
+    the backlog (tasks) until SIGTERM; the health server reports SERVING once consuming can start."""
+    stopping = asyncio.Event()
+    process = WorkerProcess(
+        settings,
+        stopping,
+        peers=lambda: build_peers(settings),
+        redactor=build_redactor(),
+        extractor=build_extractor(settings),
+    )
+    return App(
+        settings.common,
+        tasks=[process.consume, process.report_backlog],
+        on_start=[process.open],
+        on_stop=[process.close],
+        stopping=stopping,
+    )

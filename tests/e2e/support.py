@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 import grpc
@@ -54,8 +54,22 @@ class Clients:
         request = memory_service_pb2.GetProcessedEventRequest(tenant=self.tenant, event_id=event_id)
         return bool(self.memory.GetProcessedEvent(request, timeout=10).processed)
 
-    def memories(self, user: str = "alice", **filters: object) -> list[memory_service_pb2.Memory]:
-        request = memory_service_pb2.ListMemoriesRequest(tenant=self.tenant, user=user, page_size=500, **filters)
+    def memories(
+        self,
+        user: str = "alice",
+        *,
+        source_event_id: str = "",
+        states: Sequence[memory_service_pb2.MemoryState.ValueType] = (),
+        intent_key: str = "",
+    ) -> list[memory_service_pb2.Memory]:
+        request = memory_service_pb2.ListMemoriesRequest(
+            tenant=self.tenant,
+            user=user,
+            page_size=500,
+            source_event_id=source_event_id,
+            states=states,
+            intent_key=intent_key,
+        )
         return list(self.memory.ListMemories(request, timeout=10).memories)
 
     def audit(self, event_id: str) -> list[memory_service_pb2.AuditEvent]:

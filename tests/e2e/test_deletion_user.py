@@ -8,13 +8,14 @@ sends a mail of her own. The operator forgets Dana with `memloop forget --user d
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf import json_format
 
 from services.cli.stack import Stack, write_stack_file
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
@@ -71,7 +72,7 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
         learned = [_send(clients, r["name"], "dana", f"req-dana-{i}").event_id for i, r in enumerate(ALICE["requests"])]
         learned.append(_erin_mail(clients))
         for event_id in learned:
-            eventually(lambda e=event_id: clients.processed(e), timeout=90, what=f"event {event_id} learned")
+            eventually(partial(clients.processed, event_id), timeout=90, what=f"event {event_id} learned")
         erin = clients.memories(user="erin", states=[pb.MEMORY_STATE_ACTIVE])
         dana_rows = {row_id_of(stack.memory_db_url, m.memory_id) for m in clients.memories(user="dana")}
         assert erin and dana_rows and database_hits(stack.serving_db_url, ["Q1 rollout"])
@@ -145,5 +146,6 @@ def test_a_minimal_audit_row_remains_per_deleted_memory(forgotten_user: Forgotte
     assert len(deleted) == len(forgotten_user.dana_rows)
     assert {a.actor for a in audit} == {"operator"}
     assert all(
-        json.loads(a.detail_json) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"} for a in deleted
+        json_format.MessageToDict(a.detail) == {"deletion_id": forgotten_user.deletion_id, "scope": "user"}
+        for a in deleted
     )

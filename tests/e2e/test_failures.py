@@ -88,7 +88,7 @@ def test_memory_outage_dead_letters_then_replay_gives_the_undisturbed_result(
             lambda: _dlq_entry(stack, response.event_id), timeout=60, what="the event reached the dead-letter stream"
         )
         assert listing["reason"] == "RETRIES_EXHAUSTED"
-        assert int(listing["attempts"]) >= 3
+        assert int(str(listing["attempts"])) >= 3
     finally:
         stack.restart("memory")
     try:

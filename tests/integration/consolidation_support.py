@@ -80,8 +80,8 @@ class Jobs:
         self._stub = cs_grpc.ConsolidationServiceStub(self._channel)
         self._metadata = bearer_metadata(bearer)
 
-    def run(self, tenant: str, user: str = USER, *, wait: bool = False) -> cs.ConsolidationJob:
-        request = cs.RunConsolidationRequest(tenant=tenant, user=user, wait=wait)
+    def run(self, tenant: str, user: str = USER, *, wait: bool = False, request_id: str = "") -> cs.ConsolidationJob:
+        request = cs.RunConsolidationRequest(tenant=tenant, user=user, wait=wait, request_id=request_id)
         return self._stub.RunConsolidation(request, metadata=self._metadata, timeout=120).job
 
     def get(self, tenant: str, job_id: str) -> cs.ConsolidationJob:

@@ -163,10 +163,11 @@ def wait_until(condition: Callable[[], bool], *, timeout: float = 20.0, interval
     return condition()
 
 
-def wait_complete(stub: Stub, tenant: str, deletion_id: str, timeout: float = 30.0) -> pb.GetDeletionResponse:
+def wait_complete(stub: Stub, tenant: str, deletion_id: str, timeout: float = 30.0) -> pb.Deletion:
     request = pb.GetDeletionRequest(tenant=tenant, deletion_id=deletion_id)
-    assert wait_until(lambda: bool(stub.GetDeletion(request).complete), timeout=timeout), stub.GetDeletion(request)
-    found: pb.GetDeletionResponse = stub.GetDeletion(request)
+    done = lambda: bool(stub.GetDeletion(request).deletion.complete)  # noqa: E731
+    assert wait_until(done, timeout=timeout), stub.GetDeletion(request)
+    found: pb.Deletion = stub.GetDeletion(request).deletion
     return found
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import json_format
 from sqlalchemy import Connection, text
 
 from services.common.auth import bearer_metadata, issue_token
@@ -34,8 +35,8 @@ from tests.integration.test_memory_support import SECRET, MemoryNode, token
 FIXTURE = fixture_path("legacy_learned_procedures.json")
 INTENT = "psp_merchants.newly_incorporated"
 AUDIT_KEYS = {"procedure_id", "intent_key", "version", "status", "kind", "source", "supersedes_id", "superseded_by_id"}
-ACTIVE, DRAFT = lpb.PROCEDURE_STATUS_ACTIVE, lpb.PROCEDURE_STATUS_DRAFT
-SUPERSEDED, DEPRECATED = lpb.PROCEDURE_STATUS_SUPERSEDED, lpb.PROCEDURE_STATUS_DEPRECATED
+ACTIVE, DRAFT = lpb.PROCEDURE_STATE_ACTIVE, lpb.PROCEDURE_STATE_DRAFT
+SUPERSEDED, DEPRECATED = lpb.PROCEDURE_STATE_SUPERSEDED, lpb.PROCEDURE_STATE_DEPRECATED
 
 
 class Procedures:
@@ -64,8 +65,8 @@ class Procedures:
         )
         return self.SaveLearnedProcedure(request)  # type: ignore[no-any-return]
 
-    def listed(self, status: int = ACTIVE, **filters: Any) -> list[lpb.LearnedProcedure]:
-        request = lpb.ListLearnedProceduresRequest(tenant=self.tenant, status=status, page_size=500, **filters)  # type: ignore[arg-type]
+    def listed(self, state: int = ACTIVE, **filters: Any) -> list[lpb.LearnedProcedure]:
+        request = lpb.ListLearnedProceduresRequest(tenant=self.tenant, state=state, page_size=500, **filters)  # type: ignore[arg-type]
         return list(self.ListLearnedProcedures(request).learned_procedures)
 
     def close(self) -> None:
@@ -83,7 +84,7 @@ def audit_trail(node: MemoryNode, tenant: str, *actions: str) -> list[tuple[str,
     """(action, actor, procedure id, detail) of the tenant's learned-procedure audit events, in order."""
     stub = node.stub(token(tenant, ("admin",), subject="auditor"), tenant=tenant)
     events = stub.ListAuditEvents(mpb.ListAuditEventsRequest(tenant=tenant, page_size=1000)).audit_events
-    rows = [(e.action, e.actor, e.memory_id, json.loads(e.detail_json), e.trace_id) for e in events]
+    rows = [(e.action, e.actor, e.memory_id, json_format.MessageToDict(e.detail), e.trace_id) for e in events]
     for action, _, procedure_id, detail, trace_id in rows:
         if action.startswith("learned_procedure."):
             assert len(trace_id) == 32 and trace_id != "0" * 32  # every transition names its trace

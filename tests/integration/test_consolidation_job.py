@@ -228,6 +228,28 @@ def test_a_second_job_in_a_row_retires_nothing_and_changes_nothing(node: MemoryN
     assert len(first.trace_id) == 32
 
 
+def test_a_repeated_request_id_returns_the_first_job_and_runs_nothing(node: MemoryNode) -> None:
+    # Given: the whole conversation stored, and one job run under a request_id
+    stub, jobs, tenant = node.stub(), jobs_stub(node), random_ref("idem")
+    _store(stub, tenant, priya_turns())
+    request_id = random_ref("run")
+    first = jobs.run(tenant, request_id=request_id)
+    assert first.state == SUCCEEDED and first.retired > 0
+    rows = all_rows(stub, tenant)
+    # When: the same request is sent again, and its id is reused for another user
+    again = jobs.run(tenant, request_id=request_id)
+    with pytest.raises(grpc.RpcError) as reused:
+        jobs.run(tenant, "someone-else", request_id=request_id)
+    # Then: the repeat is the first job (same id and report), no second job exists and nothing changed
+    assert again == first
+    assert [j.job_id for j in jobs.list(tenant).jobs] == [first.job_id]
+    assert all_rows(stub, tenant) == rows
+    assert (reused.value.code(), error_details(reused.value)[0]) == (
+        grpc.StatusCode.FAILED_PRECONDITION,
+        "REQUEST_ID_REUSED",
+    )
+
+
 def test_two_jobs_for_one_user_never_interleave(node: MemoryNode, pauses: Pauses) -> None:
     # Given: a conversation with work for a job, and a first job held after its read
     stub, jobs, tenant = node.stub(), jobs_stub(node), random_ref("pair")

@@ -168,11 +168,7 @@ def test_forgetting_an_event_reaches_every_location_and_spares_what_other_events
     assert len(stream_hits(rig.nats_url, streams, ["Bob"])) == 2
     # When: a writer of acme forgets everything derived from the request
     writer = rig.memory(bearer=rig.token("acme", ("writer",), subject="dpo@acme"))
-    ack = writer.Forget(
-        pb.ForgetRequest(
-            tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id=outbox.event.request_id, reason="erasure"
-        )
-    )
+    ack = writer.Forget(pb.ForgetRequest(tenant="acme", source_request_id=outbox.event.request_id, reason="erasure"))
     # Then: right after the acknowledgement neither replica returns it
     for replica in (a, b):
         hits = {h.memory.memory_id for h in replica.SearchMemories(search).results}
@@ -229,7 +225,7 @@ def test_forgetting_one_memory_covers_its_earlier_versions_and_keeps_the_links(r
         for text in ("meetings after 10:00", "meetings after 09:00", "meetings after 08:30")
     ]
     # When: the middle version is forgotten
-    ack = stub.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=ids[1]))
+    ack = stub.Forget(pb.ForgetRequest(tenant="acme", memory_id=ids[1]))
     wait_complete(stub, "acme", ack.deletion_id)
     # Then: it and the version it superseded are deleted and blank; the later one stays active
     chain = stub.GetLineage(pb.GetLineageRequest(tenant="acme", memory_id=ids[2])).chain
@@ -250,9 +246,7 @@ def test_forget_checks_permission_input_and_is_idempotent_on_its_request_id(rig:
     reader = rig.memory(bearer=rig.token("acme", ("reader",)))
     globex = rig.memory(bearer=rig.token("globex", ("writer", "admin")))
     writer = rig.memory(bearer=rig.token("acme", ("writer",), subject="ops"))
-    forget = pb.ForgetRequest(
-        tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id, request_id=random_ref("del")
-    )
+    forget = pb.ForgetRequest(tenant="acme", memory_id=memory_id, request_id=random_ref("del"))
 
     def code(call: Callable[[], object]) -> tuple[grpc.StatusCode, str]:
         with pytest.raises(grpc.RpcError) as failure:
@@ -263,19 +257,17 @@ def test_forget_checks_permission_input_and_is_idempotent_on_its_request_id(rig:
     # When/Then: permission first, then input, then existence
     assert code(lambda: reader.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
     assert code(lambda: globex.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
-    assert code(lambda: writer.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))) == (
+    assert code(lambda: writer.Forget(pb.ForgetRequest(tenant="acme", reason="no target"))) == (
         grpc.StatusCode.INVALID_ARGUMENT,
-        "scope",
+        "target",
     )
-    wrong_field = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_USER, user="alice", memory_id=memory_id)
-    assert code(lambda: writer.Forget(wrong_field)) == (grpc.StatusCode.INVALID_ARGUMENT, "memory_id")
-    missing = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id="no-such-memory")
+    missing = pb.ForgetRequest(tenant="acme", memory_id="no-such-memory")
     assert code(lambda: writer.Forget(missing)) == (grpc.StatusCode.NOT_FOUND, "MEMORY_NOT_FOUND")
-    unknown_request = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-nope")
+    unknown_request = pb.ForgetRequest(tenant="acme", source_request_id="req-nope")
     assert code(lambda: writer.Forget(unknown_request)) == (grpc.StatusCode.NOT_FOUND, "LEARNING_EVENT_NOT_FOUND")
     # When: the same request is sent twice, then its id is reused for another target
     first, second = writer.Forget(forget), writer.Forget(forget)
-    reused = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_USER, user="bob", request_id=forget.request_id)
+    reused = pb.ForgetRequest(tenant="acme", user="bob", request_id=forget.request_id)
     # Then: one deletion, recorded as asked by the token's subject; the reuse is refused
     assert (first.deletion_id, first.memories_affected) == (second.deletion_id, 1)
     assert code(lambda: writer.Forget(reused)) == (grpc.StatusCode.FAILED_PRECONDITION, "REQUEST_ID_REUSED")
@@ -292,9 +284,7 @@ def test_a_memory_process_killed_in_the_middle_of_a_deletion_finishes_it_after_r
     _relay_and_dead_letter(rig, outbox)
     _learn_from(rig, outbox.event.event_id)
     rig.restart("memory-a", MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP="derived_records")
-    forget = pb.ForgetRequest(
-        tenant="acme", scope=pb.FORGET_SCOPE_EVENT, event_id=outbox.event.event_id, request_id=random_ref("del")
-    )
+    forget = pb.ForgetRequest(tenant="acme", event_id=outbox.event.event_id, request_id=random_ref("del"))
     # When: memory-a acknowledges the deletion and dies in the middle of its workflow
     try:
         rig.memory("memory-a").Forget(forget)
@@ -305,7 +295,7 @@ def test_a_memory_process_killed_in_the_middle_of_a_deletion_finishes_it_after_r
     b = rig.memory("memory-b")
     deletion_id = b.Forget(forget).deletion_id
     request = pb.GetDeletionRequest(tenant="acme", deletion_id=deletion_id)
-    states = {s.location: s.state for s in b.GetDeletion(request).steps}
+    states = {s.location: s.state for s in b.GetDeletion(request).deletion.steps}
     assert states["derived_records"] == STEP_DONE
     assert states["streams"] != STEP_DONE and states["content_blobs"] != STEP_DONE
     blob = spb.ReadContentRequest(tenant="acme", content_ref=outbox.event.content_ref)
@@ -351,10 +341,10 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
             memory_id = stored.applied[0].memory_id
             query = pb.SearchMemoriesRequest(tenant="acme", user="racer", query=text, k=5)
             visible = lambda q=query, m=memory_id: m in {h.memory.memory_id for h in b.SearchMemories(q).results}  # noqa: E731
-            assert wait_until(visible, interval=0.002)  # type: ignore[arg-type]
+            assert wait_until(visible, interval=0.002)
             current.update(text=text, memory_id=memory_id, acked=None)
             # When: memory-a forgets it while the other thread keeps searching memory-b
-            a.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))
+            a.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
             current["acked"] = time.monotonic()
             # Then: a search issued right after the acknowledgement, on either replica, never returns it
             for replica in (b, a):
@@ -372,18 +362,18 @@ def test_a_replica_that_stops_reporting_is_named_and_catches_up_when_it_returns(
     memory_id = stub.ApplyLearning(apply_request(random_ref("evt"), decision("Likes green tea"))).applied[0].memory_id
     rig.nodes["memory-b"].process.kill()
     # When: the memory is forgotten while memory-b still counts as live
-    ack = stub.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))
+    ack = stub.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
     request = pb.GetDeletionRequest(tenant="acme", deletion_id=ack.deletion_id)
     # Then: once memory-b has been silent past the liveness window, its step says so; the rest is done
     assert wait_until(
-        lambda: any(s.location == "replica:memory-b" and s.error for s in stub.GetDeletion(request).steps),
+        lambda: any(s.location == "replica:memory-b" and s.error for s in stub.GetDeletion(request).deletion.steps),
         timeout=30,
     )
-    step = next(s for s in stub.GetDeletion(request).steps if s.location == "replica:memory-b")
+    step = next(s for s in stub.GetDeletion(request).deletion.steps if s.location == "replica:memory-b")
     assert step.state == pb.DELETION_STEP_STATE_FAILED and "has not reported since" in step.error
-    later = stub.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_USER, user="nobody"))
+    later = stub.Forget(pb.ForgetRequest(tenant="acme", user="nobody"))
     assert "replica:memory-b" not in {s.location for s in stub.GetDeletion(
-        pb.GetDeletionRequest(tenant="acme", deletion_id=later.deletion_id)).steps}  # fmt: skip
+        pb.GetDeletionRequest(tenant="acme", deletion_id=later.deletion_id)).deletion.steps}  # fmt: skip
     # When: memory-b comes back
     rig.restart("memory-b")
     # Then: it applied the deletion before serving, rewrote its files and reported: the deletion completes
@@ -403,7 +393,7 @@ def test_a_free_text_reason_stays_out_of_the_append_only_audit_and_a_forget_remo
     assert reason in [json.loads(a.detail_json).get("reason") for a in audit]
     assert [hit for hit in database_hits(rig.memory_db, ["pregnancy"]) if hit.startswith("audit_events")] == []
     # When: the memory is forgotten
-    ack = stub.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id))
+    ack = stub.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
     wait_complete(stub, "acme", ack.deletion_id)
     # Then: the reason is nowhere in memory's database, and the audit row names only the note it had
     assert database_hits(rig.memory_db, ["pregnancy"]) == []

@@ -77,7 +77,7 @@ def test_save_then_update_twice_supersedes_with_lineage_versions_1_2_3_and_audit
     for start in (v1, v2, v3):
         got = officer.GetLearnedProcedure(lpb.GetLearnedProcedureRequest(tenant=tenant, procedure_id=start))
         assert got.learned_procedure.procedure_id == start
-        chain = [(p.procedure_id, p.version, p.status, p.supersedes_id, p.superseded_by_id) for p in got.lineage]
+        chain = [(p.procedure_id, p.version, p.state, p.supersedes_id, p.superseded_by_id) for p in got.lineage]
         assert chain == [(v1, 1, SUPERSEDED, "", v2), (v2, 2, SUPERSEDED, v1, v3), (v3, 3, ACTIVE, v2, "")]
     assert third.learned_procedure.created_by == "officer.kim"
     assert third.learned_procedure.source == lpb.PROCEDURE_SOURCE_OFFICER_TEACHING
@@ -110,21 +110,21 @@ def test_a_draft_operates_only_after_confirm_and_deprecation_retires_a_rule(node
     v1 = officer.save("request 3 months of bank statements").learned_procedure
     draft = officer.save("request 6 months of bank statements", draft=True)
     # Then: the draft is stored as a draft and supersedes nothing yet
-    assert draft.learned_procedure.status == DRAFT and not draft.HasField("superseded")
+    assert draft.learned_procedure.state == DRAFT and not draft.HasField("superseded")
     assert [p.procedure_id for p in officer.listed()] == [v1.procedure_id]
     # When: the officer confirms the draft
     confirmed = officer.ConfirmLearnedProcedure(
         lpb.ConfirmLearnedProcedureRequest(tenant=tenant, procedure_id=draft.learned_procedure.procedure_id)
     )
     # Then: it is the active version 2, and version 1 is superseded with its forward link
-    assert (confirmed.learned_procedure.status, confirmed.learned_procedure.version) == (ACTIVE, 2)
+    assert (confirmed.learned_procedure.state, confirmed.learned_procedure.version) == (ACTIVE, 2)
     assert confirmed.superseded.superseded_by_id == draft.learned_procedure.procedure_id
     # When: the rule is deprecated by its intent key
     deprecated = officer.DeprecateLearnedProcedure(
         lpb.DeprecateLearnedProcedureRequest(tenant=tenant, intent_key=INTENT, reason="policy withdrawn")
     ).learned_procedure
     # Then: nothing of the intent operates any more, and a second deprecation is refused
-    assert deprecated.status == DEPRECATED and officer.listed() == []
+    assert deprecated.state == DEPRECATED and officer.listed() == []
     assert [p.procedure_id for p in officer.listed(DEPRECATED)] == [deprecated.procedure_id]
     again = lpb.DeprecateLearnedProcedureRequest(tenant=tenant, procedure_id=deprecated.procedure_id, reason="again")
     assert failure(lambda: officer.DeprecateLearnedProcedure(again))[:2] == (
@@ -170,7 +170,7 @@ def test_ten_concurrent_saves_for_one_intent_leave_exactly_one_active_in_every_r
     chain = list(lineage.lineage)
     assert sorted(saved) == sorted(p.procedure_id for p in chain)
     assert [p.version for p in chain] == list(range(1, 31))
-    assert [p.status for p in chain] == [SUPERSEDED] * 29 + [ACTIVE]
+    assert [p.state for p in chain] == [SUPERSEDED] * 29 + [ACTIVE]
     pairs = list(itertools.pairwise(chain))
     assert [(a.superseded_by_id, b.supersedes_id) for a, b in pairs] == [
         (b.procedure_id, a.procedure_id) for a, b in pairs

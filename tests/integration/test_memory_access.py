@@ -10,6 +10,7 @@ from pathlib import Path
 import grpc
 import nats
 import pytest
+from google.protobuf import json_format
 
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
@@ -121,7 +122,7 @@ def test_another_tenant_is_denied_before_anything_is_looked_up(node: MemoryNode)
     assert _failure(lambda: anonymous.GetMemory(pb.GetMemoryRequest(tenant="acme", memory_id=memory_id)))[0] == (
         grpc.StatusCode.UNAUTHENTICATED
     )
-    forget = pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_MEMORY, memory_id=memory_id)
+    forget = pb.ForgetRequest(tenant="acme", memory_id=memory_id)
     assert _failure(lambda: reader.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
     assert _failure(lambda: globex.Forget(forget))[0] == grpc.StatusCode.PERMISSION_DENIED
     deletion = pb.GetDeletionRequest(tenant="acme", deletion_id="does-not-exist")
@@ -176,7 +177,7 @@ async def test_review_notice_then_approval_supersedes_and_denial_is_final(
         await asyncio.to_thread(service.ListAuditEvents, pb.ListAuditEventsRequest(tenant="acme", event_id=event_id))
     ).audit_events
     resolutions = {
-        a.action: (a.actor, json.loads(a.detail_json)["reason"])
+        a.action: (a.actor, json_format.MessageToDict(a.detail)["reason"])
         for a in audit
         if a.action in ("review.approved", "review.denied")
     }

@@ -38,8 +38,8 @@ def test_learning_after_a_user_forget_acknowledgement_writes_nothing(node: Memor
     # Given a user with one memory, and a user-scope forget acknowledged (its workflow still open)
     stub, user = node.stub(), random_ref("user")
     stub.ApplyLearning(apply_request(random_ref("evt"), decision("Prefers tea", user=user), user=user))
-    ack = stub.Forget(pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_USER, user=user))
-    assert not stub.GetDeletion(pb.GetDeletionRequest(tenant="acme", deletion_id=ack.deletion_id)).complete
+    ack = stub.Forget(pb.ForgetRequest(tenant="acme", user=user))
+    assert not stub.GetDeletion(pb.GetDeletionRequest(tenant="acme", deletion_id=ack.deletion_id)).deletion.complete
     # When an event of that user, committed before the forget, is learned after the acknowledgement
     late = apply_request(random_ref("evt"), decision("Prefers green tea", user=user), user=user)
     late.event_time.FromDatetime(datetime.now(UTC) - timedelta(minutes=1))

@@ -224,9 +224,15 @@ def test_explicit_supersession_is_idempotent_on_request_id_and_deprecation_retir
     reused = pb.SupersedeMemoryRequest(tenant="acme", memory_id=other.memory_id, text="coffee", request_id=request_id)
     with pytest.raises(grpc.RpcError) as caught:
         writer.SupersedeMemory(reused)
-    # Then: one new record, the same answer twice, and the reuse refused
+    changed_text = pb.SupersedeMemoryRequest(
+        tenant="acme", memory_id=old_id, text="after 11:00", request_id=request_id, reason="typo"
+    )
+    with pytest.raises(grpc.RpcError) as caught_text:
+        writer.SupersedeMemory(changed_text)
+    # Then: one new record, the same answer twice, and the reuse refused (another target or another text)
     assert once.memory.memory_id == twice.memory.memory_id and once.superseded.memory_id == old_id
     assert error_details(caught.value)[0] == "REQUEST_ID_REUSED"
+    assert error_details(caught_text.value)[0] == "REQUEST_ID_REUSED"
     assert once.memory.source_event_ids == [request_id] and once.memory.origin == cpb.ORIGIN_OPERATOR
     # When: the new record is deprecated (twice)
     retired = writer.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=once.memory.memory_id))

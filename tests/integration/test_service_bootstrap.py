@@ -25,7 +25,7 @@ SECRET = "bootstrap-test-secret-long-enough-for-hs256"
 MODULE = "tests.integration.standins.slow_serving"
 
 
-def _start(spawn: SpawnService, delay: float = 2.0) -> tuple[ServiceProcess, str]:
+def _start(spawn: SpawnService, delay: float = 2.0, started_dir: Path | None = None) -> tuple[ServiceProcess, str]:
     port = free_port()
     env = {
         "MEMLOOP_AUTH_SECRET": SECRET,
@@ -33,6 +33,8 @@ def _start(spawn: SpawnService, delay: float = 2.0) -> tuple[ServiceProcess, str
         "STANDIN_DELAY_SECONDS": str(delay),
         "MEMLOOP_DRAIN_SECONDS": "10",
     }
+    if started_dir is not None:
+        env["STANDIN_STARTED_DIR"] = str(started_dir)
     return spawn(MODULE, env, port, "standin"), f"127.0.0.1:{port}"
 
 
@@ -40,8 +42,8 @@ def _request(tenant: str = "acme", request_id: str = "req-1") -> serving_service
     return serving_service_pb2.HandleRequestRequest(request_id=request_id, tenant=tenant, reply="hi")
 
 
-def _auth(tenant: str) -> list[tuple[str, str]]:
-    return [("authorization", f"Bearer {issue_token(SECRET, subject='t', tenant=tenant, roles=['writer'])}")]
+def _auth(tenant: str) -> tuple[tuple[str, str | bytes], ...]:
+    return (("authorization", f"Bearer {issue_token(SECRET, subject='t', tenant=tenant, roles=['writer'])}"),)
 
 
 def test_health_and_reflection_answer_without_a_token(spawn: SpawnService) -> None:
@@ -72,7 +74,7 @@ def test_calls_without_a_valid_token_are_unauthenticated(spawn: SpawnService) ->
         with pytest.raises(grpc.RpcError) as missing:
             stub.HandleRequest(_request(), timeout=5)
         with pytest.raises(grpc.RpcError) as invalid:
-            stub.HandleRequest(_request(), metadata=[("authorization", f"Bearer {forged}")], timeout=5)
+            stub.HandleRequest(_request(), metadata=(("authorization", f"Bearer {forged}"),), timeout=5)
     # then
     assert missing.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert error_details(missing.value)[0] == "TOKEN_MISSING"
@@ -98,7 +100,7 @@ def test_another_tenant_is_permission_denied_and_bad_input_names_the_field(spawn
 
 def test_sigterm_lets_the_call_in_flight_finish(spawn: SpawnService, tmp_path: Path) -> None:
     # given a call that takes two seconds
-    service, target = _start(spawn, delay=2.0)
+    service, target = _start(spawn, delay=2.0, started_dir=tmp_path)
     outcome: dict[str, object] = {}
 
     def call() -> None:
@@ -108,7 +110,10 @@ def test_sigterm_lets_the_call_in_flight_finish(spawn: SpawnService, tmp_path: P
 
     caller = threading.Thread(target=call)
     caller.start()
-    time.sleep(0.7)
+    deadline = time.monotonic() + 30
+    while not (tmp_path / "req-1").exists():  # the server has started handling the call
+        assert time.monotonic() < deadline, "the call never reached the server"
+        time.sleep(0.01)
     # when the service is told to stop while the call is in flight
     status = service.terminate(timeout=20.0)
     caller.join(timeout=30)

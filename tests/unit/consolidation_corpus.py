@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from services.common.vocabulary import MemoryType, Origin, candidate_key, normalise_meaning
-from services.memory.consolidation.domain.store import InMemoryMemoryStore
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from tests.fixtures import fixture_path
+from tests.harness.consolidation_store import InMemoryMemoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = fixture_path("priya_sessions.json")

@@ -11,11 +11,12 @@ import pytest
 
 from services.memory.consolidation.domain.consolidation import (
     RetireReason,
-    WriteBackRejected,
     consolidate,
     plan_write_back,
     read_snapshot,
-    replace_write_back,
+)
+from services.memory.consolidation.domain.errors import (
+    WriteBackRejected,
 )
 from services.memory.consolidation.domain.rules import (
     SIMILARITY_THRESHOLD,
@@ -25,8 +26,8 @@ from services.memory.consolidation.domain.rules import (
     similar_pairs,
     tokens,
 )
-from services.memory.consolidation.domain.store import InMemoryMemoryStore, run_job
 from services.memory.core.domain.model import MemoryStatus
+from tests.harness.consolidation_store import InMemoryMemoryStore, replace_write_back, run_job
 from tests.unit.consolidation_corpus import T0, contents, memory, priya_turns
 
 

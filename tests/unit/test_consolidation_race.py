@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from services.common.vocabulary import normalise_meaning
-from services.memory.consolidation.domain.store import (
+from services.memory.core.domain.model import MemoryRecord
+from tests.harness.consolidation_store import (
     InMemoryMemoryStore,
     JobPhase,
     RaceCase,
@@ -21,7 +22,6 @@ from services.memory.consolidation.domain.store import (
     race_every_position,
     run_job,
 )
-from services.memory.core.domain.model import MemoryRecord
 from tests.unit.consolidation_corpus import contents, ends_live, fixture, live_meanings, priya_turns, session_of
 
 

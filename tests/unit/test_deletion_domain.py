@@ -4,11 +4,13 @@ messages are matched, how stored outcomes lose their candidate keys; and Forget'
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.memory.core.service.idempotency import fingerprint
 from services.memory.deletion.domain.deletion import (
     Deletion,
     DeletionStep,
@@ -23,7 +25,7 @@ from services.memory.deletion.domain.deletion import (
     scrub_outcome,
     split_by_sources,
 )
-from services.memory.deletion.entrypoints.pb_mapping import forget
+from services.memory.deletion.entrypoints.forget_rpc import forget
 
 
 def _ref(memory_id: str, supersedes: str | None = None, status: str = "superseded") -> MemoryRef:
@@ -62,7 +64,7 @@ def test_stream_messages_match_by_event_or_by_user_and_replays_name_their_event(
 
 
 def test_stored_outcomes_lose_candidate_keys_all_of_them_or_only_those_of_the_deleted_memories() -> None:
-    outcome = {
+    outcome: dict[str, Any] = {
         "event_id": "e1",
         "applied": [
             {"candidate_key": "k1", "outcome": "store", "memory_id": "m1"},
@@ -87,17 +89,16 @@ def test_a_deletion_is_complete_only_when_every_location_is_done() -> None:
 @pytest.mark.parametrize(
     ("request_fields", "field"),
     [
-        ({"memory_id": "m1"}, "scope"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY}, "memory_id"),
-        ({"scope": pb.FORGET_SCOPE_USER, "user": "alice", "memory_id": "m1"}, "memory_id"),
-        ({"scope": pb.FORGET_SCOPE_EVENT}, "event_id"),
-        ({"scope": pb.FORGET_SCOPE_EVENT, "event_id": "e", "source_request_id": "r"}, "event_id"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY, "memory_id": "m1", "reason": "x" * 1001}, "reason"),
-        ({"scope": pb.FORGET_SCOPE_MEMORY, "memory_id": "m1", "request_id": "r" * 129}, "request_id"),
-        ({"scope": pb.FORGET_SCOPE_USER, "user": " "}, "user"),
+        ({}, "target"),
+        ({"reason": "no target"}, "target"),
+        ({"memory_id": ""}, "memory_id"),
+        ({"event_id": ""}, "event_id"),
+        ({"memory_id": "m1", "reason": "x" * 1001}, "reason"),
+        ({"memory_id": "m1", "request_id": "r" * 129}, "request_id"),
+        ({"user": " "}, "user"),
     ],
 )
-def test_forget_requests_name_exactly_the_field_of_their_scope(request_fields: dict[str, object], field: str) -> None:
+def test_forget_requests_name_the_target_field_that_is_wrong(request_fields: dict[str, object], field: str) -> None:
     with pytest.raises(InvalidArgument) as refused:
         forget(pb.ForgetRequest(tenant="acme", **request_fields), requested_by="ops")  # type: ignore[arg-type]
     assert refused.value.violations[0].field == field
@@ -105,13 +106,10 @@ def test_forget_requests_name_exactly_the_field_of_their_scope(request_fields: d
 
 def test_a_valid_forget_request_becomes_a_command_carrying_who_asked() -> None:
     command = forget(
-        pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-1", request_id="k"),
+        pb.ForgetRequest(tenant="acme", source_request_id="req-1", request_id="k"),
         requested_by="dpo@acme",
     )
     assert (command.scope, command.source_request_id, command.requested_by) == (ForgetScope.EVENT, "req-1", "dpo@acme")
-    assert (
-        command.fingerprint()
-        != forget(
-            pb.ForgetRequest(tenant="acme", scope=pb.FORGET_SCOPE_EVENT, source_request_id="req-2"), requested_by="x"
-        ).fingerprint()
+    assert fingerprint(command) != fingerprint(
+        forget(pb.ForgetRequest(tenant="acme", source_request_id="req-2"), requested_by="x")
     )

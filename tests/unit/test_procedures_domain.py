@@ -8,16 +8,18 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from services.common.never_suppress import SuppressionRefused
-from services.memory.procedures.domain.procedures import (
+from services.common.errors import InvalidArgument
+from services.memory.procedures.domain.errors import (
     IllegalTransition,
     InvalidProcedure,
-    LearnedProcedure,
     LineageConflict,
+    ProcedureSuppresses,
+)
+from services.memory.procedures.domain.procedures import (
+    LearnedProcedure,
     ProcedureKind,
     ProcedureSource,
     ProcedureStatus,
-    ProcedureSuppresses,
     SavePlan,
     SaveProcedure,
     applicable_procedures,
@@ -222,7 +224,7 @@ def test_timestamps_must_be_timezone_aware() -> None:
     # given a naive clock reading
     naive = datetime(2026, 7, 7, 9, 0)
     # when a save is planned
-    with pytest.raises(ValueError, match="timezone-aware"):
+    with pytest.raises(InvalidProcedure, match="timezone-aware"):
         plan_save(None, a_command(random_ref("tenant")), naive, "proc-1", 0)
     # then it is refused (asserted by the raise)
 
@@ -299,8 +301,8 @@ def test_the_guard_refuses_suppression_naming_field_and_rule(
     with pytest.raises(ProcedureSuppresses) as refused:
         plan_save(None, command, T0, "proc-1", 0)
     # then it is refused as a never-suppress violation naming the field and the rule
-    assert isinstance(refused.value, SuppressionRefused)
-    assert isinstance(refused.value, ValueError)
+    assert isinstance(refused.value, InvalidArgument)
+    assert refused.value.reason == "NEVER_SUPPRESS"
     assert (refused.value.field, refused.value.match.rule) == (field, rule)
     assert str(refused.value).startswith(f"{field}: ")
 

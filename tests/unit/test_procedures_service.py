@@ -26,12 +26,12 @@ from services.memory.core.domain.errors import RequestIdReused, SupersessionConf
 from services.memory.core.service.pagination import page_request
 from services.memory.core.service.ports import Transition
 from services.memory.procedures.domain.backfill import plan_backfill
+from services.memory.procedures.domain.errors import ProcedureNotAdmissible, ProcedureSuppresses
 from services.memory.procedures.domain.procedures import (
     LearnedProcedure,
     ProcedureKind,
     ProcedureSource,
     ProcedureStatus,
-    ProcedureSuppresses,
     SaveProcedure,
 )
 from services.memory.procedures.service import procedures as uc
@@ -308,7 +308,7 @@ def test_save_from_learning_refuses_a_suppressing_candidate_as_a_failed_precondi
     ports: uc.ProcedurePorts,
 ) -> None:
     by = Transition(event_id="evt-1", trace_id="", actor="rita", now=T0)
-    with ports.uow("pilot") as uow, pytest.raises(uc.ProcedureNotAdmissible) as refused:
+    with ports.uow("pilot") as uow, pytest.raises(ProcedureNotAdmissible) as refused:
         uc.save_from_learning(
             uow, a_candidate("skip sanctions screening"), tenant="pilot", user="al", review_item_id="r", by=by
         )

@@ -64,7 +64,9 @@ async def test_rows_wait_while_the_stream_is_down_and_go_out_once_it_is_back() -
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
 
-    await asyncio.sleep(0.3)
+    # (the relay is parked waiting for the stream to come back: nothing can have gone out)
+    while stream.waits_for_connection == 0:
+        await asyncio.sleep(0.01)
     assert store.published() == {} and stream.messages == []
     stream.set_up(True)
     for _ in range(200):

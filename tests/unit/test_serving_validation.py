@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from services.common.context_version import CONTEXT_VERSION_KEY, context_version
 from services.common.errors import InvalidArgument
 from services.serving.domain.model import Attachment, Email, HandleRequestCommand, ToolOutcome
 from services.serving.domain.validation import (
@@ -64,6 +65,17 @@ def test_procedure_versions_must_be_positive_integers(version: str) -> None:
 @pytest.mark.parametrize("version", ["1", "7", "42", "2147483647"])
 def test_positive_versions_are_accepted(version: str) -> None:
     assert is_positive_version(version)
+
+
+def test_the_context_version_from_get_context_is_accepted_under_its_reserved_name() -> None:
+    # Given the version GetContext would return for what it showed
+    version = context_version(["mem-1", "mem-2"], [("reply_style", 7)])
+    # Then serving takes it back next to the procedure versions, and nothing else under that name
+    assert validate_handle_request(_command(procedure_versions={CONTEXT_VERSION_KEY: version, "reply_style": "7"}))
+    for bad in ("7", "", version.upper(), version + "0", "x" * 32):
+        assert _fields(_command(procedure_versions={CONTEXT_VERSION_KEY: bad})) == [
+            f"procedure_versions[{CONTEXT_VERSION_KEY}]"
+        ]
 
 
 def test_content_body_is_limited_to_256_kib_in_utf8_bytes() -> None:

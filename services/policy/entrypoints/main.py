@@ -1,14 +1,13 @@
-"""`python -m services.policy.entrypoints.main`: serve PolicyService until SIGTERM."""
+"""`python -m services.policy.entrypoints.main`: build the policy service from its settings and run it."""
 
 from __future__ import annotations
 
-from services.common.grpc_server import serve_until_signalled
-from services.policy.bootstrap import PolicySettings, registrations
+from services.common.app import run
+from services.policy.bootstrap import PolicySettings, build
 
 
 def main() -> None:
-    settings = PolicySettings.from_env()
-    serve_until_signalled(settings.common, registrations(settings))
+    run(build(PolicySettings.from_env()))
 
 
 if __name__ == "__main__":

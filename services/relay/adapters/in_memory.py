@@ -90,6 +90,8 @@ class InMemoryJetStream:
     messages: list[OutboxRow] = field(default_factory=list)
     up: bool = True
     lose_acks: bool = False
+    waits_for_connection: int = 0
+    """How often a publisher found the stream down and waited for it: an observable fact for tests."""
     _seq_by_id: dict[str, int] = field(default_factory=dict)
     _up_event: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -106,6 +108,7 @@ class InMemoryJetStream:
 
     async def wait_connected(self) -> None:
         if not self.up:
+            self.waits_for_connection += 1
             await self._up_event.wait()
 
     async def send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:

@@ -5,7 +5,8 @@ The limits are part of the contract (a client can rely on them):
 * identifiers (request_id, tenant, user, thread, route, feedback_ref, tool names) ≤ 256 characters;
   request_id, tenant, user, thread and route are required;
 * procedure_versions: at most 64 entries, each a non-empty name and a positive integer version
-  written in decimal without sign or leading zeros (1 … 2 147 483 647);
+  written in decimal without sign or leading zeros (1 … 2 147 483 647); the one reserved name
+  `memloop.context` instead carries the context version `GetContext` returned (32 hex digits);
 * content: body ≤ 256 KiB (UTF-8), subject ≤ 1 KiB, each address ≤ 320 characters;
   attachments: at most 32, together ≤ 10 MiB (they are hashed, never stored);
 * tool_outcomes: at most 100, each with a tool and a status, summary ≤ 4 KiB;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from services.common.context_version import CONTEXT_VERSION_KEY, is_context_version
 from services.common.errors import FieldViolation, InvalidArgument
 from services.serving.domain.model import HandleRequestCommand
 
@@ -84,6 +86,9 @@ def _procedure_versions(versions: dict[str, str]) -> list[FieldViolation]:
         field = f"procedure_versions[{name}]"
         if not name.strip() or len(name) > ID_MAX_CHARS:
             problems.append(FieldViolation(field, f"procedure name must be 1 to {ID_MAX_CHARS} characters"))
+        elif name == CONTEXT_VERSION_KEY:
+            if not is_context_version(version):
+                problems.append(FieldViolation(field, f"{version[:40]!r} is not a context version from GetContext"))
         elif not is_positive_version(version):
             problems.append(FieldViolation(field, f"version {version[:20]!r} is not a positive integer"))
     return problems

@@ -1,17 +1,13 @@
-"""`python -m services.serving.entrypoints.main`: migrate, serve ServingService, drain on SIGTERM."""
+"""`python -m services.serving.entrypoints.main`: build the serving service from its settings and run it."""
 
 from __future__ import annotations
 
-from services.common import telemetry
-from services.common.grpc_server import serve_until_signalled
-from services.serving import bootstrap
+from services.common.app import run
+from services.serving.bootstrap import ServingSettings, build
 
 
 def main() -> None:
-    settings = bootstrap.ServingSettings.from_env()
-    telemetry.configure(settings.common)
-    app = bootstrap.build(settings)
-    serve_until_signalled(settings.common, [app.registration], on_stop=app.close, max_workers=settings.max_workers)
+    run(build(ServingSettings.from_env()))
 
 
 if __name__ == "__main__":

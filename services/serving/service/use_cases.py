@@ -165,8 +165,11 @@ def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: Servin
     require(deletion_id, "deletion_id")
     if not content_ref and not event_id:
         raise InvalidArgument("content_ref", "content_ref or event_id is required")
-    if not content_ref and not _is_uuid(event_id):
-        return False
+    if not content_ref:
+        canonical = _canonical_uuid(event_id)
+        if canonical is None:
+            return False
+        event_id = canonical
     with deps.uow_factory(tenant) as uow:
         request = uow.results.forget_text(content_ref=content_ref, event_id="" if content_ref else event_id)
         ref = content_ref or (request.content_ref if request is not None else "")
@@ -180,21 +183,25 @@ def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: Servin
     return existed
 
 
-def _is_uuid(value: str) -> bool:
+def _canonical_uuid(value: str) -> str | None:
+    """The id in PostgreSQL's canonical spelling, or None when it is no UUID.
+
+    Python's parser is laxer than PostgreSQL's (it accepts "urn:uuid:" prefixes and hyphens
+    anywhere), so the id sent to the database is always the canonical form, never the input.
+    """
     try:
-        uuid.UUID(value)
+        return str(uuid.UUID(value))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def get_outbox_event(tenant: str, event_id: str, request_id: str, deps: ServingDeps) -> OutboxStatus:
     """The outbox row of an event (by id, or by the request that produced it) and its evidence."""
     if event_id:
-        try:
-            uuid.UUID(event_id)
-        except ValueError as exc:
-            raise InvalidArgument("event_id", "must be a UUID") from exc
+        canonical = _canonical_uuid(event_id)
+        if canonical is None:
+            raise InvalidArgument("event_id", "must be a UUID")
+        event_id = canonical
     elif not request_id:
         raise InvalidArgument("event_id", "event_id or request_id is required")
     with deps.uow_factory(tenant) as uow:

@@ -8,8 +8,9 @@ applied output it changes nothing), which is what makes a crashed job safe to si
 The job around it follows the seed "Background Job Mechanics": read a `Snapshot` that records the
 id set it saw, compute, then `plan_write_back` by merge — in snapshot and output: the job's
 version; in snapshot, absent from output: retired deliberately, with lineage; not in snapshot:
-untouched. `replace_write_back` is the naive baseline that reads every absence as a deletion; it
-exists only to be measured against.
+untouched. The naive baseline that reads every absence as a deletion (`replace_write_back`) is a
+test and benchmark harness, in `tests/harness/consolidation_store.py`: it exists only to be
+measured against, so it does not ship.
 
 Merge rule (restatements): same tenant, user, type and intent key, and one of
   - equal canonical meaning (`normalise_meaning` plus the light rewrites of `consolidation_rules`),
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from services.common.errors import FailedPrecondition
+from services.memory.consolidation.domain.errors import WriteBackRejected
 from services.memory.consolidation.domain.rules import (
     SlotClaim,
     canonical_meaning,
@@ -57,12 +58,6 @@ from services.memory.consolidation.domain.rules import (
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 
 _VERSION_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "memloop/consolidation/version")
-
-
-class WriteBackRejected(FailedPrecondition):
-    """The output speaks about ids the snapshot did not read, or drops one without a survivor."""
-
-    reason = "CONSOLIDATION_WRITE_BACK_REJECTED"
 
 
 class RetireReason(StrEnum):
@@ -387,15 +382,6 @@ def plan_write_back(
         deferred_ids=tuple(sorted(deferred)),
         to_review=review,
     )
-
-
-def replace_write_back(output: ConsolidationOutput) -> tuple[MemoryRecord, ...]:
-    """The naive baseline (`store.replace(consolidate(store.all()))`): the store's whole new content.
-
-    Every absence reads as a deletion and every change is written in place, so a memory that
-    arrived after the read is destroyed. Kept only for the benchmark and the test that shows it.
-    """
-    return output.memories
 
 
 def _version_id(record: MemoryRecord) -> str:

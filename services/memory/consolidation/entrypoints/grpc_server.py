@@ -14,6 +14,7 @@ from services.common.errors import require
 from services.common.gen.memloop.v1 import consolidation_service_pb2 as pb
 from services.common.gen.memloop.v1 import consolidation_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
+from services.common.telemetry import current_trace_id
 from services.memory.consolidation.service.job import (
     ConsolidationDeps,
     RunConsolidation,
@@ -50,6 +51,8 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
             user=require(request.user, "user"),
             wait=request.wait,
             actor=principal.subject,
+            trace_id=current_trace_id(),
+            request_id=request.request_id,
         )
         return pb.RunConsolidationResponse(job=job_to_pb(run_consolidation(command, self._deps)))
 

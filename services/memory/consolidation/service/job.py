@@ -20,18 +20,18 @@ Following the seed "Background Job Mechanics" and `domain/consolidation.py`:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from opentelemetry import trace
 
 from services.common import telemetry
-from services.common.telemetry import current_trace_id
 from services.memory.consolidation.domain.consolidation import (
     ConsolidationOutput,
     RetireReason,
@@ -41,10 +41,11 @@ from services.memory.consolidation.domain.consolidation import (
     plan_write_back,
     read_snapshot,
 )
-from services.memory.consolidation.service.ports import (
-    ConsolidationEffects,
-    ConsolidationJob,
+from services.memory.consolidation.domain.errors import (
     ConsolidationJobNotFound,
+)
+from services.memory.consolidation.service.ports import (
+    ConsolidationJob,
     ConsolidationMetrics,
     ConsolidationUnitOfWork,
     ConsolidationUowFactory,
@@ -57,11 +58,13 @@ from services.memory.consolidation.service.ports import (
     no_pause,
 )
 from services.memory.consolidation.service.review import send_to_review
-from services.memory.core.domain.audit import AuditAction, AuditEntry
+from services.memory.core.domain.audit import AuditAction
+from services.memory.core.domain.errors import RequestIdReused
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus, superseded
+from services.memory.core.service.audit import record_transition
 from services.memory.core.service.deps import utc_now
 from services.memory.core.service.pagination import Page, PageRequest
-from services.memory.core.service.ports import MemoryMetrics, Transition
+from services.memory.core.service.ports import Effects, MemoryMetrics, Transition
 from services.memory.core.service.retry import retry_on_conflict
 
 _log = logging.getLogger(__name__)
@@ -73,7 +76,7 @@ _ABANDONED = "abandoned: the process running the job stopped before it finished;
 class ConsolidationDeps:
     sessions: JobSessionFactory
     uow: ConsolidationUowFactory
-    effects: ConsolidationEffects
+    effects: Effects
     metrics: ConsolidationMetrics
     memory_metrics: MemoryMetrics
     hook: PhaseHook = no_pause
@@ -89,6 +92,9 @@ class RunConsolidation:
     wait: bool
     actor: str
     trigger: JobTrigger = JobTrigger.OPERATOR
+    trace_id: str = ""
+    """The caller's trace; empty for a scheduled run, whose job span then starts the trace."""
+    request_id: str = ""
 
 
 @dataclass
@@ -104,19 +110,26 @@ def run_consolidation(cmd: RunConsolidation, deps: ConsolidationDeps) -> Consoli
 
     Does not raise for the job's own failures: a failed job is a FAILED record with its error, and
     nothing of its write-back is visible. Idempotent in effect: a second run right after changes
-    nothing and retires nothing.
+    nothing and retires nothing. With a `request_id` the job's id is derived from it, so a repeat
+    returns the first job's record (AIP-155) instead of running again; a repeat for another user is
+    refused with RequestIdReused.
     """
+    job_id = _job_id(cmd)
+    if cmd.request_id:
+        first = _first_job(cmd, job_id, deps)
+        if first is not None:
+            return first
     started = time.monotonic()
     with _tracer.start_as_current_span("consolidation.job") as span:
         job = ConsolidationJob(
-            job_id=f"consolidate-{uuid.uuid4().hex}",
+            job_id=job_id,
             tenant=cmd.tenant,
             user=cmd.user,
             state=JobState.RUNNING,
             started_at=deps.clock(),
             trigger=cmd.trigger,
             requested_by=cmd.actor,
-            trace_id=current_trace_id(),
+            trace_id=cmd.trace_id or _trace_id_of(span),
         )
         span.set_attribute("memloop.job_id", job.job_id)
         token = telemetry.current_event_id.set(job.job_id)
@@ -147,6 +160,22 @@ def run_consolidation(cmd: RunConsolidation, deps: ConsolidationDeps) -> Consoli
     return job
 
 
+def _job_id(cmd: RunConsolidation) -> str:
+    """A fresh id, or one derived from (tenant, request_id) so every repeat names the same job."""
+    if not cmd.request_id:
+        return f"consolidate-{uuid.uuid4().hex}"
+    digest = hashlib.sha256(f"{cmd.tenant}\x1f{cmd.request_id}".encode()).hexdigest()[:32]
+    return f"consolidate-{digest}"
+
+
+def _first_job(cmd: RunConsolidation, job_id: str, deps: ConsolidationDeps) -> ConsolidationJob | None:
+    with deps.uow(cmd.tenant) as uow:
+        first = uow.consolidation.get_job(job_id)
+    if first is not None and first.user != cmd.user:
+        raise RequestIdReused(f"request_id {cmd.request_id[:64]!r} was used for another user's job")
+    return first
+
+
 def recover_abandoned(tenant: str, user: str, deps: ConsolidationDeps) -> list[str]:
     """Mark FAILED the running rows of a user whose job died with its process; returns their ids.
 
@@ -163,6 +192,9 @@ def recover_abandoned(tenant: str, user: str, deps: ConsolidationDeps) -> list[s
 
 def _run_locked(session: JobSession, job: ConsolidationJob, deps: ConsolidationDeps) -> ConsolidationJob:
     with session.uow() as uow:
+        first = uow.consolidation.get_job(job.job_id)
+        if first is not None:  # a concurrent repeat of the same request_id ran while this one waited
+            return first
         abandoned = uow.consolidation.abandon_running(job.user, error=_ABANDONED, now=deps.clock())
         uow.consolidation.add_job(job)
         uow.commit()
@@ -288,7 +320,7 @@ def _apply(
             "supersedes": version.supersedes,
             "merged": len(group) - 1,
         }
-        _audit(uow, AuditAction.MEMORY_STORED, record.memory_id, by, detail)
+        record_transition(uow.audit, AuditAction.MEMORY_STORED, record.memory_id, by, detail)
         changed.append(record.memory_id)
     return changed
 
@@ -298,17 +330,22 @@ def _retire(uow: ConsolidationUnitOfWork, old: MemoryRecord, successor: str, rea
     uow.memories.set_status(
         old.memory_id, MemoryStatus.SUPERSEDED, superseded_by=successor, event_id=by.event_id, trace_id=by.trace_id
     )
-    _audit(uow, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": successor, "reason": reason})
+    record_transition(
+        uow.audit, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": successor, "reason": reason}
+    )
 
 
-def _audit(
-    uow: ConsolidationUnitOfWork, action: AuditAction, memory_id: str, by: Transition, detail: Mapping[str, object]
-) -> None:
-    uow.audit.add(AuditEntry(action, by.event_id, by.trace_id, by.actor, memory_id, {**by.extra, **detail}))
+def _trace_id_of(span: trace.Span) -> str:
+    """The 32-hex trace id of the job's own span (a scheduled run has no caller to take it from)."""
+    ctx = span.get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else ""
 
 
 def _skipped(job: ConsolidationJob, deps: ConsolidationDeps) -> ConsolidationJob:
     with deps.uow(job.tenant) as uow:
+        first = uow.consolidation.get_job(job.job_id)
+        if first is not None:  # the busy holder is this very request_id's first run
+            return first
         running = uow.consolidation.running_job(job.user)
         holder = f"job {running.job_id}" if running is not None else "another job"
         skipped = job.ended(

@@ -6,7 +6,7 @@ the adapters in `adapters/consolidation_repository.py` implement these.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -14,7 +14,6 @@ from enum import StrEnum
 from types import TracebackType
 from typing import Protocol
 
-from services.common.errors import NotFound
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from services.memory.core.service.ports import MemoryUnitOfWork
 
@@ -39,10 +38,6 @@ class JobPhase(StrEnum):
     AFTER_COMPUTE = "after_compute"
     WRITE_BACK = "write_back"  # inside the write-back transaction, planned, nothing applied yet
     BEFORE_COMMIT = "before_commit"  # every operation applied, not committed
-
-
-class ConsolidationJobNotFound(NotFound):
-    reason = "CONSOLIDATION_JOB_NOT_FOUND"
 
 
 @dataclass(frozen=True)
@@ -150,13 +145,6 @@ class ConsolidationActivity(Protocol):
 
     def due_state(self, tenant: str, user: str) -> DueUser: ...
     def running_jobs(self, *, started_before: datetime) -> list[tuple[str, str]]: ...
-
-
-class ConsolidationEffects(Protocol):
-    """After-commit announcements (implemented by `effects.AfterCommit`): indexes, caches, notices."""
-
-    def memories_changed(self, tenant: str, users: Iterable[str], memory_ids: Sequence[str]) -> None: ...
-    def review_created(self, tenant: str, user: str, review_item_id: str, event_id: str) -> None: ...
 
 
 class ConsolidationMetrics(Protocol):

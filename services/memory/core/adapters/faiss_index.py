@@ -1,5 +1,8 @@
 """Per-tenant FAISS indexes over active memories, persisted with the cursor they reflect.
 
+Where a forget ends (the fourth of its four files, after `core/service/index_sync.py`): `apply`
+removes the vector of every change that is no longer active, by id.
+
 Index type: `IndexIDMap2` over `IndexFlatIP` on L2-normalised vectors (inner product = cosine).
 - It removes by id (`remove_ids`), which supersession and deletion need; HNSW cannot remove.
 - It is exact, so retrieval quality is the embedder's alone, with nothing to train or tune; one

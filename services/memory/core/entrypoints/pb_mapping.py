@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from google.protobuf import json_format
+from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.convert import decision_to_pb, memory_type_to_pb, origin_to_pb, outcome_to_pb
@@ -30,6 +32,11 @@ REVIEW_STATE_TO_PB = {
 }
 REVIEW_STATE_FROM_PB = {v: k for k, v in REVIEW_STATE_TO_PB.items()}
 RESOLUTION_FROM_PB = {pb.REVIEW_RESOLUTION_APPROVE: Resolution.APPROVE, pb.REVIEW_RESOLUTION_DENY: Resolution.DENY}
+
+
+def struct_of(detail: object) -> Struct:
+    """Audit detail as a Struct; the JSON round trip turns tuples and other JSON-able values into lists and scalars."""
+    return json_format.ParseDict(json.loads(json.dumps(detail)), Struct())
 
 
 def timestamp(value: datetime | None) -> Timestamp | None:
@@ -107,6 +114,6 @@ def audit_event_to_pb(event: AuditEvent) -> pb.AuditEvent:
         trace_id=event.trace_id,
         memory_id=event.memory_id,
         actor=event.actor,
-        detail_json=json.dumps(event.detail, sort_keys=True),
+        detail=struct_of(event.detail),
         create_time=timestamp(event.created_at),
     )

@@ -136,6 +136,7 @@ def supersede(request: pb.SupersedeMemoryRequest, *, actor: str) -> SupersedeMem
         request_id=require(request.request_id, "request_id"),
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 
@@ -145,6 +146,7 @@ def deprecate(request: pb.DeprecateMemoryRequest, *, actor: str) -> DeprecateMem
         memory_id=require(request.memory_id, "memory_id"),
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 
@@ -167,4 +169,5 @@ def resolve(request: pb.ResolveReviewItemRequest, *, reviewer: str) -> ResolveRe
         resolution=resolution,
         reason=reason_of(request.reason),
         reviewer=reviewer,
+        trace_id=current_trace_id(),
     )

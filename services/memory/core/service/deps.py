@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from services.memory.core.service.decision_gate import DecisionVerifier
-from services.memory.core.service.effects import AfterCommit
 from services.memory.core.service.ports import (
+    Effects,
     Embedder,
     MemoryMetrics,
     RetrievalCache,
@@ -28,7 +28,7 @@ class MemoryPorts:
     embedder: Embedder
     index: VectorIndex
     cache: RetrievalCache
-    effects: AfterCommit
+    effects: Effects
     metrics: MemoryMetrics
     tuning: Tuning
     decisions: DecisionVerifier  # policy's public key: ApplyLearning applies only signed decisions

@@ -1,4 +1,13 @@
-"""Keeps this replica's vector indexes equal to the database's active memories.
+"""Keeps this replica's vector indexes equal to the database's active memories, and what follows a commit.
+
+The third of the four files a forget passes through on its way to FAISS (after the RPC and the
+use case, before `core/adapters/faiss_index.py`). Every write to `memories` (store, supersede,
+deprecate, forget) moves the change feed in the same transaction (a trigger of migration m0001
+gives the row a fresh `change_seq` and its transaction id; `core/adapters/change_feed.py` reads
+them without skipping), so one rule serves every capability: after the
+commit, `AfterCommit.memories_changed` drops this replica's cached results, runs `catch_up`, which
+applies the feed to the index (a deleted or inactive memory is removed, an active one added), and
+tells peers, which run the same `catch_up` on the notice.
 
 The database is the truth; the indexes are derived. A replica loads its persisted indexes and
 their cursor at start (rebuilding from stored vectors when they are missing or were built from
@@ -11,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from services.memory.core.service.ports import (
     ChangeFeed,
@@ -20,6 +29,7 @@ from services.memory.core.service.ports import (
     IndexedChange,
     IndexManifest,
     MemoryMetrics,
+    Notices,
     RetrievalCache,
     Vector,
     VectorIndex,
@@ -149,3 +159,26 @@ class IndexSynchroniser:
             else c
             for c in changes
         ]
+
+
+class AfterCommit:
+    """The `Effects` port of every capability: one object per replica, built by bootstrap."""
+
+    def __init__(self, sync: IndexSynchroniser, cache: RetrievalCache, notices: Notices) -> None:
+        self._sync = sync
+        self._cache = cache
+        self._notices = notices
+
+    def memories_changed(self, tenant: str, users: Iterable[str], memory_ids: Sequence[str]) -> None:
+        """Refresh local indexes (read-your-writes on this replica), drop cached results, tell peers."""
+        for user in set(users):
+            self._cache.invalidate(tenant, user)
+        try:
+            self._sync.catch_up()
+        except Exception:
+            _log.exception("index catch-up after commit failed; the periodic poll will retry")
+        if memory_ids:
+            self._notices.memory_changed(tenant, memory_ids, self._sync.watermark)
+
+    def review_created(self, tenant: str, user: str, review_item_id: str, event_id: str) -> None:
+        self._notices.review_created(tenant, user, review_item_id, event_id)

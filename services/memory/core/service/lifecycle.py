@@ -3,7 +3,9 @@
 Both are single transactions through the same storing path as learning, both audited with the
 caller as actor. The "event" of such a transition is the request_id (supersession) or a fresh
 operation id `op-…` (deprecation), so every transition still names its cause. A supersession is
-idempotent on its request_id; deprecating an already deprecated memory returns it unchanged.
+idempotent on its request_id (the whole command is fingerprinted: the same id with another text,
+target or reason is RequestIdReused); deprecating an already deprecated memory returns it unchanged.
+The trace id comes in the command, set by the entrypoint from the caller's span.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from services.common.telemetry import current_trace_id
 from services.common.vocabulary import Origin, Sensitivity, candidate_key
 from services.memory.core.domain.audit import AuditAction, AuditEntry
-from services.memory.core.domain.errors import MemoryNotFound, RequestIdReused
+from services.memory.core.domain.errors import MemoryNotFound
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus, deprecated
 from services.memory.core.service.deps import MemoryPorts
+from services.memory.core.service.idempotency import fingerprint, remember, replayed
 from services.memory.core.service.ports import MemoryUnitOfWork, Transition, Vector
 from services.memory.core.service.retry import retry_on_conflict
 from services.memory.core.service.storing import NewMemory, supersede_with
@@ -33,6 +35,7 @@ class SupersedeMemory:
     request_id: str
     reason: str
     actor: str
+    trace_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,7 @@ class DeprecateMemory:
     memory_id: str
     reason: str
     actor: str
+    trace_id: str = ""
 
 
 def supersede_memory(cmd: SupersedeMemory, ports: MemoryPorts) -> tuple[MemoryRecord, MemoryRecord]:
@@ -59,16 +63,14 @@ def supersede_memory(cmd: SupersedeMemory, ports: MemoryPorts) -> tuple[MemoryRe
 def _supersede_once(cmd: SupersedeMemory, ports: MemoryPorts, vector: Vector) -> tuple[str, str, bool]:
     with ports.uow(cmd.tenant) as uow:
         uow.lock(f"request:{cmd.request_id}")
-        prior = uow.requests.get(cmd.request_id)
+        digest = fingerprint(cmd)
+        prior = replayed(uow.requests, cmd.request_id, operation=_SUPERSEDE, fingerprint=digest)
         if prior is not None:
-            operation, result = prior
-            if operation != _SUPERSEDE or result.get("superseded") != cmd.memory_id:
-                raise RequestIdReused(f"request_id {cmd.request_id!r} was used for another change")
-            return str(result["memory"]), str(result["superseded"]), False
+            return str(prior["memory"]), str(prior["superseded"]), False
         old = _get(uow, cmd.memory_id, lock=True)
         by = Transition(
             event_id=cmd.request_id,
-            trace_id=current_trace_id(),
+            trace_id=cmd.trace_id,
             actor=cmd.actor,
             now=ports.clock(),
             extra={"reason": cmd.reason},
@@ -86,9 +88,11 @@ def _supersede_once(cmd: SupersedeMemory, ports: MemoryPorts, vector: Vector) ->
             policy_version=OPERATOR_POLICY,
         )
         stored = supersede_with(uow, old, new, vector, embedder=ports.embedder.name, by=by)
-        uow.requests.record(
+        remember(
+            uow.requests,
             cmd.request_id,
             operation=_SUPERSEDE,
+            fingerprint=digest,
             result={"memory": stored.memory.memory_id, "superseded": old.memory_id},
         )
         uow.commit()
@@ -103,7 +107,7 @@ def deprecate_memory(cmd: DeprecateMemory, ports: MemoryPorts) -> MemoryRecord:
         retired = deprecated(record, now=now)
         if retired is None:
             return record
-        trace_id, operation_id = current_trace_id(), f"op-{uuid.uuid4().hex}"
+        trace_id, operation_id = cmd.trace_id, f"op-{uuid.uuid4().hex}"
         uow.memories.set_status(
             record.memory_id, MemoryStatus.DEPRECATED, superseded_by=None, event_id=operation_id, trace_id=trace_id
         )

@@ -6,7 +6,7 @@ FAISS, nats-py or torch, and unit tests can hand it in-memory implementations.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import TracebackType
@@ -218,6 +218,15 @@ class Notices(Protocol):
     """Best-effort, after-commit announcements (the database stays the truth; replicas also poll)."""
 
     def memory_changed(self, tenant: str, memory_ids: Sequence[str], change_seq: int) -> None: ...
+    def review_created(self, tenant: str, user: str, review_item_id: str, event_id: str) -> None: ...
+
+
+class Effects(Protocol):
+    """What follows a commit, the one after-commit port of every memory capability (implemented by
+    `index_sync.AfterCommit`): this replica's index and cache, then notices for peers and reviewers.
+    Called only after the transaction committed; best-effort, because the database stays the truth."""
+
+    def memories_changed(self, tenant: str, users: Iterable[str], memory_ids: Sequence[str]) -> None: ...
     def review_created(self, tenant: str, user: str, review_item_id: str, event_id: str) -> None: ...
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from services.common.errors import FailedPrecondition
-from services.common.telemetry import current_trace_id
 from services.common.vocabulary import MemoryType, Outcome
 from services.memory.core.domain.audit import AuditAction, AuditEntry
 from services.memory.core.domain.errors import ReviewItemNotFound
@@ -31,6 +30,7 @@ class ResolveReviewItem:
     resolution: Resolution
     reason: str
     reviewer: str
+    trace_id: str = ""
 
 
 def resolve_review_item(cmd: ResolveReviewItem, ports: MemoryPorts) -> ReviewItem:
@@ -62,7 +62,7 @@ def _resolve_once(cmd: ResolveReviewItem, ports: MemoryPorts, vector: Vector | N
             return item, []
         by = Transition(
             event_id=item.event_id,
-            trace_id=current_trace_id() or item.trace_id,
+            trace_id=cmd.trace_id or item.trace_id,
             actor=cmd.reviewer,
             now=ports.clock(),
             extra={"review_item_id": item.review_item_id, "reason": cmd.reason},

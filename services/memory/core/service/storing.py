@@ -9,7 +9,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from services.common.vocabulary import MemoryType, Origin, Sensitivity
-from services.memory.core.domain.audit import AuditAction, AuditEntry
+from services.memory.core.domain.audit import AuditAction
 from services.memory.core.domain.model import (
     MemoryRecord,
     MemoryStatus,
@@ -18,6 +18,7 @@ from services.memory.core.domain.model import (
     plan_store,
     superseded,
 )
+from services.memory.core.service.audit import record_transition
 from services.memory.core.service.ports import MemoryUnitOfWork, Transition, Vector
 
 
@@ -66,7 +67,7 @@ def store_candidate(
     if plan.action is StoreAction.REUSE and plan.existing is not None:
         existing = plan.existing
         if uow.memories.add_source(existing.memory_id, by.event_id, by.trace_id):
-            _audit(uow, AuditAction.MEMORY_REINFORCED, existing.memory_id, by, {})
+            record_transition(uow.audit, AuditAction.MEMORY_REINFORCED, existing.memory_id, by, {})
         if stated_at > existing.stated_at:
             # The repeat is the owner's newest word on this intent: an older statement of another
             # meaning, learned later, must compare against this time, not the first statement's.
@@ -125,8 +126,8 @@ def _write_new(
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
     if old is not None:
         detail["supersedes"] = old.memory_id
-        _audit(uow, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": memory_id})
-    _audit(uow, AuditAction.MEMORY_STORED, memory_id, by, detail)
+        record_transition(uow.audit, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": memory_id})
+    record_transition(uow.audit, AuditAction.MEMORY_STORED, memory_id, by, detail)
     return StoreResult(record, plan.action, retired)
 
 
@@ -181,19 +182,6 @@ def _insert_into_history(
     uow.memories.add_source(memory_id, by.event_id, by.trace_id)
     uow.memories.add_vector(memory_id, embedder, vector)
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
-    _audit(uow, AuditAction.MEMORY_STORED, memory_id, by, {**detail, "late_for": successor.memory_id})
-    _audit(uow, AuditAction.MEMORY_SUPERSEDED, memory_id, by, {"superseded_by": successor.memory_id})
+    record_transition(uow.audit, AuditAction.MEMORY_STORED, memory_id, by, {**detail, "late_for": successor.memory_id})
+    record_transition(uow.audit, AuditAction.MEMORY_SUPERSEDED, memory_id, by, {"superseded_by": successor.memory_id})
     return StoreResult(record, StoreAction.SUPERSEDE, None)
-
-
-def _audit(uow: MemoryUnitOfWork, action: AuditAction, memory_id: str, by: Transition, detail: dict[str, str]) -> None:
-    uow.audit.add(
-        AuditEntry(
-            action=action,
-            event_id=by.event_id,
-            trace_id=by.trace_id,
-            actor=by.actor,
-            memory_id=memory_id,
-            detail={**by.extra, **detail},
-        )
-    )

@@ -42,9 +42,12 @@ class GrpcServingContent:
         return OutboxEventRef(found.event.event_id, found.event.user, found.event.content_ref)
 
     def delete_content(self, tenant: str, *, event_id: str, content_ref: str, deletion_id: str) -> bool:
-        request = spb.DeleteContentRequest(
-            tenant=tenant, content_ref=content_ref, event_id=event_id, deletion_id=deletion_id
-        )
+        # The blob oneof holds one key: the reference when known, else the event that carried it.
+        request = spb.DeleteContentRequest(tenant=tenant, deletion_id=deletion_id)
+        if content_ref:
+            request.content_ref = content_ref
+        else:
+            request.event_id = event_id
         try:
             return bool(self._serving().DeleteContent(request, timeout=self._timeout).deleted)
         except grpc.RpcError as exc:

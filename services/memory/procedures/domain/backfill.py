@@ -34,13 +34,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from services.memory.procedures.domain.procedures import (
+from services.memory.procedures.domain.errors import (
     InvalidProcedure,
+    ProcedureSuppresses,
+)
+from services.memory.procedures.domain.procedures import (
     LearnedProcedure,
     ProcedureKind,
     ProcedureSource,
     ProcedureStatus,
-    ProcedureSuppresses,
     SaveProcedure,
     content_words,
     scope_tokens,

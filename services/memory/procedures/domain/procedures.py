@@ -5,7 +5,9 @@ intent key has at most one active row; a change is a new row that supersedes the
 history is the superseded chain plus the audit trail, never an edit in place. The functions here
 only *plan* writes (rows to insert or rewrite); the service layer applies a plan in one unit of
 work and the database's partial unique index backs the one-active-per-intent rule under races.
-Standard library only.
+Standard library only, plus the pure helpers of services.common: the errors here are the shared
+error family (`services.common.errors`), so the gRPC edge maps them like every other with no second
+mapping layer.
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
-from services.common.never_suppress import SuppressionMatch, SuppressionRefused, find_suppression
+from services.common.never_suppress import find_suppression
 from services.common.vocabulary import normalise_meaning
+from services.memory.procedures.domain.errors import (
+    IllegalTransition,
+    InvalidProcedure,
+    LineageConflict,
+    ProcedureSuppresses,
+)
 
 
 class ProcedureKind(StrEnum):
@@ -41,40 +49,6 @@ class ProcedureSource(StrEnum):
 INTENT_KEY_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_.-]{1,119}$")
 MAX_TEXT_CHARS = 4000
 MAX_DETAILS_CHARS = 65_536  # serialised; a guard against unbounded JSON, the ADR's complaint about Letta
-
-
-class InvalidProcedure(ValueError):
-    """A command or row breaks a field rule; `field` names it for a BadRequest field violation."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class ProcedureSuppresses(SuppressionRefused):
-    """A procedure's text would reduce scrutiny; `field` says which text (the never-suppress rule)."""
-
-    def __init__(self, field: str, match: SuppressionMatch) -> None:
-        super().__init__(match)
-        self.field = field
-
-    def __str__(self) -> str:
-        return f"{self.field}: {super().__str__()}"
-
-
-class IllegalTransition(ValueError):
-    """The lifecycle does not allow this move (e.g. confirming a row that is not a draft)."""
-
-    def __init__(self, procedure_id: str, current: ProcedureStatus, wanted: ProcedureStatus) -> None:
-        super().__init__(f"procedure {procedure_id} is {current.value}; it cannot become {wanted.value}")
-        self.procedure_id = procedure_id
-        self.current = current
-        self.wanted = wanted
-
-
-class LineageConflict(ValueError):
-    """The rows handed to a planner do not describe one consistent intent (stale or foreign read)."""
 
 
 @dataclass(frozen=True)
@@ -309,7 +283,7 @@ def _require_text(name: str, value: str) -> None:
 
 def _require_aware(now: datetime) -> None:
     if now.tzinfo is None:
-        raise ValueError("timestamps must be timezone-aware")
+        raise InvalidProcedure("now", "timestamps must be timezone-aware")
 
 
 def _require_active_of(row: LearnedProcedure, tenant: str, intent_key: str) -> None:

@@ -15,6 +15,7 @@ from google.protobuf.struct_pb2 import Struct
 
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as pb
+from services.common.telemetry import current_trace_id
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.procedures.domain.backfill import RefusedLegacyRule
@@ -34,13 +35,13 @@ KIND_TO_PB = {
     ProcedureKind.GOVERNANCE: pb.PROCEDURE_KIND_GOVERNANCE,
 }
 KIND_FROM_PB = {v: k for k, v in KIND_TO_PB.items()}
-STATUS_TO_PB = {
-    ProcedureStatus.DRAFT: pb.PROCEDURE_STATUS_DRAFT,
-    ProcedureStatus.ACTIVE: pb.PROCEDURE_STATUS_ACTIVE,
-    ProcedureStatus.SUPERSEDED: pb.PROCEDURE_STATUS_SUPERSEDED,
-    ProcedureStatus.DEPRECATED: pb.PROCEDURE_STATUS_DEPRECATED,
+STATE_TO_PB = {
+    ProcedureStatus.DRAFT: pb.PROCEDURE_STATE_DRAFT,
+    ProcedureStatus.ACTIVE: pb.PROCEDURE_STATE_ACTIVE,
+    ProcedureStatus.SUPERSEDED: pb.PROCEDURE_STATE_SUPERSEDED,
+    ProcedureStatus.DEPRECATED: pb.PROCEDURE_STATE_DEPRECATED,
 }
-STATUS_FROM_PB = {v: k for k, v in STATUS_TO_PB.items()}
+STATE_FROM_PB = {v: k for k, v in STATE_TO_PB.items()}
 SOURCE_TO_PB = {
     ProcedureSource.OFFICER_TEACHING: pb.PROCEDURE_SOURCE_OFFICER_TEACHING,
     ProcedureSource.SLEEPTIME_CONSOLIDATION: pb.PROCEDURE_SOURCE_SLEEPTIME_CONSOLIDATION,
@@ -90,22 +91,22 @@ def save_command(request: pb.SaveLearnedProcedureRequest, *, actor: str) -> Save
 
 
 def list_filter(request: pb.ListLearnedProceduresRequest) -> ProcedureFilter:
-    """Unspecified kind means any kind; unspecified status means active (the ADR's default)."""
+    """Unspecified kind means any kind; unspecified state means active (the ADR's default)."""
     kind = None
     if request.kind != pb.PROCEDURE_KIND_UNSPECIFIED:
         kind = KIND_FROM_PB.get(request.kind)
         if kind is None:
             raise InvalidArgument("kind", "must be a known procedure kind")
     status: ProcedureStatus | None = ProcedureStatus.ACTIVE
-    if request.status != pb.PROCEDURE_STATUS_UNSPECIFIED:
-        status = STATUS_FROM_PB.get(request.status)
+    if request.state != pb.PROCEDURE_STATE_UNSPECIFIED:
+        status = STATE_FROM_PB.get(request.state)
         if status is None:
-            raise InvalidArgument("status", "must be a known procedure status")
+            raise InvalidArgument("state", "must be a known procedure state")
     return ProcedureFilter(kind=kind, status=status)
 
 
 def deprecate_command(request: pb.DeprecateLearnedProcedureRequest, *, actor: str) -> DeprecateProcedure:
-    if bool(request.procedure_id) == bool(request.intent_key):
+    if request.WhichOneof("target") is None:
         raise InvalidArgument("procedure_id", "give exactly one of procedure_id or intent_key")
     return DeprecateProcedure(
         tenant=tenant_of(request.tenant),
@@ -113,6 +114,7 @@ def deprecate_command(request: pb.DeprecateLearnedProcedureRequest, *, actor: st
         intent_key=require(request.intent_key, "intent_key", max_length=120) if request.intent_key else "",
         reason=reason_of(request.reason),
         actor=actor,
+        trace_id=current_trace_id(),
     )
 
 
@@ -154,7 +156,7 @@ def procedure_to_pb(procedure: LearnedProcedure) -> pb.LearnedProcedure:
         action=procedure.action,
         rationale=procedure.rationale,
         details=details,
-        status=STATUS_TO_PB[procedure.status],
+        state=STATE_TO_PB[procedure.status],
         version=procedure.version,
         supersedes_id=procedure.supersedes_id or "",
         superseded_by_id=procedure.superseded_by_id or "",

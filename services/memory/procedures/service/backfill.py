@@ -40,14 +40,21 @@ class BackfillResult:
 
 
 def backfill_procedures(
-    tenant: str, legacy_rules: Sequence[Mapping[str, object]], ports: ProcedurePorts, *, actor: str
+    tenant: str,
+    legacy_rules: Sequence[Mapping[str, object]],
+    ports: ProcedurePorts,
+    *,
+    actor: str,
+    trace_id: str = "",
 ) -> BackfillResult:
     """Import `legacy_rules` (in the order they were appended) for `tenant`; see the module doc."""
     plan = plan_backfill(tenant, legacy_rules)
-    return retry_on_conflict(ports.attempts, ports.metrics, lambda: _backfill_once(tenant, plan, ports, actor))
+    return retry_on_conflict(
+        ports.attempts, ports.metrics, lambda: _backfill_once(tenant, plan, ports, actor, trace_id)
+    )
 
 
-def _backfill_once(tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str) -> BackfillResult:
+def _backfill_once(tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str, trace_id: str) -> BackfillResult:
     chains: dict[str, list[LearnedProcedure]] = {}
     for row in plan.rows:
         chains.setdefault(row.intent_key, []).append(row)
@@ -57,7 +64,7 @@ def _backfill_once(tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor
             uow.lock(intent_lock(intent_key))
         stored = uow.procedures.of_intents(chains)
         stored_ids = {p.id for p in stored}
-        by = transition(ports, actor)
+        by = transition(ports, actor, trace_id=trace_id)
         for intent_key, chain in chains.items():
             held = [p for p in stored if p.intent_key == intent_key]
             missing = [row for row in chain if row.id not in stored_ids]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Protocol
 
-from services.memory.core.domain.audit import AuditEntry
+from services.memory.core.service.audit import AuditLog
 from services.memory.procedures.domain.procedures import LearnedProcedure, ProcedureKind, ProcedureStatus
 
 
@@ -45,10 +45,6 @@ class ProcedureRepository(Protocol):
         ...
 
 
-class _Audit(Protocol):
-    def add(self, entry: AuditEntry) -> None: ...
-
-
 class _Requests(Protocol):
     def get(self, request_id: str) -> tuple[str, dict[str, Any]] | None: ...
     def record(self, request_id: str, *, operation: str, result: dict[str, Any]) -> None: ...
@@ -63,7 +59,7 @@ class ProcedureUnitOfWork(Protocol):
     @property
     def procedures(self) -> ProcedureRepository: ...
     @property
-    def audit(self) -> _Audit: ...
+    def audit(self) -> AuditLog: ...
     @property
     def requests(self) -> _Requests: ...
 

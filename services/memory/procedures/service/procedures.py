@@ -14,30 +14,32 @@ a FAILED_PRECONDITION that makes sense to a reviewer.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from services.common.errors import FailedPrecondition, NotFound
-from services.common.telemetry import current_trace_id
 from services.common.vocabulary import Candidate, normalise_meaning
-from services.memory.core.domain.audit import AuditAction, AuditEntry
-from services.memory.core.domain.errors import RequestIdReused
+from services.memory.core.domain.audit import AuditAction
+from services.memory.core.service.audit import record_transition
 from services.memory.core.service.deps import MemoryPorts, utc_now
+from services.memory.core.service.idempotency import fingerprint, remember, replayed
 from services.memory.core.service.pagination import Page, PageRequest
 from services.memory.core.service.ports import MemoryMetrics, Transition
 from services.memory.core.service.retry import retry_on_conflict
 from services.memory.procedures.domain.backfill import derive_kind
+from services.memory.procedures.domain.errors import (
+    InvalidProcedure,
+    ProcedureNotAdmissible,
+    ProcedureNotFound,
+    ProcedureSuppresses,
+)
 from services.memory.procedures.domain.procedures import (
     INTENT_KEY_PATTERN,
-    InvalidProcedure,
     LearnedProcedure,
     ProcedureSource,
     ProcedureStatus,
-    ProcedureSuppresses,
     SavePlan,
     SaveProcedure,
     applicable_procedures,
@@ -51,15 +53,6 @@ from services.memory.procedures.service.ports import ProcedureFilter, ProcedureU
 _SAVE_OPERATION = "learned_procedure.save"
 _SCAN_BATCH = 200
 _TITLE_CHARS = 120
-
-
-class ProcedureNotFound(NotFound):
-    reason = "LEARNED_PROCEDURE_NOT_FOUND"
-
-
-class ProcedureNotAdmissible(FailedPrecondition):
-    """An approved candidate cannot become a learned procedure (never-suppress or a field rule);
-    the whole approval is refused, so nothing of it is written."""
 
 
 @dataclass(frozen=True)
@@ -85,12 +78,15 @@ class DeprecateProcedure:
     intent_key: str
     reason: str
     actor: str
+    trace_id: str = ""
 
 
 # --- writes ---------------------------------------------------------------------------------------
 
 
-def save_canonical(cmd: SaveProcedure, ports: ProcedurePorts, *, actor: str, request_id: str = "") -> SavePlan:
+def save_canonical(
+    cmd: SaveProcedure, ports: ProcedurePorts, *, actor: str, request_id: str = "", trace_id: str = ""
+) -> SavePlan:
     """Create the intent's canonical rule or supersede the active one, in one transaction.
 
     Returns the saved row and the row it superseded (None for a first save or a draft). With a
@@ -99,25 +95,21 @@ def save_canonical(cmd: SaveProcedure, ports: ProcedurePorts, *, actor: str, req
     ProcedureSuppresses before anything is written.
     """
     validate_save(cmd)
-    return retry_on_conflict(ports.attempts, ports.metrics, lambda: _save_once(cmd, ports, actor, request_id))
+    return retry_on_conflict(ports.attempts, ports.metrics, lambda: _save_once(cmd, ports, actor, request_id, trace_id))
 
 
-def _save_once(cmd: SaveProcedure, ports: ProcedurePorts, actor: str, request_id: str) -> SavePlan:
-    fingerprint = _fingerprint(cmd)
+def _save_once(cmd: SaveProcedure, ports: ProcedurePorts, actor: str, request_id: str, trace_id: str) -> SavePlan:
+    digest = fingerprint(cmd)
     with ports.uow(cmd.tenant) as uow:
         if request_id:
             uow.lock(f"request:{request_id}")
-            prior = uow.requests.get(request_id)
+            prior = replayed(uow.requests, request_id, operation=_SAVE_OPERATION, fingerprint=digest)
             if prior is not None:
-                return _repeat(uow, request_id, prior, fingerprint)
-        plan = write_canonical(uow, cmd, transition(ports, actor, request_id))
+                return _repeat(uow, prior)
+        plan = write_canonical(uow, cmd, transition(ports, actor, request_id, trace_id=trace_id))
         if request_id:
-            result = {
-                "procedure": plan.saved.id,
-                "superseded": plan.superseded.id if plan.superseded else "",
-                "fingerprint": fingerprint,
-            }
-            uow.requests.record(request_id, operation=_SAVE_OPERATION, result=result)
+            result = {"procedure": plan.saved.id, "superseded": plan.superseded.id if plan.superseded else ""}
+            remember(uow.requests, request_id, operation=_SAVE_OPERATION, fingerprint=digest, result=result)
         uow.commit()
     return plan
 
@@ -141,7 +133,9 @@ def write_canonical(
     return plan
 
 
-def confirm_procedure(tenant: str, procedure_id: str, ports: ProcedurePorts, *, actor: str) -> SavePlan:
+def confirm_procedure(
+    tenant: str, procedure_id: str, ports: ProcedurePorts, *, actor: str, trace_id: str = ""
+) -> SavePlan:
     """Make a draft the intent's active rule, superseding the current one, in one transaction.
 
     Raises ProcedureNotFound, IllegalTransition (not a draft) or ProcedureSuppresses (the guard
@@ -152,7 +146,7 @@ def confirm_procedure(tenant: str, procedure_id: str, ports: ProcedurePorts, *, 
         with ports.uow(tenant) as uow:
             draft = _locked(uow, procedure_id)
             active = uow.procedures.active_for_intent(draft.intent_key, lock=True)
-            by = transition(ports, actor)
+            by = transition(ports, actor, trace_id=trace_id)
             plan = plan_confirm(draft, active, by.now, uow.procedures.max_version(draft.intent_key))
             if plan.superseded is not None:
                 uow.procedures.update_lifecycle(plan.superseded)
@@ -180,7 +174,7 @@ def deprecate_procedure(cmd: DeprecateProcedure, ports: ProcedurePorts) -> Learn
             if found is None:
                 raise ProcedureNotFound(f"no active learned procedure for intent {cmd.intent_key!r}")
             target = found
-        by = transition(ports, cmd.actor)
+        by = transition(ports, cmd.actor, trace_id=cmd.trace_id)
         plan = plan_deprecate(target, cmd.reason, cmd.actor, by.now)
         uow.procedures.update_lifecycle(plan.deprecated)
         audit_transition(uow, AuditAction.LEARNED_PROCEDURE_DEPRECATED, plan.deprecated, by, reason=plan.reason)
@@ -280,12 +274,10 @@ def intent_lock(intent_key: str) -> str:
     return f"learned_procedure:{intent_key}"
 
 
-def transition(ports: ProcedurePorts, actor: str, event_id: str = "") -> Transition:
-    """Who and what caused a write: the actor, the current span's trace id (if any) and an event
+def transition(ports: ProcedurePorts, actor: str, event_id: str = "", *, trace_id: str = "") -> Transition:
+    """Who and what caused a write: the actor, the caller's trace id (from the command) and an event
     id (the request id, or a fresh `op-…` id shared by all audit rows of one transition)."""
-    return Transition(
-        event_id=event_id or f"op-{uuid.uuid4().hex}", trace_id=current_trace_id(), actor=actor, now=ports.clock()
-    )
+    return Transition(event_id=event_id or f"op-{uuid.uuid4().hex}", trace_id=trace_id, actor=actor, now=ports.clock())
 
 
 def audit_transition(
@@ -304,9 +296,7 @@ def audit_transition(
         detail["supersedes_id"] = procedure.supersedes_id
     if procedure.superseded_by_id:
         detail["superseded_by_id"] = procedure.superseded_by_id
-    uow.audit.add(
-        AuditEntry(action, by.event_id, by.trace_id, by.actor, memory_id=procedure.id, detail={**detail, **extra})
-    )
+    record_transition(uow.audit, action, procedure.id, by, {**detail, **extra})
 
 
 def _locked(uow: ProcedureUnitOfWork, procedure_id: str) -> LearnedProcedure:
@@ -322,20 +312,12 @@ def _locked(uow: ProcedureUnitOfWork, procedure_id: str) -> LearnedProcedure:
     return locked
 
 
-def _repeat(uow: ProcedureUnitOfWork, request_id: str, prior: tuple[str, dict[str, Any]], fingerprint: str) -> SavePlan:
-    operation, result = prior
-    if operation != _SAVE_OPERATION or result.get("fingerprint") != fingerprint:
-        raise RequestIdReused(f"request_id {request_id!r} was used for another change")
+def _repeat(uow: ProcedureUnitOfWork, result: dict[str, Any]) -> SavePlan:
     saved = uow.procedures.get(str(result["procedure"]))
     if saved is None:  # pragma: no cover - rows are never deleted by the app role
         raise ProcedureNotFound(f"learned procedure {result['procedure']} not found")
     superseded_id = str(result.get("superseded") or "")
     return SavePlan(saved=saved, superseded=uow.procedures.get(superseded_id) if superseded_id else None)
-
-
-def _fingerprint(cmd: SaveProcedure) -> str:
-    encoded = json.dumps(asdict(cmd), sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(encoded.encode()).hexdigest()
 
 
 def _title(text: str) -> str:

@@ -164,7 +164,7 @@ class Candidate(_message.Message):
     TRACE_ID_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     candidate_key: _builtins.str
-    """Stable key of the candidate's meaning and version, used for idempotent writes."""
+    """Stable key of the candidate's meaning and version, used for idempotent writes. At most 256 characters."""
     type: Global___MemoryType.ValueType
     """The kind of knowledge proposed."""
     origin: Global___Origin.ValueType
@@ -172,15 +172,15 @@ class Candidate(_message.Message):
     sensitivity: Global___Sensitivity.ValueType
     """How sensitive the content is."""
     confidence: _builtins.float
-    """Extractor confidence in [0, 1]."""
+    """Extractor confidence in [0, 1]; must be a finite number."""
     intent_key: _builtins.str
-    """The intent the candidate speaks to, for example "meeting_time_window"; empty when none applies."""
+    """The intent the candidate speaks to, for example "meeting_time_window"; empty when none applies. At most 256 characters."""
     text: _builtins.str
-    """The redacted text of the candidate."""
+    """The redacted text of the candidate. At most 4000 characters."""
     event_id: _builtins.str
-    """The learning event that proposed the candidate."""
+    """The learning event that proposed the candidate. At most 256 characters."""
     trace_id: _builtins.str
-    """The trace id of that event."""
+    """The W3C trace id of that event. At most 256 characters."""
     version: _builtins.int
     """Version of the candidate's meaning within its intent; 1 unless the extractor says otherwise."""
     def __init__(
@@ -214,9 +214,9 @@ class DecisionReason(_message.Message):
     CODE_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     code: _builtins.str
-    """Stable reason code in UPPER_SNAKE, for example "EXTERNAL_PROCEDURAL"."""
+    """Stable reason code in UPPER_SNAKE, for example "EXTERNAL_PROCEDURAL". At most 256 characters."""
     message: _builtins.str
-    """Human explanation of the reason."""
+    """Human explanation of the reason. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -245,7 +245,7 @@ class Decision(_message.Message):
     outcome: Global___DecisionOutcome.ValueType
     """The verdict."""
     policy_version: _builtins.str
-    """The version of the policy rules that decided."""
+    """The version of the policy rules that decided, recorded on the memory and its audit. At most 256 characters."""
     signature: _builtins.bytes
     """Policy's Ed25519 signature over tenant, user, event, candidate hash, outcome, reasons and version; memory verifies it."""
     @_builtins.property
@@ -254,7 +254,7 @@ class Decision(_message.Message):
 
     @_builtins.property
     def reasons(self) -> _containers.RepeatedCompositeFieldContainer[Global___DecisionReason]:
-        """Why the policy decided so."""
+        """Why the policy decided so, most decisive first. At most 64 items."""
 
     def __init__(
         self,

@@ -25,29 +25,29 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&memloop/v1/consolidation_service.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x02\n\x10\x43onsolidationJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x30\n\x05state\x18\x04 \x01(\x0e\x32!.memloop.v1.ConsolidationJobState\x12\x0c\n\x04kept\x18\x05 \x01(\x05\x12\x0f\n\x07retired\x18\x06 \x01(\x05\x12\x11\n\tuntouched\x18\x07 \x01(\x05\x12\x16\n\x0esent_to_review\x18\x08 \x01(\x05\x12\r\n\x05\x65rror\x18\t \x01(\t\x12.\n\nstart_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inish_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x65\x66\x65rred\x18\x0c \x01(\x05\x12\x15\n\rsnapshot_size\x18\r \x01(\x05\x12\x10\n\x08trace_id\x18\x0e \x01(\t\"E\n\x17RunConsolidationRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x0c\n\x04wait\x18\x03 \x01(\x08\"E\n\x18RunConsolidationResponse\x12)\n\x03job\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.ConsolidationJob\"<\n\x1aGetConsolidationJobRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\"H\n\x1bGetConsolidationJobResponse\x12)\n\x03job\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.ConsolidationJob\"c\n\x1cListConsolidationJobsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"d\n\x1dListConsolidationJobsResponse\x12*\n\x04jobs\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.ConsolidationJob\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\xda\x01\n\x15\x43onsolidationJobState\x12\'\n#CONSOLIDATION_JOB_STATE_UNSPECIFIED\x10\x00\x12#\n\x1f\x43ONSOLIDATION_JOB_STATE_RUNNING\x10\x01\x12%\n!CONSOLIDATION_JOB_STATE_SUCCEEDED\x10\x02\x12(\n$CONSOLIDATION_JOB_STATE_SKIPPED_BUSY\x10\x03\x12\"\n\x1e\x43ONSOLIDATION_JOB_STATE_FAILED\x10\x04\x32\xcb\x02\n\x14\x43onsolidationService\x12]\n\x10RunConsolidation\x12#.memloop.v1.RunConsolidationRequest\x1a$.memloop.v1.RunConsolidationResponse\x12\x66\n\x13GetConsolidationJob\x12&.memloop.v1.GetConsolidationJobRequest\x1a\'.memloop.v1.GetConsolidationJobResponse\x12l\n\x15ListConsolidationJobs\x12(.memloop.v1.ListConsolidationJobsRequest\x1a).memloop.v1.ListConsolidationJobsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n&memloop/v1/consolidation_service.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe7\x02\n\x10\x43onsolidationJob\x12\x0e\n\x06job_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x30\n\x05state\x18\x04 \x01(\x0e\x32!.memloop.v1.ConsolidationJobState\x12\x0c\n\x04kept\x18\x05 \x01(\x05\x12\x0f\n\x07retired\x18\x06 \x01(\x05\x12\x11\n\tuntouched\x18\x07 \x01(\x05\x12\x16\n\x0esent_to_review\x18\x08 \x01(\x05\x12\r\n\x05\x65rror\x18\t \x01(\t\x12.\n\nstart_time\x18\n \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inish_time\x18\x0b \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x64\x65\x66\x65rred\x18\x0c \x01(\x05\x12\x15\n\rsnapshot_size\x18\r \x01(\x05\x12\x10\n\x08trace_id\x18\x0e \x01(\t\"Y\n\x17RunConsolidationRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x0c\n\x04wait\x18\x03 \x01(\x08\x12\x12\n\nrequest_id\x18\x04 \x01(\t\"E\n\x18RunConsolidationResponse\x12)\n\x03job\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.ConsolidationJob\"<\n\x1aGetConsolidationJobRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0e\n\x06job_id\x18\x02 \x01(\t\"H\n\x1bGetConsolidationJobResponse\x12)\n\x03job\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.ConsolidationJob\"c\n\x1cListConsolidationJobsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"d\n\x1dListConsolidationJobsResponse\x12*\n\x04jobs\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.ConsolidationJob\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*\xda\x01\n\x15\x43onsolidationJobState\x12\'\n#CONSOLIDATION_JOB_STATE_UNSPECIFIED\x10\x00\x12#\n\x1f\x43ONSOLIDATION_JOB_STATE_RUNNING\x10\x01\x12%\n!CONSOLIDATION_JOB_STATE_SUCCEEDED\x10\x02\x12(\n$CONSOLIDATION_JOB_STATE_SKIPPED_BUSY\x10\x03\x12\"\n\x1e\x43ONSOLIDATION_JOB_STATE_FAILED\x10\x04\x32\xcb\x02\n\x14\x43onsolidationService\x12]\n\x10RunConsolidation\x12#.memloop.v1.RunConsolidationRequest\x1a$.memloop.v1.RunConsolidationResponse\x12\x66\n\x13GetConsolidationJob\x12&.memloop.v1.GetConsolidationJobRequest\x1a\'.memloop.v1.GetConsolidationJobResponse\x12l\n\x15ListConsolidationJobs\x12(.memloop.v1.ListConsolidationJobsRequest\x1a).memloop.v1.ListConsolidationJobsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memloop.v1.consolidation_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CONSOLIDATIONJOBSTATE']._serialized_start=931
-  _globals['_CONSOLIDATIONJOBSTATE']._serialized_end=1149
+  _globals['_CONSOLIDATIONJOBSTATE']._serialized_start=951
+  _globals['_CONSOLIDATIONJOBSTATE']._serialized_end=1169
   _globals['_CONSOLIDATIONJOB']._serialized_start=88
   _globals['_CONSOLIDATIONJOB']._serialized_end=447
   _globals['_RUNCONSOLIDATIONREQUEST']._serialized_start=449
-  _globals['_RUNCONSOLIDATIONREQUEST']._serialized_end=518
-  _globals['_RUNCONSOLIDATIONRESPONSE']._serialized_start=520
-  _globals['_RUNCONSOLIDATIONRESPONSE']._serialized_end=589
-  _globals['_GETCONSOLIDATIONJOBREQUEST']._serialized_start=591
-  _globals['_GETCONSOLIDATIONJOBREQUEST']._serialized_end=651
-  _globals['_GETCONSOLIDATIONJOBRESPONSE']._serialized_start=653
-  _globals['_GETCONSOLIDATIONJOBRESPONSE']._serialized_end=725
-  _globals['_LISTCONSOLIDATIONJOBSREQUEST']._serialized_start=727
-  _globals['_LISTCONSOLIDATIONJOBSREQUEST']._serialized_end=826
-  _globals['_LISTCONSOLIDATIONJOBSRESPONSE']._serialized_start=828
-  _globals['_LISTCONSOLIDATIONJOBSRESPONSE']._serialized_end=928
-  _globals['_CONSOLIDATIONSERVICE']._serialized_start=1152
-  _globals['_CONSOLIDATIONSERVICE']._serialized_end=1483
+  _globals['_RUNCONSOLIDATIONREQUEST']._serialized_end=538
+  _globals['_RUNCONSOLIDATIONRESPONSE']._serialized_start=540
+  _globals['_RUNCONSOLIDATIONRESPONSE']._serialized_end=609
+  _globals['_GETCONSOLIDATIONJOBREQUEST']._serialized_start=611
+  _globals['_GETCONSOLIDATIONJOBREQUEST']._serialized_end=671
+  _globals['_GETCONSOLIDATIONJOBRESPONSE']._serialized_start=673
+  _globals['_GETCONSOLIDATIONJOBRESPONSE']._serialized_end=745
+  _globals['_LISTCONSOLIDATIONJOBSREQUEST']._serialized_start=747
+  _globals['_LISTCONSOLIDATIONJOBSREQUEST']._serialized_end=846
+  _globals['_LISTCONSOLIDATIONJOBSRESPONSE']._serialized_start=848
+  _globals['_LISTCONSOLIDATIONJOBSRESPONSE']._serialized_end=948
+  _globals['_CONSOLIDATIONSERVICE']._serialized_start=1172
+  _globals['_CONSOLIDATIONSERVICE']._serialized_end=1503
 # @@protoc_insertion_point(module_scope)

@@ -38,7 +38,7 @@ class _ConsolidationJobStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[
     """Failed; nothing was written back."""
 
 class ConsolidationJobState(_ConsolidationJobState, metaclass=_ConsolidationJobStateEnumTypeWrapper):
-    """State of a consolidation job."""
+    """Where a consolidation job is in its lifecycle; a job never stays RUNNING once its process is gone."""
 
 CONSOLIDATION_JOB_STATE_UNSPECIFIED: ConsolidationJobState.ValueType  # 0
 """Not set."""
@@ -75,11 +75,11 @@ class ConsolidationJob(_message.Message):
     job_id: _builtins.str
     """The job's id; the event id of every transition it writes."""
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the job."""
     user: _builtins.str
-    """User."""
+    """User whose memories the job consolidated."""
     state: Global___ConsolidationJobState.ValueType
-    """State."""
+    """Where the job is in its lifecycle."""
     kept: _builtins.int
     """Ids in the snapshot that the job kept (possibly with its new version)."""
     retired: _builtins.int
@@ -139,22 +139,26 @@ class RunConsolidationRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     USER_FIELD_NUMBER: _builtins.int
     WAIT_FIELD_NUMBER: _builtins.int
+    REQUEST_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant of the user; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User."""
+    """User whose active memories to consolidate. At most 256 characters."""
     wait: _builtins.bool
     """True to wait for a running job of the user instead of reporting it busy."""
+    request_id: _builtins.str
+    """Client-chosen idempotency key; a repeat returns the first job instead of running another. At most 256 characters."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         user: _builtins.str = ...,
         wait: _builtins.bool = ...,
+        request_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["tenant", b"tenant", "user", b"user", "wait", b"wait"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["request_id", b"request_id", "tenant", b"tenant", "user", b"user", "wait", b"wait"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -169,7 +173,7 @@ class RunConsolidationResponse(_message.Message):
     JOB_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def job(self) -> Global___ConsolidationJob:
-        """The job."""
+        """The job that ran, or the first job of this request_id when the call was a repeat."""
 
     def __init__(
         self,
@@ -193,9 +197,9 @@ class GetConsolidationJobRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     JOB_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the job; checked against the caller's token. At most 256 characters."""
     job_id: _builtins.str
-    """The job id."""
+    """The job, as ConsolidationJob.job_id gives it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -212,14 +216,14 @@ Global___GetConsolidationJobRequest: _TypeAlias = GetConsolidationJobRequest  # 
 
 @_typing.final
 class GetConsolidationJobResponse(_message.Message):
-    """One job."""
+    """One consolidation job, wrapped as AIP-131 asks."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     JOB_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def job(self) -> Global___ConsolidationJob:
-        """The job."""
+        """The job, with its report counts."""
 
     def __init__(
         self,
@@ -245,13 +249,13 @@ class ListConsolidationJobsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose jobs to list; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User; empty means every user."""
+    """Only this user's jobs; empty means every user. At most 256 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -280,7 +284,7 @@ class ListConsolidationJobsResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def jobs(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConsolidationJob]:
-        """The jobs."""
+        """Jobs of this page, newest first."""
 
     def __init__(
         self,

@@ -26,53 +26,53 @@ from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*memloop/v1/learned_procedure_service.proto\x12\nmemloop.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x04\n\x10LearnedProcedure\x12\x14\n\x0cprocedure_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x12\n\nintent_key\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\'\n\x04kind\x18\x05 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12\r\n\x05scope\x18\x06 \x01(\t\x12\x0f\n\x07trigger\x18\x07 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x08 \x01(\t\x12\x11\n\trationale\x18\t \x01(\t\x12(\n\x07\x64\x65tails\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12+\n\x06status\x18\x0b \x01(\x0e\x32\x1b.memloop.v1.ProcedureStatus\x12\x0f\n\x07version\x18\x0c \x01(\x05\x12\x15\n\rsupersedes_id\x18\r \x01(\t\x12\x18\n\x10superseded_by_id\x18\x0e \x01(\t\x12+\n\x06source\x18\x0f \x01(\x0e\x32\x1b.memloop.v1.ProcedureSource\x12\x12\n\ncreated_by\x18\x10 \x01(\t\x12/\n\x0b\x63reate_time\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x12 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xab\x01\n\x1cListLearnedProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12+\n\x06status\x18\x03 \x01(\x0e\x32\x1b.memloop.v1.ProcedureStatus\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"r\n\x1dListLearnedProceduresResponse\x12\x38\n\x12learned_procedures\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"B\n\x1aGetLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0cprocedure_id\x18\x02 \x01(\t\"\x85\x01\n\x1bGetLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12-\n\x07lineage\x18\x02 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"\xb6\x02\n\x1bSaveLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nintent_key\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\'\n\x04kind\x18\x04 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12\r\n\x05scope\x18\x05 \x01(\t\x12\x0f\n\x07trigger\x18\x06 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x07 \x01(\t\x12\x11\n\trationale\x18\x08 \x01(\t\x12(\n\x07\x64\x65tails\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05\x64raft\x18\n \x01(\x08\x12+\n\x06source\x18\x0b \x01(\x0e\x32\x1b.memloop.v1.ProcedureSource\x12\x12\n\nrequest_id\x18\x0c \x01(\t\"\x89\x01\n\x1cSaveLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x30\n\nsuperseded\x18\x02 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"F\n\x1e\x43onfirmLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0cprocedure_id\x18\x02 \x01(\t\"\x8c\x01\n\x1f\x43onfirmLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x30\n\nsuperseded\x18\x02 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"l\n DeprecateLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0cprocedure_id\x18\x02 \x01(\t\x12\x12\n\nintent_key\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"\\\n!DeprecateLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"u\n\nLegacyRule\x12\x10\n\x08saved_at\x18\x01 \x01(\t\x12\x12\n\ncreated_by\x18\x02 \x01(\t\x12\r\n\x05scope\x18\x03 \x01(\t\x12\x0f\n\x07trigger\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\x11\n\trationale\x18\x06 \x01(\t\"Y\n BackfillLearnedProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12%\n\x05rules\x18\x02 \x03(\x0b\x32\x16.memloop.v1.LegacyRule\"\xac\x01\n!BackfillLearnedProceduresResponse\x12\x10\n\x08inserted\x18\x01 \x01(\x05\x12\x17\n\x0f\x61lready_present\x18\x02 \x01(\x05\x12,\n\x06\x61\x63tive\x18\x03 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12.\n\x07refused\x18\x04 \x03(\x0b\x32\x1d.memloop.v1.RefusedLegacyRule\"B\n\x11RefusedLegacyRule\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"g\n\x1fListApplicableProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"u\n ListApplicableProceduresResponse\x12\x38\n\x12learned_procedures\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*n\n\rProcedureKind\x12\x1e\n\x1aPROCEDURE_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPROCEDURE_KIND_SUBSTANTIVE\x10\x01\x12\x1d\n\x19PROCEDURE_KIND_GOVERNANCE\x10\x02*\xae\x01\n\x0fProcedureStatus\x12 \n\x1cPROCEDURE_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n\x16PROCEDURE_STATUS_DRAFT\x10\x01\x12\x1b\n\x17PROCEDURE_STATUS_ACTIVE\x10\x02\x12\x1f\n\x1bPROCEDURE_STATUS_SUPERSEDED\x10\x03\x12\x1f\n\x1bPROCEDURE_STATUS_DEPRECATED\x10\x04*\x88\x01\n\x0fProcedureSource\x12 \n\x1cPROCEDURE_SOURCE_UNSPECIFIED\x10\x00\x12%\n!PROCEDURE_SOURCE_OFFICER_TEACHING\x10\x01\x12,\n(PROCEDURE_SOURCE_SLEEPTIME_CONSOLIDATION\x10\x02\x32\xb9\x06\n\x17LearnedProcedureService\x12l\n\x15ListLearnedProcedures\x12(.memloop.v1.ListLearnedProceduresRequest\x1a).memloop.v1.ListLearnedProceduresResponse\x12\x66\n\x13GetLearnedProcedure\x12&.memloop.v1.GetLearnedProcedureRequest\x1a\'.memloop.v1.GetLearnedProcedureResponse\x12i\n\x14SaveLearnedProcedure\x12\'.memloop.v1.SaveLearnedProcedureRequest\x1a(.memloop.v1.SaveLearnedProcedureResponse\x12r\n\x17\x43onfirmLearnedProcedure\x12*.memloop.v1.ConfirmLearnedProcedureRequest\x1a+.memloop.v1.ConfirmLearnedProcedureResponse\x12x\n\x19\x44\x65precateLearnedProcedure\x12,.memloop.v1.DeprecateLearnedProcedureRequest\x1a-.memloop.v1.DeprecateLearnedProcedureResponse\x12x\n\x19\x42\x61\x63kfillLearnedProcedures\x12,.memloop.v1.BackfillLearnedProceduresRequest\x1a-.memloop.v1.BackfillLearnedProceduresResponse\x12u\n\x18ListApplicableProcedures\x12+.memloop.v1.ListApplicableProceduresRequest\x1a,.memloop.v1.ListApplicableProceduresResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n*memloop/v1/learned_procedure_service.proto\x12\nmemloop.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x81\x04\n\x10LearnedProcedure\x12\x14\n\x0cprocedure_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x12\n\nintent_key\x18\x03 \x01(\t\x12\r\n\x05title\x18\x04 \x01(\t\x12\'\n\x04kind\x18\x05 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12\r\n\x05scope\x18\x06 \x01(\t\x12\x0f\n\x07trigger\x18\x07 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x08 \x01(\t\x12\x11\n\trationale\x18\t \x01(\t\x12(\n\x07\x64\x65tails\x18\n \x01(\x0b\x32\x17.google.protobuf.Struct\x12)\n\x05state\x18\x0b \x01(\x0e\x32\x1a.memloop.v1.ProcedureState\x12\x0f\n\x07version\x18\x0c \x01(\x05\x12\x15\n\rsupersedes_id\x18\r \x01(\t\x12\x18\n\x10superseded_by_id\x18\x0e \x01(\t\x12+\n\x06source\x18\x0f \x01(\x0e\x32\x1b.memloop.v1.ProcedureSource\x12\x12\n\ncreated_by\x18\x10 \x01(\t\x12/\n\x0b\x63reate_time\x18\x11 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bupdate_time\x18\x12 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xa9\x01\n\x1cListLearnedProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\'\n\x04kind\x18\x02 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12)\n\x05state\x18\x03 \x01(\x0e\x32\x1a.memloop.v1.ProcedureState\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\"r\n\x1dListLearnedProceduresResponse\x12\x38\n\x12learned_procedures\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t\"B\n\x1aGetLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0cprocedure_id\x18\x02 \x01(\t\"\x85\x01\n\x1bGetLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12-\n\x07lineage\x18\x02 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"\xb6\x02\n\x1bSaveLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\nintent_key\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\'\n\x04kind\x18\x04 \x01(\x0e\x32\x19.memloop.v1.ProcedureKind\x12\r\n\x05scope\x18\x05 \x01(\t\x12\x0f\n\x07trigger\x18\x06 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x07 \x01(\t\x12\x11\n\trationale\x18\x08 \x01(\t\x12(\n\x07\x64\x65tails\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05\x64raft\x18\n \x01(\x08\x12+\n\x06source\x18\x0b \x01(\x0e\x32\x1b.memloop.v1.ProcedureSource\x12\x12\n\nrequest_id\x18\x0c \x01(\t\"\x89\x01\n\x1cSaveLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x30\n\nsuperseded\x18\x02 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"F\n\x1e\x43onfirmLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0cprocedure_id\x18\x02 \x01(\t\"\x8c\x01\n\x1f\x43onfirmLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x30\n\nsuperseded\x18\x02 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"z\n DeprecateLearnedProcedureRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x16\n\x0cprocedure_id\x18\x02 \x01(\tH\x00\x12\x14\n\nintent_key\x18\x03 \x01(\tH\x00\x12\x0e\n\x06reason\x18\x04 \x01(\tB\x08\n\x06target\"\\\n!DeprecateLearnedProcedureResponse\x12\x37\n\x11learned_procedure\x18\x01 \x01(\x0b\x32\x1c.memloop.v1.LearnedProcedure\"u\n\nLegacyRule\x12\x10\n\x08saved_at\x18\x01 \x01(\t\x12\x12\n\ncreated_by\x18\x02 \x01(\t\x12\r\n\x05scope\x18\x03 \x01(\t\x12\x0f\n\x07trigger\x18\x04 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x05 \x01(\t\x12\x11\n\trationale\x18\x06 \x01(\t\"Y\n BackfillLearnedProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12%\n\x05rules\x18\x02 \x03(\x0b\x32\x16.memloop.v1.LegacyRule\"\xac\x01\n!BackfillLearnedProceduresResponse\x12\x10\n\x08inserted\x18\x01 \x01(\x05\x12\x17\n\x0f\x61lready_present\x18\x02 \x01(\x05\x12,\n\x06\x61\x63tive\x18\x03 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12.\n\x07refused\x18\x04 \x03(\x0b\x32\x1d.memloop.v1.RefusedLegacyRule\"B\n\x11RefusedLegacyRule\x12\r\n\x05index\x18\x01 \x01(\x05\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x03 \x01(\t\"g\n\x1fListApplicableProceduresRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\r\n\x05scope\x18\x02 \x01(\t\x12\x11\n\tpage_size\x18\x03 \x01(\x05\x12\x12\n\npage_token\x18\x04 \x01(\t\"u\n ListApplicableProceduresResponse\x12\x38\n\x12learned_procedures\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.LearnedProcedure\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t*n\n\rProcedureKind\x12\x1e\n\x1aPROCEDURE_KIND_UNSPECIFIED\x10\x00\x12\x1e\n\x1aPROCEDURE_KIND_SUBSTANTIVE\x10\x01\x12\x1d\n\x19PROCEDURE_KIND_GOVERNANCE\x10\x02*\xa8\x01\n\x0eProcedureState\x12\x1f\n\x1bPROCEDURE_STATE_UNSPECIFIED\x10\x00\x12\x19\n\x15PROCEDURE_STATE_DRAFT\x10\x01\x12\x1a\n\x16PROCEDURE_STATE_ACTIVE\x10\x02\x12\x1e\n\x1aPROCEDURE_STATE_SUPERSEDED\x10\x03\x12\x1e\n\x1aPROCEDURE_STATE_DEPRECATED\x10\x04*\x88\x01\n\x0fProcedureSource\x12 \n\x1cPROCEDURE_SOURCE_UNSPECIFIED\x10\x00\x12%\n!PROCEDURE_SOURCE_OFFICER_TEACHING\x10\x01\x12,\n(PROCEDURE_SOURCE_SLEEPTIME_CONSOLIDATION\x10\x02\x32\xb9\x06\n\x17LearnedProcedureService\x12l\n\x15ListLearnedProcedures\x12(.memloop.v1.ListLearnedProceduresRequest\x1a).memloop.v1.ListLearnedProceduresResponse\x12\x66\n\x13GetLearnedProcedure\x12&.memloop.v1.GetLearnedProcedureRequest\x1a\'.memloop.v1.GetLearnedProcedureResponse\x12i\n\x14SaveLearnedProcedure\x12\'.memloop.v1.SaveLearnedProcedureRequest\x1a(.memloop.v1.SaveLearnedProcedureResponse\x12r\n\x17\x43onfirmLearnedProcedure\x12*.memloop.v1.ConfirmLearnedProcedureRequest\x1a+.memloop.v1.ConfirmLearnedProcedureResponse\x12x\n\x19\x44\x65precateLearnedProcedure\x12,.memloop.v1.DeprecateLearnedProcedureRequest\x1a-.memloop.v1.DeprecateLearnedProcedureResponse\x12x\n\x19\x42\x61\x63kfillLearnedProcedures\x12,.memloop.v1.BackfillLearnedProceduresRequest\x1a-.memloop.v1.BackfillLearnedProceduresResponse\x12u\n\x18ListApplicableProcedures\x12+.memloop.v1.ListApplicableProceduresRequest\x1a,.memloop.v1.ListApplicableProceduresResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memloop.v1.learned_procedure_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PROCEDUREKIND']._serialized_start=2682
-  _globals['_PROCEDUREKIND']._serialized_end=2792
-  _globals['_PROCEDURESTATUS']._serialized_start=2795
-  _globals['_PROCEDURESTATUS']._serialized_end=2969
-  _globals['_PROCEDURESOURCE']._serialized_start=2972
-  _globals['_PROCEDURESOURCE']._serialized_end=3108
+  _globals['_PROCEDUREKIND']._serialized_start=2692
+  _globals['_PROCEDUREKIND']._serialized_end=2802
+  _globals['_PROCEDURESTATE']._serialized_start=2805
+  _globals['_PROCEDURESTATE']._serialized_end=2973
+  _globals['_PROCEDURESOURCE']._serialized_start=2976
+  _globals['_PROCEDURESOURCE']._serialized_end=3112
   _globals['_LEARNEDPROCEDURE']._serialized_start=122
-  _globals['_LEARNEDPROCEDURE']._serialized_end=637
-  _globals['_LISTLEARNEDPROCEDURESREQUEST']._serialized_start=640
-  _globals['_LISTLEARNEDPROCEDURESREQUEST']._serialized_end=811
-  _globals['_LISTLEARNEDPROCEDURESRESPONSE']._serialized_start=813
-  _globals['_LISTLEARNEDPROCEDURESRESPONSE']._serialized_end=927
-  _globals['_GETLEARNEDPROCEDUREREQUEST']._serialized_start=929
-  _globals['_GETLEARNEDPROCEDUREREQUEST']._serialized_end=995
-  _globals['_GETLEARNEDPROCEDURERESPONSE']._serialized_start=998
-  _globals['_GETLEARNEDPROCEDURERESPONSE']._serialized_end=1131
-  _globals['_SAVELEARNEDPROCEDUREREQUEST']._serialized_start=1134
-  _globals['_SAVELEARNEDPROCEDUREREQUEST']._serialized_end=1444
-  _globals['_SAVELEARNEDPROCEDURERESPONSE']._serialized_start=1447
-  _globals['_SAVELEARNEDPROCEDURERESPONSE']._serialized_end=1584
-  _globals['_CONFIRMLEARNEDPROCEDUREREQUEST']._serialized_start=1586
-  _globals['_CONFIRMLEARNEDPROCEDUREREQUEST']._serialized_end=1656
-  _globals['_CONFIRMLEARNEDPROCEDURERESPONSE']._serialized_start=1659
-  _globals['_CONFIRMLEARNEDPROCEDURERESPONSE']._serialized_end=1799
-  _globals['_DEPRECATELEARNEDPROCEDUREREQUEST']._serialized_start=1801
-  _globals['_DEPRECATELEARNEDPROCEDUREREQUEST']._serialized_end=1909
-  _globals['_DEPRECATELEARNEDPROCEDURERESPONSE']._serialized_start=1911
-  _globals['_DEPRECATELEARNEDPROCEDURERESPONSE']._serialized_end=2003
-  _globals['_LEGACYRULE']._serialized_start=2005
-  _globals['_LEGACYRULE']._serialized_end=2122
-  _globals['_BACKFILLLEARNEDPROCEDURESREQUEST']._serialized_start=2124
-  _globals['_BACKFILLLEARNEDPROCEDURESREQUEST']._serialized_end=2213
-  _globals['_BACKFILLLEARNEDPROCEDURESRESPONSE']._serialized_start=2216
-  _globals['_BACKFILLLEARNEDPROCEDURESRESPONSE']._serialized_end=2388
-  _globals['_REFUSEDLEGACYRULE']._serialized_start=2390
-  _globals['_REFUSEDLEGACYRULE']._serialized_end=2456
-  _globals['_LISTAPPLICABLEPROCEDURESREQUEST']._serialized_start=2458
-  _globals['_LISTAPPLICABLEPROCEDURESREQUEST']._serialized_end=2561
-  _globals['_LISTAPPLICABLEPROCEDURESRESPONSE']._serialized_start=2563
-  _globals['_LISTAPPLICABLEPROCEDURESRESPONSE']._serialized_end=2680
-  _globals['_LEARNEDPROCEDURESERVICE']._serialized_start=3111
-  _globals['_LEARNEDPROCEDURESERVICE']._serialized_end=3936
+  _globals['_LEARNEDPROCEDURE']._serialized_end=635
+  _globals['_LISTLEARNEDPROCEDURESREQUEST']._serialized_start=638
+  _globals['_LISTLEARNEDPROCEDURESREQUEST']._serialized_end=807
+  _globals['_LISTLEARNEDPROCEDURESRESPONSE']._serialized_start=809
+  _globals['_LISTLEARNEDPROCEDURESRESPONSE']._serialized_end=923
+  _globals['_GETLEARNEDPROCEDUREREQUEST']._serialized_start=925
+  _globals['_GETLEARNEDPROCEDUREREQUEST']._serialized_end=991
+  _globals['_GETLEARNEDPROCEDURERESPONSE']._serialized_start=994
+  _globals['_GETLEARNEDPROCEDURERESPONSE']._serialized_end=1127
+  _globals['_SAVELEARNEDPROCEDUREREQUEST']._serialized_start=1130
+  _globals['_SAVELEARNEDPROCEDUREREQUEST']._serialized_end=1440
+  _globals['_SAVELEARNEDPROCEDURERESPONSE']._serialized_start=1443
+  _globals['_SAVELEARNEDPROCEDURERESPONSE']._serialized_end=1580
+  _globals['_CONFIRMLEARNEDPROCEDUREREQUEST']._serialized_start=1582
+  _globals['_CONFIRMLEARNEDPROCEDUREREQUEST']._serialized_end=1652
+  _globals['_CONFIRMLEARNEDPROCEDURERESPONSE']._serialized_start=1655
+  _globals['_CONFIRMLEARNEDPROCEDURERESPONSE']._serialized_end=1795
+  _globals['_DEPRECATELEARNEDPROCEDUREREQUEST']._serialized_start=1797
+  _globals['_DEPRECATELEARNEDPROCEDUREREQUEST']._serialized_end=1919
+  _globals['_DEPRECATELEARNEDPROCEDURERESPONSE']._serialized_start=1921
+  _globals['_DEPRECATELEARNEDPROCEDURERESPONSE']._serialized_end=2013
+  _globals['_LEGACYRULE']._serialized_start=2015
+  _globals['_LEGACYRULE']._serialized_end=2132
+  _globals['_BACKFILLLEARNEDPROCEDURESREQUEST']._serialized_start=2134
+  _globals['_BACKFILLLEARNEDPROCEDURESREQUEST']._serialized_end=2223
+  _globals['_BACKFILLLEARNEDPROCEDURESRESPONSE']._serialized_start=2226
+  _globals['_BACKFILLLEARNEDPROCEDURESRESPONSE']._serialized_end=2398
+  _globals['_REFUSEDLEGACYRULE']._serialized_start=2400
+  _globals['_REFUSEDLEGACYRULE']._serialized_end=2466
+  _globals['_LISTAPPLICABLEPROCEDURESREQUEST']._serialized_start=2468
+  _globals['_LISTAPPLICABLEPROCEDURESREQUEST']._serialized_end=2571
+  _globals['_LISTAPPLICABLEPROCEDURESRESPONSE']._serialized_start=2573
+  _globals['_LISTAPPLICABLEPROCEDURESRESPONSE']._serialized_end=2690
+  _globals['_LEARNEDPROCEDURESERVICE']._serialized_start=3115
+  _globals['_LEARNEDPROCEDURESERVICE']._serialized_end=3940
 # @@protoc_insertion_point(module_scope)

@@ -45,37 +45,37 @@ PROCEDURE_KIND_GOVERNANCE: ProcedureKind.ValueType  # 2
 """A rule about how exceptions and documentation are governed."""
 Global___ProcedureKind: _TypeAlias = ProcedureKind  # noqa: Y015
 
-class _ProcedureStatus:
+class _ProcedureState:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _ProcedureStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ProcedureStatus.ValueType], _builtins.type):
+class _ProcedureStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ProcedureState.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    PROCEDURE_STATUS_UNSPECIFIED: _ProcedureStatus.ValueType  # 0
-    """Not set."""
-    PROCEDURE_STATUS_DRAFT: _ProcedureStatus.ValueType  # 1
-    """Held until an explicit confirm."""
-    PROCEDURE_STATUS_ACTIVE: _ProcedureStatus.ValueType  # 2
-    """The canonical rule of its intent."""
-    PROCEDURE_STATUS_SUPERSEDED: _ProcedureStatus.ValueType  # 3
-    """Replaced by a newer version."""
-    PROCEDURE_STATUS_DEPRECATED: _ProcedureStatus.ValueType  # 4
+    PROCEDURE_STATE_UNSPECIFIED: _ProcedureState.ValueType  # 0
+    """Not set; in a filter, means active."""
+    PROCEDURE_STATE_DRAFT: _ProcedureState.ValueType  # 1
+    """Held until an explicit confirm; never applied."""
+    PROCEDURE_STATE_ACTIVE: _ProcedureState.ValueType  # 2
+    """The canonical rule of its intent, the one the runtime applies."""
+    PROCEDURE_STATE_SUPERSEDED: _ProcedureState.ValueType  # 3
+    """Replaced by a newer version of its intent."""
+    PROCEDURE_STATE_DEPRECATED: _ProcedureState.ValueType  # 4
     """Retired without replacement."""
 
-class ProcedureStatus(_ProcedureStatus, metaclass=_ProcedureStatusEnumTypeWrapper):
+class ProcedureState(_ProcedureState, metaclass=_ProcedureStateEnumTypeWrapper):
     """Lifecycle state of a procedure."""
 
-PROCEDURE_STATUS_UNSPECIFIED: ProcedureStatus.ValueType  # 0
-"""Not set."""
-PROCEDURE_STATUS_DRAFT: ProcedureStatus.ValueType  # 1
-"""Held until an explicit confirm."""
-PROCEDURE_STATUS_ACTIVE: ProcedureStatus.ValueType  # 2
-"""The canonical rule of its intent."""
-PROCEDURE_STATUS_SUPERSEDED: ProcedureStatus.ValueType  # 3
-"""Replaced by a newer version."""
-PROCEDURE_STATUS_DEPRECATED: ProcedureStatus.ValueType  # 4
+PROCEDURE_STATE_UNSPECIFIED: ProcedureState.ValueType  # 0
+"""Not set; in a filter, means active."""
+PROCEDURE_STATE_DRAFT: ProcedureState.ValueType  # 1
+"""Held until an explicit confirm; never applied."""
+PROCEDURE_STATE_ACTIVE: ProcedureState.ValueType  # 2
+"""The canonical rule of its intent, the one the runtime applies."""
+PROCEDURE_STATE_SUPERSEDED: ProcedureState.ValueType  # 3
+"""Replaced by a newer version of its intent."""
+PROCEDURE_STATE_DEPRECATED: ProcedureState.ValueType  # 4
 """Retired without replacement."""
-Global___ProcedureStatus: _TypeAlias = ProcedureStatus  # noqa: Y015
+Global___ProcedureState: _TypeAlias = ProcedureState  # noqa: Y015
 
 class _ProcedureSource:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -103,7 +103,7 @@ Global___ProcedureSource: _TypeAlias = ProcedureSource  # noqa: Y015
 
 @_typing.final
 class LearnedProcedure(_message.Message):
-    """A learned procedure."""
+    """A versioned rule an officer taught; only the active version of an intent is applied."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -117,7 +117,7 @@ class LearnedProcedure(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     RATIONALE_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
-    STATUS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     SUPERSEDES_ID_FIELD_NUMBER: _builtins.int
     SUPERSEDED_BY_ID_FIELD_NUMBER: _builtins.int
@@ -126,7 +126,7 @@ class LearnedProcedure(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
     procedure_id: _builtins.str
-    """The procedure's id."""
+    """Id of this version; each supersession creates a new one."""
     tenant: _builtins.str
     """Tenant that owns it."""
     intent_key: _builtins.str
@@ -134,7 +134,7 @@ class LearnedProcedure(_message.Message):
     title: _builtins.str
     """Human label."""
     kind: Global___ProcedureKind.ValueType
-    """Kind."""
+    """Substantive rule or governance rule."""
     scope: _builtins.str
     """Where the rule applies."""
     trigger: _builtins.str
@@ -142,9 +142,9 @@ class LearnedProcedure(_message.Message):
     action: _builtins.str
     """What it requires; may only add scrutiny."""
     rationale: _builtins.str
-    """Why."""
-    status: Global___ProcedureStatus.ValueType
-    """Lifecycle state."""
+    """Why the rule exists, in the officer's words."""
+    state: Global___ProcedureState.ValueType
+    """Where the procedure is in its lifecycle."""
     version: _builtins.int
     """Version within the intent, from 1."""
     supersedes_id: _builtins.str
@@ -154,7 +154,7 @@ class LearnedProcedure(_message.Message):
     source: Global___ProcedureSource.ValueType
     """Provenance."""
     created_by: _builtins.str
-    """Who created it."""
+    """Subject of the token that saved this version."""
     @_builtins.property
     def details(self) -> _struct_pb2.Struct:
         """Rule-specific detail."""
@@ -180,7 +180,7 @@ class LearnedProcedure(_message.Message):
         action: _builtins.str = ...,
         rationale: _builtins.str = ...,
         details: _struct_pb2.Struct | None = ...,
-        status: Global___ProcedureStatus.ValueType = ...,
+        state: Global___ProcedureState.ValueType = ...,
         version: _builtins.int = ...,
         supersedes_id: _builtins.str = ...,
         superseded_by_id: _builtins.str = ...,
@@ -191,7 +191,7 @@ class LearnedProcedure(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "details", b"details", "update_time", b"update_time"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "create_time", b"create_time", "created_by", b"created_by", "details", b"details", "intent_key", b"intent_key", "kind", b"kind", "procedure_id", b"procedure_id", "rationale", b"rationale", "scope", b"scope", "source", b"source", "status", b"status", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tenant", b"tenant", "title", b"title", "trigger", b"trigger", "update_time", b"update_time", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "create_time", b"create_time", "created_by", b"created_by", "details", b"details", "intent_key", b"intent_key", "kind", b"kind", "procedure_id", b"procedure_id", "rationale", b"rationale", "scope", b"scope", "source", b"source", "state", b"state", "superseded_by_id", b"superseded_by_id", "supersedes_id", b"supersedes_id", "tenant", b"tenant", "title", b"title", "trigger", b"trigger", "update_time", b"update_time", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -205,31 +205,31 @@ class ListLearnedProceduresRequest(_message.Message):
 
     TENANT_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
-    STATUS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose procedures to list; checked against the caller's token. At most 256 characters."""
     kind: Global___ProcedureKind.ValueType
     """Only this kind; unspecified means all."""
-    status: Global___ProcedureStatus.ValueType
-    """Only this status; unspecified means active."""
+    state: Global___ProcedureState.ValueType
+    """Only this lifecycle state; unspecified means active."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         kind: Global___ProcedureKind.ValueType = ...,
-        status: Global___ProcedureStatus.ValueType = ...,
+        state: Global___ProcedureState.ValueType = ...,
         page_size: _builtins.int = ...,
         page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "page_size", b"page_size", "page_token", b"page_token", "status", b"status", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "page_size", b"page_size", "page_token", b"page_token", "state", b"state", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -247,7 +247,7 @@ class ListLearnedProceduresResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def learned_procedures(self) -> _containers.RepeatedCompositeFieldContainer[Global___LearnedProcedure]:
-        """The procedures."""
+        """Procedures of this page, ordered by intent key then version."""
 
     def __init__(
         self,
@@ -272,9 +272,9 @@ class GetLearnedProcedureRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     PROCEDURE_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the procedure; checked against the caller's token. At most 256 characters."""
     procedure_id: _builtins.str
-    """The procedure id."""
+    """Any version of the procedure; its whole lineage comes back. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -299,7 +299,7 @@ class GetLearnedProcedureResponse(_message.Message):
     LINEAGE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def learned_procedure(self) -> Global___LearnedProcedure:
-        """The procedure."""
+        """The version asked for."""
 
     @_builtins.property
     def lineage(self) -> _containers.RepeatedCompositeFieldContainer[Global___LearnedProcedure]:
@@ -338,30 +338,30 @@ class SaveLearnedProcedureRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the procedure; checked against the caller's token. At most 256 characters."""
     intent_key: _builtins.str
-    """Stable intent key."""
+    """Stable intent key shared by every version of the rule; a save supersedes its active version. At most 256 characters."""
     title: _builtins.str
-    """Human label."""
+    """Human label shown to officers. At most 4000 characters."""
     kind: Global___ProcedureKind.ValueType
-    """Kind."""
+    """Substantive rule or governance rule."""
     scope: _builtins.str
-    """Where the rule applies."""
+    """The cases the rule applies to, for example "PSP merchants". At most 4000 characters."""
     trigger: _builtins.str
-    """What triggers it."""
+    """What in a case triggers the rule. At most 4000 characters."""
     action: _builtins.str
-    """What it requires."""
+    """What the rule requires; may only add scrutiny. At most 4000 characters."""
     rationale: _builtins.str
-    """Why."""
+    """Why the rule exists, in the officer's words. At most 4000 characters."""
     draft: _builtins.bool
     """True to store a draft that needs a confirm; false saves it active."""
     source: Global___ProcedureSource.ValueType
     """Provenance; unspecified means officer teaching."""
     request_id: _builtins.str
-    """Idempotency key of this save."""
+    """Client-chosen idempotency key; a repeat returns the first result. At most 256 characters."""
     @_builtins.property
     def details(self) -> _struct_pb2.Struct:
-        """Rule-specific detail."""
+        """Rule-specific detail; numbers must be finite, strings (keys too) at most 4000 characters, 64 KiB serialised at most."""
 
     def __init__(
         self,
@@ -426,9 +426,9 @@ class ConfirmLearnedProcedureRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     PROCEDURE_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the draft; checked against the caller's token. At most 256 characters."""
     procedure_id: _builtins.str
-    """The draft's id."""
+    """The draft to make active; its intent's active version is superseded. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -484,13 +484,13 @@ class DeprecateLearnedProcedureRequest(_message.Message):
     INTENT_KEY_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the procedure; checked against the caller's token. At most 256 characters."""
     procedure_id: _builtins.str
-    """The procedure id; or empty when intent_key is given."""
+    """The procedure version to retire. At most 256 characters."""
     intent_key: _builtins.str
-    """The intent key whose active procedure to deprecate."""
+    """The intent whose active procedure to retire. At most 256 characters."""
     reason: _builtins.str
-    """Why."""
+    """Why the procedure is retired, recorded in the audit. At most 4000 characters."""
     def __init__(
         self,
         *,
@@ -499,11 +499,13 @@ class DeprecateLearnedProcedureRequest(_message.Message):
         intent_key: _builtins.str = ...,
         reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["intent_key", b"intent_key", "procedure_id", b"procedure_id", "target", b"target"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["intent_key", b"intent_key", "procedure_id", b"procedure_id", "reason", b"reason", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["intent_key", b"intent_key", "procedure_id", b"procedure_id", "reason", b"reason", "target", b"target", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_target: _TypeAlias = _typing.Literal["procedure_id", "intent_key"]  # noqa: Y015
+    _WhichOneofArgType_target: _TypeAlias = _typing.Literal["target", b"target"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_target) -> _WhichOneofReturnType_target | None: ...
 
 Global___DeprecateLearnedProcedureRequest: _TypeAlias = DeprecateLearnedProcedureRequest  # noqa: Y015
 
@@ -544,17 +546,17 @@ class LegacyRule(_message.Message):
     ACTION_FIELD_NUMBER: _builtins.int
     RATIONALE_FIELD_NUMBER: _builtins.int
     saved_at: _builtins.str
-    """When it was saved, RFC 3339."""
+    """When the rule was appended, RFC 3339; orders rules of one intent. At most 256 characters."""
     created_by: _builtins.str
-    """Who saved it."""
+    """Who appended the rule. At most 256 characters."""
     scope: _builtins.str
-    """Where it applies."""
+    """The cases the rule applies to. At most 4000 characters."""
     trigger: _builtins.str
-    """What triggers it."""
+    """What in a case triggers the rule. At most 4000 characters."""
     action: _builtins.str
-    """What it requires."""
+    """What the rule requires. At most 4000 characters."""
     rationale: _builtins.str
-    """Why."""
+    """Why the rule exists. At most 4000 characters."""
     def __init__(
         self,
         *,
@@ -582,10 +584,10 @@ class BackfillLearnedProceduresRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant to import into; checked against the caller's token. At most 256 characters."""
     @_builtins.property
     def rules(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegacyRule]:
-        """The legacy rules, in the order they were appended."""
+        """The legacy rules, in the order they were appended. At most 1000 items."""
 
     def __init__(
         self,
@@ -680,13 +682,13 @@ class ListApplicableProceduresRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose procedures apply; checked against the caller's token. At most 256 characters."""
     scope: _builtins.str
-    """Case scope text, for example "PSP merchants"; empty returns every active procedure."""
+    """Case scope text, for example "PSP merchants"; empty returns every active procedure. At most 4000 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -715,7 +717,7 @@ class ListApplicableProceduresResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def learned_procedures(self) -> _containers.RepeatedCompositeFieldContainer[Global___LearnedProcedure]:
-        """The procedures."""
+        """Active procedures of this page that apply to the scope."""
 
     def __init__(
         self,

@@ -77,7 +77,7 @@ class LearnedProcedureServiceServicer:
     """
 
     def ListLearnedProcedures(self, request, context):
-        """Lists procedures of the caller's tenant, filtered by kind and status.
+        """Lists procedures of the caller's tenant, filtered by kind and lifecycle state.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -34,7 +34,7 @@ class LearnedProcedureServiceStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> LearnedProcedureServiceAsyncStub: ...
     ListLearnedProcedures: _grpc.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.ListLearnedProceduresRequest, _learned_procedure_service_pb2.ListLearnedProceduresResponse]
-    """Lists procedures of the caller's tenant, filtered by kind and status."""
+    """Lists procedures of the caller's tenant, filtered by kind and lifecycle state."""
     GetLearnedProcedure: _grpc.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.GetLearnedProcedureRequest, _learned_procedure_service_pb2.GetLearnedProcedureResponse]
     """Returns one procedure with its whole version lineage."""
     SaveLearnedProcedure: _grpc.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.SaveLearnedProcedureRequest, _learned_procedure_service_pb2.SaveLearnedProcedureResponse]
@@ -54,7 +54,7 @@ class LearnedProcedureServiceAsyncStub(LearnedProcedureServiceStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     ListLearnedProcedures: _aio.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.ListLearnedProceduresRequest, _learned_procedure_service_pb2.ListLearnedProceduresResponse]  # type: ignore[assignment]
-    """Lists procedures of the caller's tenant, filtered by kind and status."""
+    """Lists procedures of the caller's tenant, filtered by kind and lifecycle state."""
     GetLearnedProcedure: _aio.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.GetLearnedProcedureRequest, _learned_procedure_service_pb2.GetLearnedProcedureResponse]  # type: ignore[assignment]
     """Returns one procedure with its whole version lineage."""
     SaveLearnedProcedure: _aio.UnaryUnaryMultiCallable[_learned_procedure_service_pb2.SaveLearnedProcedureRequest, _learned_procedure_service_pb2.SaveLearnedProcedureResponse]  # type: ignore[assignment]
@@ -77,7 +77,7 @@ class LearnedProcedureServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _learned_procedure_service_pb2.ListLearnedProceduresRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_learned_procedure_service_pb2.ListLearnedProceduresResponse, _abc.Awaitable[_learned_procedure_service_pb2.ListLearnedProceduresResponse]]:
-        """Lists procedures of the caller's tenant, filtered by kind and status."""
+        """Lists procedures of the caller's tenant, filtered by kind and lifecycle state."""
 
     @_abc_1.abstractmethod
     def GetLearnedProcedure(

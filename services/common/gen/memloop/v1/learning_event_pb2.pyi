@@ -30,13 +30,13 @@ class ToolOutcome(_message.Message):
     REF_FIELD_NUMBER: _builtins.int
     SUMMARY_FIELD_NUMBER: _builtins.int
     tool: _builtins.str
-    """The tool's qualified name, for example "calendar.create_event"."""
+    """The tool's qualified name, for example "calendar.create_event". At most 256 characters."""
     status: _builtins.str
-    """The tool's own status word, for example "ok" or "error"."""
+    """The tool's own result word, for example "ok" or "error" (the tool's vocabulary, not a lifecycle). At most 256 characters."""
     ref: _builtins.str
-    """An opaque reference to the side effect the tool produced."""
+    """An opaque reference to the side effect the tool produced. At most 256 characters."""
     summary: _builtins.str
-    """A short human summary of what the tool did, redacted before it is stored."""
+    """A short human summary of what the tool did, redacted before it is stored (4 KiB of UTF-8 at most). At most 4096 characters."""
     def __init__(
         self,
         *,

@@ -6,10 +6,12 @@ isort:skip_file
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import struct_pb2 as _struct_pb2
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from services.common.gen.memloop.v1 import candidate_pb2 as _candidate_pb2
+from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as _learned_procedure_service_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -189,7 +191,7 @@ class Memory(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     UPDATE_TIME_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
-    """The memory's id."""
+    """Stable id of this version; a supersession creates a new memory rather than rewriting this one."""
     tenant: _builtins.str
     """Tenant that owns it."""
     user: _builtins.str
@@ -308,16 +310,16 @@ class ApplyLearningRequest(_message.Message):
     DECISIONS_FIELD_NUMBER: _builtins.int
     EVENT_TIME_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
-    """The learning event; the idempotency key."""
+    """The learning event whose decisions these are; the idempotency key, so a redelivery changes nothing. At most 256 characters."""
     trace_id: _builtins.str
-    """Trace id of the event."""
+    """W3C trace id of the event, recorded on every row it writes; empty uses the caller's span. At most 256 characters."""
     tenant: _builtins.str
-    """Tenant of the event."""
+    """Tenant of the event; letters, digits, '_' and '-'. At most 256 characters."""
     user: _builtins.str
-    """User of the event."""
+    """User within the tenant the memories belong to. At most 256 characters."""
     @_builtins.property
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Decision]:
-        """All decisions of the event."""
+        """Every policy decision of the event, applied in one transaction. At most 256 items."""
 
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
@@ -351,7 +353,7 @@ class ApplyLearningResponse(_message.Message):
     ALREADY_PROCESSED_FIELD_NUMBER: _builtins.int
     APPLIED_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
-    """The event id."""
+    """The learning event the outcome belongs to."""
     already_processed: _builtins.bool
     """True when the event had already been processed and nothing changed."""
     @_builtins.property
@@ -382,9 +384,9 @@ class GetProcessedEventRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     EVENT_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant of the event."""
+    """Tenant of the event; checked against the caller's token before any lookup. At most 256 characters."""
     event_id: _builtins.str
-    """The event id."""
+    """The learning event to look up. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -442,9 +444,9 @@ class GetMemoryRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant that owns it."""
+    """Tenant that owns the memory; checked against the caller's token before any lookup. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory id."""
+    """Id of the memory to return, as Memory.memory_id gives it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -461,14 +463,14 @@ Global___GetMemoryRequest: _TypeAlias = GetMemoryRequest  # noqa: Y015
 
 @_typing.final
 class GetMemoryResponse(_message.Message):
-    """One memory."""
+    """One memory, wrapped as AIP-131 asks."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     MEMORY_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def memory(self) -> Global___Memory:
-        """The memory."""
+        """The memory, in whatever lifecycle state it is."""
 
     def __init__(
         self,
@@ -498,24 +500,24 @@ class ListMemoriesRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose memories to list; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User; empty lists every user of the tenant."""
+    """Only this user's memories; empty lists every user of the tenant. At most 256 characters."""
     intent_key: _builtins.str
-    """Only this intent key; empty means all."""
+    """Only memories of this intent key; empty means all. At most 256 characters."""
     source_event_id: _builtins.str
-    """Only memories derived from this event; empty means all."""
+    """Only memories derived from this learning event; empty means all. At most 256 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     @_builtins.property
     def states(self) -> _containers.RepeatedScalarFieldContainer[Global___MemoryState.ValueType]:
-        """Only these states; empty means all."""
+        """Only memories in these lifecycle states; empty means all. At most 16 items."""
 
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
-        """Only these types; empty means all."""
+        """Only memories of these types; empty means all. At most 16 items."""
 
     def __init__(
         self,
@@ -549,7 +551,7 @@ class ListMemoriesResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___Memory]:
-        """The memories."""
+        """Memories of this page, oldest first."""
 
     def __init__(
         self,
@@ -574,9 +576,9 @@ class GetLineageRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the chain; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """Any memory of the chain."""
+    """Any memory of the chain; the whole chain comes back whichever one is named. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -627,15 +629,15 @@ class SupersedeMemoryRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the memory; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The active memory to replace."""
+    """The active memory to replace; anything else is FAILED_PRECONDITION. At most 256 characters."""
     text: _builtins.str
-    """Replacement text."""
+    """The replacement text, stored as an operator-origin memory of the same intent. At most 4000 characters."""
     request_id: _builtins.str
-    """Idempotency key of this change."""
+    """Client-chosen idempotency key; a repeat returns the first result. At most 256 characters."""
     reason: _builtins.str
-    """Why."""
+    """Why the memory is replaced, recorded in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -693,11 +695,11 @@ class DeprecateMemoryRequest(_message.Message):
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the memory; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory."""
+    """The active memory to retire without a replacement. At most 256 characters."""
     reason: _builtins.str
-    """Why."""
+    """Why the memory is retired, recorded in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -747,12 +749,12 @@ class FindConflictsRequest(_message.Message):
     USER_FIELD_NUMBER: _builtins.int
     CANDIDATES_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant of the candidates; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User."""
+    """User whose active memories the candidates may contradict. At most 256 characters."""
     @_builtins.property
     def candidates(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Candidate]:
-        """Candidates to check."""
+        """Candidates to check, each against the active memories of its intent. At most 256 items."""
 
     def __init__(
         self,
@@ -778,7 +780,7 @@ class CandidateConflicts(_message.Message):
     CANDIDATE_KEY_FIELD_NUMBER: _builtins.int
     CONFLICTS_FIELD_NUMBER: _builtins.int
     candidate_key: _builtins.str
-    """The candidate key."""
+    """The candidate key the conflicts were found for, so results map back to request candidates."""
     @_builtins.property
     def conflicts(self) -> _containers.RepeatedCompositeFieldContainer[Global___Memory]:
         """Active memories it may contradict."""
@@ -833,16 +835,16 @@ class SearchMemoriesRequest(_message.Message):
     K_FIELD_NUMBER: _builtins.int
     TYPES_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant to search; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User."""
+    """User whose active memories to search. At most 256 characters."""
     query: _builtins.str
-    """Query text."""
+    """Natural-language query, embedded and compared by cosine similarity. At most 2000 characters."""
     k: _builtins.int
-    """Number of results; 0 means 5, above 100 is clamped."""
+    """Number of results; 0 means 5, above 100 is clamped, negative is rejected."""
     @_builtins.property
     def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
-        """Only these types; empty means all."""
+        """Only memories of these types; empty means all. At most 16 items."""
 
     def __init__(
         self,
@@ -873,7 +875,7 @@ class ScoredMemory(_message.Message):
     """Cosine similarity to the query."""
     @_builtins.property
     def memory(self) -> Global___Memory:
-        """The memory."""
+        """The matching active memory."""
 
     def __init__(
         self,
@@ -930,13 +932,13 @@ class ReviewItem(_message.Message):
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     RESOLVE_TIME_FIELD_NUMBER: _builtins.int
     review_item_id: _builtins.str
-    """The item's id."""
+    """Stable id of the review item."""
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the item."""
     user: _builtins.str
-    """User."""
+    """User the held candidate would be stored for."""
     state: Global___ReviewState.ValueType
-    """State."""
+    """Where the item is in its review lifecycle."""
     reviewer: _builtins.str
     """Reviewer who resolved it."""
     resolution_reason: _builtins.str
@@ -989,15 +991,15 @@ class ListReviewItemsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose review queue to list; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User; empty means every user."""
+    """Only this user's items; empty means every user. At most 256 characters."""
     state: Global___ReviewState.ValueType
-    """Only this state; unspecified means all."""
+    """Only items in this state; unspecified means all."""
     page_size: _builtins.int
-    """Page size; 0 means 50, above 500 is clamped."""
+    """Page size; 0 means 50, above 500 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -1027,7 +1029,7 @@ class ListReviewItemsResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def review_items(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReviewItem]:
-        """The items."""
+        """Review items of this page, oldest first."""
 
     def __init__(
         self,
@@ -1054,13 +1056,13 @@ class ResolveReviewItemRequest(_message.Message):
     RESOLUTION_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the item; checked against the caller's token. At most 256 characters."""
     review_item_id: _builtins.str
-    """The item."""
+    """The pending review item to resolve. At most 256 characters."""
     resolution: Global___ReviewResolution.ValueType
-    """The verdict."""
+    """Approve (the held candidate becomes active) or deny (nothing is stored)."""
     reason: _builtins.str
-    """Why."""
+    """The reviewer's reason, recorded on the item and in the audit. At most 1000 characters."""
     def __init__(
         self,
         *,
@@ -1114,12 +1116,12 @@ class AuditEvent(_message.Message):
     TRACE_ID_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     ACTOR_FIELD_NUMBER: _builtins.int
-    DETAIL_JSON_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     CREATE_TIME_FIELD_NUMBER: _builtins.int
     audit_id: _builtins.str
     """The audit row's id."""
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the audited record."""
     action: _builtins.str
     """What happened, for example "memory.stored" or "candidate.rejected"."""
     event_id: _builtins.str
@@ -1130,8 +1132,10 @@ class AuditEvent(_message.Message):
     """The memory concerned, if any."""
     actor: _builtins.str
     """Who acted."""
-    detail_json: _builtins.str
-    """Machine-readable detail (reasons, policy version, counts), JSON; never deleted content."""
+    @_builtins.property
+    def detail(self) -> _struct_pb2.Struct:
+        """Machine-readable detail (reasons, policy version, counts); never deleted content."""
+
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
         """When it happened."""
@@ -1146,12 +1150,12 @@ class AuditEvent(_message.Message):
         trace_id: _builtins.str = ...,
         memory_id: _builtins.str = ...,
         actor: _builtins.str = ...,
-        detail_json: _builtins.str = ...,
+        detail: _struct_pb2.Struct | None = ...,
         create_time: _timestamp_pb2.Timestamp | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["create_time", b"create_time", "detail", b"detail"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "audit_id", b"audit_id", "create_time", b"create_time", "detail_json", b"detail_json", "event_id", b"event_id", "memory_id", b"memory_id", "tenant", b"tenant", "trace_id", b"trace_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "audit_id", b"audit_id", "create_time", b"create_time", "detail", b"detail", "event_id", b"event_id", "memory_id", b"memory_id", "tenant", b"tenant", "trace_id", b"trace_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1169,15 +1173,15 @@ class ListAuditEventsRequest(_message.Message):
     PAGE_SIZE_FIELD_NUMBER: _builtins.int
     PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant whose audit trail to list; checked against the caller's token. At most 256 characters."""
     event_id: _builtins.str
-    """Only events caused by this event id; empty means all."""
+    """Only events caused by this learning event, job or deletion; empty means all. At most 256 characters."""
     memory_id: _builtins.str
-    """Only events about this memory; empty means all."""
+    """Only events about this memory; empty means all. At most 256 characters."""
     page_size: _builtins.int
-    """Page size; 0 means 100, above 1000 is clamped."""
+    """Page size; 0 means 100, above 1000 is clamped, negative is rejected."""
     page_token: _builtins.str
-    """Token from a previous response."""
+    """Opaque token from a previous response, valid only with the same filters. At most 1024 characters."""
     def __init__(
         self,
         *,
@@ -1207,7 +1211,7 @@ class ListAuditEventsResponse(_message.Message):
     """Token for the next page; empty at the end."""
     @_builtins.property
     def audit_events(self) -> _containers.RepeatedCompositeFieldContainer[Global___AuditEvent]:
-        """The events."""
+        """Audit events of this page, oldest first."""
 
     def __init__(
         self,
@@ -1230,7 +1234,6 @@ class ForgetRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     TENANT_FIELD_NUMBER: _builtins.int
-    SCOPE_FIELD_NUMBER: _builtins.int
     MEMORY_ID_FIELD_NUMBER: _builtins.int
     USER_FIELD_NUMBER: _builtins.int
     EVENT_ID_FIELD_NUMBER: _builtins.int
@@ -1238,26 +1241,23 @@ class ForgetRequest(_message.Message):
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
-    scope: Global___ForgetScope.ValueType
-    """The scope."""
+    """Tenant whose records to forget; checked against the caller's token. At most 256 characters."""
     memory_id: _builtins.str
-    """The memory, for FORGET_SCOPE_MEMORY."""
+    """Forget one memory and its whole supersession chain (FORGET_SCOPE_MEMORY). At most 256 characters."""
     user: _builtins.str
-    """The user, for FORGET_SCOPE_USER."""
+    """Forget every record of this user (FORGET_SCOPE_USER). At most 256 characters."""
     event_id: _builtins.str
-    """The event, for FORGET_SCOPE_EVENT (or give request_id)."""
+    """Forget everything derived from this learning event (FORGET_SCOPE_EVENT). At most 256 characters."""
     source_request_id: _builtins.str
-    """The serving request id, for FORGET_SCOPE_EVENT when event_id is empty."""
+    """Forget everything derived from the event of this serving request id (FORGET_SCOPE_EVENT). At most 256 characters."""
     request_id: _builtins.str
-    """Idempotency key of this deletion request."""
+    """Client-chosen idempotency key; a repeat returns the first deletion. At most 128 characters."""
     reason: _builtins.str
-    """Why, for the audit row."""
+    """Why, recorded in the deletion's audit row. At most 1000 characters."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
-        scope: Global___ForgetScope.ValueType = ...,
         memory_id: _builtins.str = ...,
         user: _builtins.str = ...,
         event_id: _builtins.str = ...,
@@ -1265,11 +1265,13 @@ class ForgetRequest(_message.Message):
         request_id: _builtins.str = ...,
         reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "source_request_id", b"source_request_id", "target", b"target", "user", b"user"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "reason", b"reason", "request_id", b"request_id", "scope", b"scope", "source_request_id", b"source_request_id", "tenant", b"tenant", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "memory_id", b"memory_id", "reason", b"reason", "request_id", b"request_id", "source_request_id", b"source_request_id", "target", b"target", "tenant", b"tenant", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_target: _TypeAlias = _typing.Literal["memory_id", "user", "event_id", "source_request_id"]  # noqa: Y015
+    _WhichOneofArgType_target: _TypeAlias = _typing.Literal["target", b"target"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_target) -> _WhichOneofReturnType_target | None: ...
 
 Global___ForgetRequest: _TypeAlias = ForgetRequest  # noqa: Y015
 
@@ -1282,7 +1284,7 @@ class ForgetResponse(_message.Message):
     DELETION_ID_FIELD_NUMBER: _builtins.int
     MEMORIES_AFFECTED_FIELD_NUMBER: _builtins.int
     deletion_id: _builtins.str
-    """The deletion's id."""
+    """Stable id of the deletion; GetDeletion follows its progress."""
     memories_affected: _builtins.int
     """How many memories were made unretrievable."""
     def __init__(
@@ -1312,7 +1314,7 @@ class DeletionStep(_message.Message):
     location: _builtins.str
     """The location, for example "retrieval", "vectors", "replica:<id>", "content_blobs"."""
     state: Global___DeletionStepState.ValueType
-    """Its state."""
+    """Whether the location is done, pending or failed (and retried)."""
     error: _builtins.str
     """Last error, if failed."""
     @_builtins.property
@@ -1344,9 +1346,9 @@ class GetDeletionRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     DELETION_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant."""
+    """Tenant that owns the deletion; checked against the caller's token. At most 256 characters."""
     deletion_id: _builtins.str
-    """The deletion id."""
+    """The deletion, as ForgetResponse.deletion_id gave it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -1362,8 +1364,8 @@ class GetDeletionRequest(_message.Message):
 Global___GetDeletionRequest: _TypeAlias = GetDeletionRequest  # noqa: Y015
 
 @_typing.final
-class GetDeletionResponse(_message.Message):
-    """A deletion and its progress."""
+class Deletion(_message.Message):
+    """A deletion: what was asked, and its progress through every location it must reach."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1376,22 +1378,22 @@ class GetDeletionResponse(_message.Message):
     COMPLETE_TIME_FIELD_NUMBER: _builtins.int
     MEMORIES_AFFECTED_FIELD_NUMBER: _builtins.int
     deletion_id: _builtins.str
-    """The deletion's id."""
+    """The deletion's id, as ForgetResponse gave it."""
     scope: Global___ForgetScope.ValueType
-    """The scope."""
+    """What the deletion covers, decided by the target the request named."""
     requested_by: _builtins.str
-    """Who asked."""
+    """Subject of the token that asked."""
     complete: _builtins.bool
     """True when every location is done."""
     memories_affected: _builtins.int
     """How many memories the acknowledgement made unretrievable."""
     @_builtins.property
     def create_time(self) -> _timestamp_pb2.Timestamp:
-        """When it was acknowledged."""
+        """When the targets were made unretrievable (the acknowledgement)."""
 
     @_builtins.property
     def steps(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeletionStep]:
-        """Each location's state."""
+        """Each location the deletion must reach, with its state."""
 
     @_builtins.property
     def complete_time(self) -> _timestamp_pb2.Timestamp:
@@ -1415,4 +1417,132 @@ class GetDeletionResponse(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
+Global___Deletion: _TypeAlias = Deletion  # noqa: Y015
+
+@_typing.final
+class GetDeletionResponse(_message.Message):
+    """One deletion and its progress."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def deletion(self) -> Global___Deletion:
+        """The deletion with every location's progress."""
+
+    def __init__(
+        self,
+        *,
+        deletion: Global___Deletion | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["deletion", b"deletion"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deletion", b"deletion"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
 Global___GetDeletionResponse: _TypeAlias = GetDeletionResponse  # noqa: Y015
+
+@_typing.final
+class GetContextRequest(_message.Message):
+    """Request for what an agent should know before it acts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    USER_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    K_FIELD_NUMBER: _builtins.int
+    TYPES_FIELD_NUMBER: _builtins.int
+    PROCEDURE_SCOPE_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant; checked against the caller's token first. At most 256 characters."""
+    user: _builtins.str
+    """User whose memories are read. At most 256 characters."""
+    query: _builtins.str
+    """What the agent is about to do; ranks the memories. At most 2000 characters."""
+    k: _builtins.int
+    """Number of memories; 0 means 5, above 100 is clamped, negative is rejected."""
+    procedure_scope: _builtins.str
+    """Case scope the procedures must apply to, for example "PSP merchants"; empty means every active procedure. At most 500 characters."""
+    @_builtins.property
+    def types(self) -> _containers.RepeatedScalarFieldContainer[_candidate_pb2.MemoryType.ValueType]:
+        """Only memories of these types; empty means all. At most 16 items."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        user: _builtins.str = ...,
+        query: _builtins.str = ...,
+        k: _builtins.int = ...,
+        types: _abc.Iterable[_candidate_pb2.MemoryType.ValueType] | None = ...,
+        procedure_scope: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["k", b"k", "procedure_scope", b"procedure_scope", "query", b"query", "tenant", b"tenant", "types", b"types", "user", b"user"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetContextRequest: _TypeAlias = GetContextRequest  # noqa: Y015
+
+@_typing.final
+class GetContextResponse(_message.Message):
+    """An agent's context: the memories and procedures it may rely on, and the version that names exactly this context."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class ProcedureVersionsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    MEMORIES_FIELD_NUMBER: _builtins.int
+    PROCEDURES_FIELD_NUMBER: _builtins.int
+    CONTEXT_VERSION_FIELD_NUMBER: _builtins.int
+    PROCEDURE_VERSIONS_FIELD_NUMBER: _builtins.int
+    context_version: _builtins.str
+    """Fingerprint of this context (its memory ids and procedure versions): equal contexts have equal versions."""
+    @_builtins.property
+    def memories(self) -> _containers.RepeatedCompositeFieldContainer[Global___ScoredMemory]:
+        """The top-k active, authorized memories, best first; each carries its provenance (source events, trace, policy version, confidence)."""
+
+    @_builtins.property
+    def procedures(self) -> _containers.RepeatedCompositeFieldContainer[_learned_procedure_service_pb2.LearnedProcedure]:
+        """The active learned procedures that apply, each with its version."""
+
+    @_builtins.property
+    def procedure_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """What to pass as HandleRequestRequest.procedure_versions: each procedure's intent key and version, and "memloop.context" with context_version."""
+
+    def __init__(
+        self,
+        *,
+        memories: _abc.Iterable[Global___ScoredMemory] | None = ...,
+        procedures: _abc.Iterable[_learned_procedure_service_pb2.LearnedProcedure] | None = ...,
+        context_version: _builtins.str = ...,
+        procedure_versions: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_version", b"context_version", "memories", b"memories", "procedure_versions", b"procedure_versions", "procedures", b"procedures"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetContextResponse: _TypeAlias = GetContextResponse  # noqa: Y015

@@ -105,6 +105,11 @@ class MemoryServiceStub:
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.GetDeletionRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetDeletionResponse.FromString,
                 _registered_method=True)
+        self.GetContext = channel.unary_unary(
+                '/memloop.v1.MemoryService/GetContext',
+                request_serializer=memloop_dot_v1_dot_memory__service__pb2.GetContextRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetContextResponse.FromString,
+                _registered_method=True)
 
 
 class MemoryServiceServicer:
@@ -203,7 +208,14 @@ class MemoryServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetDeletion(self, request, context):
-        """Returns a deletion and the state of each location it must reach.
+        """Returns a deletion resource and the state of each location it must reach.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetContext(self, request, context):
+        """Returns an agent's context in one read: the top-k active memories with provenance, the applicable procedures, and its version.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -281,6 +293,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetDeletion,
                     request_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetDeletionRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_memory__service__pb2.GetDeletionResponse.SerializeToString,
+            ),
+            'GetContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetContext,
+                    request_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetContextRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_memory__service__pb2.GetContextResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -662,6 +679,33 @@ class MemoryService:
             '/memloop.v1.MemoryService/GetDeletion',
             memloop_dot_v1_dot_memory__service__pb2.GetDeletionRequest.SerializeToString,
             memloop_dot_v1_dot_memory__service__pb2.GetDeletionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.MemoryService/GetContext',
+            memloop_dot_v1_dot_memory__service__pb2.GetContextRequest.SerializeToString,
+            memloop_dot_v1_dot_memory__service__pb2.GetContextResponse.FromString,
             options,
             channel_credentials,
             insecure,

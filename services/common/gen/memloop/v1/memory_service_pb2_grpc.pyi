@@ -60,7 +60,9 @@ class MemoryServiceStub:
     Forget: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]
     """Starts a deletion: targets become unretrievable before this returns, the rest follows resumably."""
     GetDeletion: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetDeletionRequest, _memory_service_pb2.GetDeletionResponse]
-    """Returns a deletion and the state of each location it must reach."""
+    """Returns a deletion resource and the state of each location it must reach."""
+    GetContext: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetContextRequest, _memory_service_pb2.GetContextResponse]
+    """Returns an agent's context in one read: the top-k active memories with provenance, the applicable procedures, and its version."""
 
 @_typing.type_check_only
 class MemoryServiceAsyncStub(MemoryServiceStub):
@@ -94,7 +96,9 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     Forget: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ForgetRequest, _memory_service_pb2.ForgetResponse]  # type: ignore[assignment]
     """Starts a deletion: targets become unretrievable before this returns, the rest follows resumably."""
     GetDeletion: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetDeletionRequest, _memory_service_pb2.GetDeletionResponse]  # type: ignore[assignment]
-    """Returns a deletion and the state of each location it must reach."""
+    """Returns a deletion resource and the state of each location it must reach."""
+    GetContext: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetContextRequest, _memory_service_pb2.GetContextResponse]  # type: ignore[assignment]
+    """Returns an agent's context in one read: the top-k active memories with provenance, the applicable procedures, and its version."""
 
 class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
     """The authority over learned memories: apply, lifecycle, review, retrieval, audit and deletion."""
@@ -209,6 +213,14 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _memory_service_pb2.GetDeletionRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.GetDeletionResponse, _abc.Awaitable[_memory_service_pb2.GetDeletionResponse]]:
-        """Returns a deletion and the state of each location it must reach."""
+        """Returns a deletion resource and the state of each location it must reach."""
+
+    @_abc_1.abstractmethod
+    def GetContext(
+        self,
+        request: _memory_service_pb2.GetContextRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.GetContextResponse, _abc.Awaitable[_memory_service_pb2.GetContextResponse]]:
+        """Returns an agent's context in one read: the top-k active memories with provenance, the applicable procedures, and its version."""
 
 def add_MemoryServiceServicer_to_server(servicer: MemoryServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -30,11 +30,11 @@ class ConflictingRecord(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     TYPE_FIELD_NUMBER: _builtins.int
     memory_id: _builtins.str
-    """The memory's id."""
+    """The conflicting memory's id. At most 256 characters."""
     intent_key: _builtins.str
-    """The memory's intent key."""
+    """The memory's intent key, shared with the candidate when they compete for it. At most 256 characters."""
     text: _builtins.str
-    """The memory's text."""
+    """The memory's redacted text. At most 4000 characters."""
     type: _candidate_pb2.MemoryType.ValueType
     """The memory's type."""
     def __init__(
@@ -63,11 +63,11 @@ class EvaluationContext(_message.Message):
     USER_FIELD_NUMBER: _builtins.int
     ROUTE_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant of the event."""
+    """Tenant of the event. At most 256 characters."""
     user: _builtins.str
-    """User of the event."""
+    """User of the event. At most 256 characters."""
     route: _builtins.str
-    """Route of the event."""
+    """Route (classification) serving used for the event. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -98,7 +98,7 @@ class EvaluateRequest(_message.Message):
 
     @_builtins.property
     def conflicts(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConflictingRecord]:
-        """Active records the candidate may contradict."""
+        """Active records the candidate may contradict. At most 256 items."""
 
     @_builtins.property
     def context(self) -> Global___EvaluationContext:

@@ -57,15 +57,15 @@ class Attachment(_message.Message):
     SIZE_BYTES_FIELD_NUMBER: _builtins.int
     SHA256_FIELD_NUMBER: _builtins.int
     filename: _builtins.str
-    """The attachment's file name."""
+    """The attachment's file name as the sender gave it. At most 1024 characters."""
     media_type: _builtins.str
-    """The attachment's media type."""
+    """The attachment's media type, for example "application/pdf". At most 256 characters."""
     data: _builtins.bytes
     """The attachment's bytes; never stored, so always empty when serving returns an attachment."""
     size_bytes: _builtins.int
     """Size of the attachment's bytes as received; set by serving on content it returns."""
     sha256: _builtins.str
-    """Hex SHA-256 of the attachment's bytes as received; set by serving on content it returns."""
+    """Hex SHA-256 of the attachment's bytes as received; set by serving on content it returns. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -95,16 +95,16 @@ class EmailContent(_message.Message):
     BODY_FIELD_NUMBER: _builtins.int
     ATTACHMENTS_FIELD_NUMBER: _builtins.int
     from_address: _builtins.str
-    """Sender address."""
+    """Sender address, compared with the owner's to tell owner text from external text. At most 320 characters."""
     to_address: _builtins.str
-    """Recipient address."""
+    """Recipient address; the default owner address. At most 320 characters."""
     subject: _builtins.str
-    """Subject line."""
+    """Subject line, redacted before it is stored (1 KiB of UTF-8 at most). At most 1024 characters."""
     body: _builtins.str
-    """Plain-text body."""
+    """Plain-text body, redacted before it is stored (256 KiB of UTF-8 at most). At most 262144 characters."""
     @_builtins.property
     def attachments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Attachment]:
-        """Attachments, if any."""
+        """Attachments, hashed and never stored. At most 32 items."""
 
     def __init__(
         self,
@@ -161,28 +161,28 @@ class HandleRequestRequest(_message.Message):
     REPLY_FIELD_NUMBER: _builtins.int
     OWNER_ADDRESS_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
-    """Client-chosen idempotency key; a repeat returns the first response."""
+    """Client-chosen idempotency key; a repeat returns the first response. At most 256 characters."""
     tenant: _builtins.str
-    """Tenant that owns the request."""
+    """Tenant that owns the request; checked against the caller's token. At most 256 characters."""
     user: _builtins.str
-    """User whose mailbox is handled."""
+    """User whose mailbox is handled. At most 256 characters."""
     thread: _builtins.str
-    """Conversation thread."""
+    """Conversation thread the request belongs to. At most 256 characters."""
     route: _builtins.str
-    """The route (classification) chosen for the request."""
+    """The route (classification) chosen for the request. At most 256 characters."""
     feedback_ref: _builtins.str
-    """Opaque reference to user feedback, if any."""
+    """Opaque reference to user feedback, if any. At most 256 characters."""
     reply: _builtins.str
-    """The reply sent to the user."""
+    """The reply sent to the user, redacted before it is stored (64 KiB of UTF-8 at most). At most 65536 characters."""
     owner_address: _builtins.str
-    """The mailbox owner's address; defaults to the content's to_address."""
+    """The mailbox owner's address; defaults to the content's to_address. At most 320 characters."""
     @_builtins.property
     def procedure_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
-        """Exact procedure versions used, keyed by procedure name; versions are positive integers."""
+        """Exact procedure versions used, keyed by procedure name; versions are positive integers. At most 64 items; names and versions at most 256 characters."""
 
     @_builtins.property
     def tool_outcomes(self) -> _containers.RepeatedCompositeFieldContainer[_learning_event_pb2.ToolOutcome]:
-        """Outcomes of the tools the agent called."""
+        """Outcomes of the tools the agent called. At most 100 items."""
 
     @_builtins.property
     def content(self) -> Global___EmailContent:
@@ -268,9 +268,9 @@ class ReadContentRequest(_message.Message):
     TENANT_FIELD_NUMBER: _builtins.int
     CONTENT_REF_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant that owns the blob; checked against the caller's token first."""
+    """Tenant that owns the blob; checked against the caller's token first. At most 256 characters."""
     content_ref: _builtins.str
-    """The blob's opaque reference."""
+    """The blob's opaque reference, as the learning event's content_ref gives it. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -329,29 +329,31 @@ class DeleteContentRequest(_message.Message):
 
     TENANT_FIELD_NUMBER: _builtins.int
     CONTENT_REF_FIELD_NUMBER: _builtins.int
-    DELETION_ID_FIELD_NUMBER: _builtins.int
     EVENT_ID_FIELD_NUMBER: _builtins.int
+    DELETION_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant that owns the blob."""
+    """Tenant that owns the blob; checked against the caller's token. At most 256 characters."""
     content_ref: _builtins.str
-    """The blob's opaque reference."""
-    deletion_id: _builtins.str
-    """The deletion workflow asking, recorded in serving's audit."""
+    """The blob's opaque reference, as the learning event's content_ref gives it. At most 256 characters."""
     event_id: _builtins.str
-    """The learning event of the request, used to find the blob when content_ref is empty."""
+    """The learning event (a UUID) whose request's blob to delete. At most 256 characters."""
+    deletion_id: _builtins.str
+    """The deletion workflow asking, recorded in serving's audit. At most 256 characters."""
     def __init__(
         self,
         *,
         tenant: _builtins.str = ...,
         content_ref: _builtins.str = ...,
-        deletion_id: _builtins.str = ...,
         event_id: _builtins.str = ...,
+        deletion_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["blob", b"blob", "content_ref", b"content_ref", "event_id", b"event_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_ref", b"content_ref", "deletion_id", b"deletion_id", "event_id", b"event_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blob", b"blob", "content_ref", b"content_ref", "deletion_id", b"deletion_id", "event_id", b"event_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_blob: _TypeAlias = _typing.Literal["content_ref", "event_id"]  # noqa: Y015
+    _WhichOneofArgType_blob: _TypeAlias = _typing.Literal["blob", b"blob"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_blob) -> _WhichOneofReturnType_blob | None: ...
 
 Global___DeleteContentRequest: _TypeAlias = DeleteContentRequest  # noqa: Y015
 
@@ -387,11 +389,11 @@ class GetOutboxEventRequest(_message.Message):
     EVENT_ID_FIELD_NUMBER: _builtins.int
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
-    """Tenant that owns the event."""
+    """Tenant that owns the event; checked against the caller's token. At most 256 characters."""
     event_id: _builtins.str
-    """The event id; or empty when request_id is given."""
+    """The learning event's id (a UUID). At most 256 characters."""
     request_id: _builtins.str
-    """The request id; used when event_id is empty."""
+    """The HandleRequest request_id that wrote the event. At most 256 characters."""
     def __init__(
         self,
         *,
@@ -399,11 +401,13 @@ class GetOutboxEventRequest(_message.Message):
         event_id: _builtins.str = ...,
         request_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "key", b"key", "request_id", b"request_id"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "request_id", b"request_id", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_id", b"event_id", "key", b"key", "request_id", b"request_id", "tenant", b"tenant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType_key: _TypeAlias = _typing.Literal["event_id", "request_id"]  # noqa: Y015
+    _WhichOneofArgType_key: _TypeAlias = _typing.Literal["key", b"key"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_key) -> _WhichOneofReturnType_key | None: ...
 
 Global___GetOutboxEventRequest: _TypeAlias = GetOutboxEventRequest  # noqa: Y015
 

@@ -1,5 +1,9 @@
 """Forget and GetDeletion: the acknowledging half of the deletion workflow.
 
+The second of the four files a forget passes through on its way to FAISS: after the commit below,
+`deps.effects.memories_changed` (`core/service/index_sync.py`) catches this replica's index up
+with the change feed, which removes the targets' vectors from FAISS (`core/adapters/faiss_index.py`).
+
 `forget` does, in ONE transaction: resolve the targets, set them `deleted` with their text and
 candidate key scrubbed (through the memories repository, so the change feed advances and every
 replica drops their vectors), write the deletion, the items it covers (ids only) and one step per
@@ -9,24 +13,21 @@ peers are told. Retrieval re-checks every hit against the database, so from the 
 on no replica can return a target, whatever its index or cache still holds.
 
 Everything after the acknowledgement (vectors, derived records, streams, serving's content,
-every replica's index) is the resumable workflow in `deletion_workflow.py`.
+every replica's index) is the resumable workflow in `workflow.py`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Protocol
 
-from services.common.errors import NotFound
-from services.common.telemetry import current_trace_id
 from services.memory.core.domain.audit import AuditAction, AuditEntry
-from services.memory.core.domain.errors import MemoryNotFound, RequestIdReused
+from services.memory.core.domain.errors import MemoryNotFound
 from services.memory.core.service.deps import utc_now
-from services.memory.core.service.ports import MemoryMetrics
+from services.memory.core.service.idempotency import RequestLedger, fingerprint, remember, replayed
+from services.memory.core.service.ports import Effects, MemoryMetrics
 from services.memory.core.service.retry import retry_on_conflict
 from services.memory.deletion.domain.deletion import (
     DONE_AT_ACKNOWLEDGEMENT,
@@ -38,6 +39,7 @@ from services.memory.deletion.domain.deletion import (
     split_by_sources,
     tombstone_outcome,
 )
+from services.memory.deletion.domain.errors import DeletionNotFound, EventNotFound
 from services.memory.deletion.service.ports import (
     DeletionNotices,
     DeletionUnitOfWork,
@@ -48,20 +50,6 @@ from services.memory.deletion.service.ports import (
 )
 
 _OPERATION = "memory.forget"
-
-
-class DeletionNotFound(NotFound):
-    reason = "DELETION_NOT_FOUND"
-
-
-class EventNotFound(NotFound):
-    """A forget by serving request id whose request serving does not know (or pruned)."""
-
-    reason = "LEARNING_EVENT_NOT_FOUND"
-
-
-class _Effects(Protocol):
-    def memories_changed(self, tenant: str, users: Iterable[str], memory_ids: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -77,10 +65,7 @@ class Forget:
     source_request_id: str = ""
     request_id: str = ""
     reason: str = ""
-
-    def fingerprint(self) -> str:
-        material = "\x1f".join([self.scope.value, self.memory_id, self.user, self.event_id, self.source_request_id])
-        return hashlib.sha256(material.encode()).hexdigest()[:32]
+    trace_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,7 +80,7 @@ class DeletionDeps:
     """What the acknowledging use case needs; bootstrap builds it once."""
 
     uow: DeletionUnitOfWorkFactory
-    effects: _Effects
+    effects: Effects
     metrics: MemoryMetrics
     serving: ServingContent
     notices: DeletionNotices
@@ -118,7 +103,7 @@ def forget(cmd: Forget, deps: DeletionDeps) -> ForgetReceipt:
     """Acknowledge a deletion: its targets are unretrievable on every replica when this returns.
 
     Idempotent on `request_id` (a repeat returns the first deletion, even after a crash); the same
-    id for a different target is RequestIdReused. Raises MemoryNotFound for an unknown memory,
+    id for any other content (target, reason, caller) is RequestIdReused. Raises MemoryNotFound for an unknown memory,
     EventNotFound for a request serving does not know, Unavailable if serving is needed and down.
     Nothing is written unless everything is.
     """
@@ -147,14 +132,14 @@ def _prior(cmd: Forget, deps: DeletionDeps) -> ForgetReceipt | None:
     if not cmd.request_id:
         return None
     with deps.uow(cmd.tenant) as uow:
-        found = uow.requests.get(cmd.request_id)
-    return None if found is None else _repeat(cmd, found)
+        return _repeat(cmd, uow.requests)
 
 
-def _repeat(cmd: Forget, prior: tuple[str, dict[str, Any]]) -> ForgetReceipt:
-    operation, result = prior
-    if operation != _OPERATION or result.get("fingerprint") != cmd.fingerprint():
-        raise RequestIdReused(f"request_id {cmd.request_id!r} was used for another change")
+def _repeat(cmd: Forget, ledger: RequestLedger) -> ForgetReceipt | None:
+    """The first deletion's receipt for a repeat of this very Forget; RequestIdReused for another."""
+    result = replayed(ledger, cmd.request_id, operation=_OPERATION, fingerprint=fingerprint(cmd))
+    if result is None:
+        return None
     return ForgetReceipt(str(result["deletion_id"]), int(result["memories_affected"]), repeated=True)
 
 
@@ -173,16 +158,16 @@ def _acknowledge(cmd: Forget, event: EventItem | None, deps: DeletionDeps) -> _A
     with deps.uow(cmd.tenant) as uow:
         if cmd.request_id:
             uow.lock(f"request:{cmd.request_id}")
-            prior = uow.requests.get(cmd.request_id)
-            if prior is not None:
-                return _Acknowledged(_repeat(cmd, prior))
+            repeated = _repeat(cmd, uow.requests)
+            if repeated is not None:
+                return _Acknowledged(repeated)
         if event is not None:
             uow.lock(f"event:{event.event_id}")  # ApplyLearning's lock: the event is applied before or not at all
         if cmd.scope is ForgetScope.USER:
             uow.lock(f"user:{cmd.user}")  # ApplyLearning's too: its writes commit before this ack, or see it
         targets = _targets(uow, cmd, event)
         fresh = [t for t in targets if not t.deleted]
-        now, trace_id, deletion_id = deps.clock(), current_trace_id(), uuid.uuid4().hex
+        now, trace_id, deletion_id = deps.clock(), cmd.trace_id, uuid.uuid4().hex
         replicas = {*uow.deletions.live_replicas(deps.liveness_seconds), deps.replica_id}
         uow.deletions.add(
             _new_deletion(cmd, event, deletion_id, len(fresh), now, trace_id, deps),
@@ -201,9 +186,9 @@ def _acknowledge(cmd: Forget, event: EventItem | None, deps: DeletionDeps) -> _A
             uow.deletions.add_user_event_items(deletion_id, cmd.user)
         uow.memories.mark_deleted([t.memory_id for t in fresh], event_id=deletion_id, trace_id=trace_id)
         _audit(uow, cmd, event, deletion_id, trace_id, fresh, replicas)
-        result = {"deletion_id": deletion_id, "memories_affected": len(fresh), "fingerprint": cmd.fingerprint()}
         if cmd.request_id:
-            uow.requests.record(cmd.request_id, operation=_OPERATION, result=result)
+            result = {"deletion_id": deletion_id, "memories_affected": len(fresh)}
+            remember(uow.requests, cmd.request_id, operation=_OPERATION, fingerprint=fingerprint(cmd), result=result)
         uow.commit()
     receipt = ForgetReceipt(deletion_id, len(fresh))
     return _Acknowledged(receipt, frozenset(t.user for t in fresh), tuple(t.memory_id for t in fresh))

@@ -9,7 +9,8 @@ every transition stores a new object, so a snapshot taken earlier cannot change 
 read, after the compute, once the write-back has begun and between its operations, so a harness
 can land a turn at exactly that point. `race_turn` does that, `serialised_run` gives the store the
 race must equal, and `race_every_position` walks a whole conversation through both. Used by the
-unit tests and the benchmark; pure, no I/O.
+unit tests and the benchmark; pure, no I/O. A test harness, not product code: the service never
+runs the job this way (it lives in tests/ so it does not ship).
 """
 
 from __future__ import annotations
@@ -23,13 +24,13 @@ from enum import StrEnum
 
 from services.common.errors import AlreadyExists
 from services.memory.consolidation.domain.consolidation import (
+    ConsolidationOutput,
     NewVersion,
     WriteBackPlan,
     WriteOperation,
     consolidate,
     plan_write_back,
     read_snapshot,
-    replace_write_back,
 )
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus, deprecated, superseded
 
@@ -235,3 +236,12 @@ def _job_positions() -> Iterator[tuple[JobPhase, int]]:
     yield JobPhase.AFTER_READ, 0
     yield JobPhase.DURING_COMPUTE, 0
     yield from ((JobPhase.DURING_WRITE_BACK, k) for k in itertools.count())
+
+
+def replace_write_back(output: ConsolidationOutput) -> tuple[MemoryRecord, ...]:
+    """The naive baseline (`store.replace(consolidate(store.all()))`): the store's whole new content.
+
+    Every absence reads as a deletion and every change is written in place, so a memory that
+    arrived after the read is destroyed. Kept only for the benchmark and the test that shows it.
+    """
+    return output.memories

@@ -1,0 +1,115 @@
+"""A kill -9 of serving during `record` is absorbed by the client: one committed result, and
+`replayed` says whether the answer came from the attempt that committed or from a later one.
+
+Two crashes, each made certain rather than timed: serving killed while its transaction waits on a
+lock the test holds (nothing committed: the retry commits, `replayed` False), and serving killed
+after it committed while a proxy holds its answer back (the retry finds the commit, `replayed`
+True). Either way the tenant has exactly one result and one outbox event for the request id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import psycopg
+import pytest
+
+from memloop_client import Client, Email, RecordResult, RetryPolicy, trace_context
+from services.cli.stack import Stack
+from tests.e2e.support import eventually, fresh_tenant
+from tests.e2e.tcp_proxy import HoldingProxy
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+PATIENT = RetryPolicy(total_deadline=180.0, attempt_timeout=60.0, initial_backoff=0.1, max_backoff=1.0)
+MAIL = Email("alice@acme.example", "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.")
+
+
+def _libpq(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def _client(stack: Stack, tenant: str, serving: str = "") -> Client:
+    return Client(
+        serving=serving or stack.services["serving"].target,
+        memory=stack.services["memory"].target,
+        tenant=tenant,
+        token=lambda: stack.token(tenant, roles=("reader", "writer")),
+        retry=PATIENT,
+    )
+
+
+def _record(client: Client) -> RecordResult:
+    return client.record("alice", thread="thr-crash", route="assistant.instruction", reply="Noted.", email=MAIL)
+
+
+def _committed(stack: Stack, tenant: str) -> list[tuple[str, str, int]]:
+    """(request id, event id, outbox rows for it) of every result the tenant has, oldest first."""
+    with psycopg.connect(_libpq(stack.serving_db_url)) as conn:
+        rows = conn.execute(
+            "SELECT r.request_id, r.event_id, (SELECT count(*) FROM outbox o WHERE o.tenant = r.tenant"
+            " AND o.request_id = r.request_id) FROM results r WHERE r.tenant = %s ORDER BY r.committed_at",
+            (tenant,),
+        ).fetchall()
+    return [(str(a), str(b), int(c)) for a, b, c in rows]
+
+
+def _serving_waits_on_the_lock(stack: Stack) -> bool:
+    with psycopg.connect(_libpq(stack.serving_db_url)) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock' AND query ILIKE '%%INSERT INTO results%%'"
+        ).fetchone()
+    return bool(row and row[0])
+
+
+def test_serving_killed_inside_its_transaction_the_retry_commits_once(stack: Stack) -> None:
+    tenant = fresh_tenant()
+    with psycopg.connect(_libpq(stack.serving_db_url)) as blocker, _client(stack, tenant) as client:
+        # Given serving's insert held inside its transaction by a lock the test holds
+        blocker.execute("LOCK TABLE results IN SHARE MODE")
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(_record, client)
+            eventually(lambda: _serving_waits_on_the_lock(stack), timeout=60, what="serving's insert waits on the lock")
+            # When serving is killed mid-call (its transaction never commits) and comes back
+            stack.services["serving"].process.kill()
+            blocker.rollback()
+            stack.restart("serving")
+            result = pending.result(timeout=200)
+    # Then the client's retry committed the one result, and says it was not a replay
+    assert not result.replayed and result.attempts >= 2
+    assert _committed(stack, tenant) == [(result.request_id, result.event_id, 1)]
+
+
+def test_serving_killed_after_commit_the_retry_returns_the_commit_as_a_replay(stack: Stack) -> None:
+    tenant = fresh_tenant()
+    proxy = HoldingProxy(stack.services["serving"].grpc_port)
+    try:
+        with _client(stack, tenant, serving=proxy.target) as client:
+            first = _record(client)  # the connection through the proxy is up
+            # Given serving's answers held back by the proxy
+            proxy.hold()
+            with ThreadPoolExecutor(1) as pool:
+                pending = pool.submit(_record, client)
+                eventually(lambda: len(_committed(stack, tenant)) == 2, timeout=60, what="the second record commits")
+                # When serving is killed after committing, before its answer got out, and comes back
+                stack.services["serving"].process.kill()
+                proxy.release()
+                stack.restart("serving")
+                result = pending.result(timeout=200)
+    finally:
+        proxy.close()
+    # Then the retry returned the committed result, marked as a replay; nothing was written twice
+    assert result.replayed and result.attempts >= 2
+    committed = _committed(stack, tenant)
+    assert committed == [(first.request_id, first.event_id, 1), (result.request_id, result.event_id, 1)]
+
+
+def test_the_callers_trace_context_reaches_serving(stack: Stack) -> None:
+    # Given a caller inside a W3C trace
+    trace_id = uuid.uuid4().hex
+    with _client(stack, fresh_tenant()) as client, trace_context(f"00-{trace_id}-{uuid.uuid4().hex[:16]}-01"):
+        # When it records
+        result = _record(client)
+    # Then serving committed the result (and its learning event) under the caller's trace
+    assert result.trace_id == trace_id
