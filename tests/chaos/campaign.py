@@ -269,14 +269,16 @@ class Campaign:
     # --- faults ------------------------------------------------------------------------------------
 
     def _inject_faults(self) -> None:
-        """Faults at random moments, drawn from a shuffled deck so every kind happens each round."""
+        """Faults at random moments, drawn from a shuffled deck so every kind happens each round.
+
+        Runs while clients send and, after that, until every kind has happened at least once (the
+        worker is still draining the backlog then, so late faults still hit events in flight).
+        """
         low, high = self.profile.fault_gap
         deck: list[str] = []
-        while self._sending.wait(0):
+        while self._sending.is_set() or len(self.report.faults) < len(FAULTS):
             time.sleep(self.random.uniform(low, high))
             self._revive_the_dead()
-            if not self._sending.is_set():
-                return
             if not deck:
                 deck = self.random.sample(FAULTS, len(FAULTS))
             fault = deck.pop()
