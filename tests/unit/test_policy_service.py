@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.common.auth_keys import SigningKey
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2
 from services.policy.bootstrap import PolicySettings
@@ -12,7 +13,10 @@ from services.policy.entrypoints.grpc_server import evaluate_command_from_pb
 from services.policy.service.evaluate import evaluate_candidate
 from tests.helpers import POLICY_SIGNING_PEM
 
-ENV = {"MEMLOOP_AUTH_SECRET": "s3cret-for-tests", "MEMLOOP_POLICY_SIGNING_KEY": POLICY_SIGNING_PEM.decode()}
+ENV = {
+    "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+    "MEMLOOP_POLICY_SIGNING_KEY": POLICY_SIGNING_PEM.decode(),
+}
 
 
 def _request(**overrides: object) -> policy_service_pb2.EvaluateRequest:
@@ -115,4 +119,4 @@ def test_a_conflict_with_unspecified_type_is_invalid() -> None:
 def test_policy_refuses_to_start_without_its_signing_key() -> None:
     # Given no signing key, then the process refuses to start, naming the setting
     with pytest.raises(SystemExit, match="MEMLOOP_POLICY_SIGNING_KEY"):
-        PolicySettings.from_env({"MEMLOOP_AUTH_SECRET": "s3cret-for-tests"})
+        PolicySettings.from_env({"MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem()})
