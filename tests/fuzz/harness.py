@@ -17,6 +17,7 @@ import psycopg
 from services.cli.stack import Stack
 from services.common import access
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 
 ALL_ROLES = ("reader", "writer", "reviewer", "admin", "service")
 TENANT, FOREIGN = "acme", "globex"
@@ -90,14 +91,15 @@ class Fuzzed:
         self.stack = stack
         self._channels: dict[str, grpc.Channel] = {}
         self._counters = [RowCounter(stack.serving_db_url), RowCounter(stack.memory_db_url)]
-        secret = stack.auth_secret
+        issuer = stack.issuer
+        assert issuer is not None, "the stack's token issuer key exists once it has started"
         self.tokens: dict[str, str | None] = {
-            "valid": issue_token(secret, subject="fuzz", tenant=TENANT, roles=ALL_ROLES),
-            "foreign": issue_token(secret, subject="fuzz-foreign", tenant=FOREIGN, roles=ALL_ROLES),
+            "valid": issue_token(issuer, subject="fuzz", tenant=TENANT, roles=ALL_ROLES),
+            "foreign": issue_token(issuer, subject="fuzz-foreign", tenant=FOREIGN, roles=ALL_ROLES),
             "missing": None,
             "garbage": "not-a-jwt.garbage.token",
-            "expired": issue_token(secret, subject="fuzz", tenant=TENANT, roles=ALL_ROLES, ttl_seconds=-60),
-            "wrong_secret": issue_token("x" * 48, subject="fuzz", tenant=TENANT, roles=ALL_ROLES),
+            "expired": issue_token(issuer, subject="fuzz", tenant=TENANT, roles=ALL_ROLES, ttl_seconds=-60),
+            "wrong_secret": issue_token(SigningKey.generate(), subject="fuzz", tenant=TENANT, roles=ALL_ROLES),
         }
 
     def target_of(self, full_method: str) -> str:
