@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -62,6 +62,18 @@ test-integration: install
 
 test-e2e: install
 	$(call pytest,tests/e2e)
+
+# Property-based fuzzing of every RPC against the stack as processes, ≥300 examples per RPC (a few
+# per RPC run inside `make test`); prints the table and keeps it in .memloop/fuzz-table.md.
+fuzz: install
+	mkdir -p .memloop
+	MEMLOOP_FUZZ_EXAMPLES=300 MEMLOOP_FUZZ_REPORT=.memloop/fuzz-table.md $(BIN)/pytest tests/fuzz -q
+
+# 5,000 events through the stack while processes are killed, NATS and PostgreSQL restarted and
+# worker<->memory cut (a ~500-event profile runs inside `make test`); prints the table.
+chaos: install
+	mkdir -p .memloop
+	$(BIN)/python -m tests.chaos.campaign --events 5000 --report .memloop/chaos-table.md
 
 lint: install lint-protos
 	$(BIN)/ruff check .

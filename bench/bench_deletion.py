@@ -38,6 +38,8 @@ from typing import Any
 import grpc
 
 from services.cli.stack import Stack, StackSpec
+from services.common import convert
+from services.common.decision_signing import DecisionSigner, load_signer
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
@@ -89,13 +91,17 @@ def _decision(user: str, text: str) -> cpb.Decision:
     )
 
 
-def _learn(memory: Any, user: str, text: str) -> str:
+def _learn(memory: Any, user: str, text: str, signer: DecisionSigner) -> str:
+    """Write one memory through ApplyLearning, signed with the stack's policy key as policy would."""
+    event_id = str(uuid.uuid4())
+    message = _decision(user, text)
+    message.signature = signer.sign(convert.decision_from_pb(message), tenant=TENANT, user=user, event_id=event_id)
     request = pb.ApplyLearningRequest(
-        event_id=str(uuid.uuid4()),
+        event_id=event_id,
         trace_id=uuid.uuid4().hex,
         tenant=TENANT,
         user=user,
-        decisions=[_decision(user, text)],
+        decisions=[message],
     )
     return str(memory.ApplyLearning(request, timeout=60).applied[0].memory_id)
 
@@ -117,20 +123,20 @@ def _forget(memory: Any, request: pb.ForgetRequest) -> Sample:
         time.sleep(0.002)
 
 
-def one_memory_samples(memory: Any, n: int) -> list[Sample]:
+def one_memory_samples(memory: Any, n: int, signer: DecisionSigner) -> list[Sample]:
     samples = []
     for i in range(n):
-        memory_id = _learn(memory, "bench-one", f"one memory to forget, number {i} {uuid.uuid4().hex}")
+        memory_id = _learn(memory, "bench-one", f"one memory to forget, number {i} {uuid.uuid4().hex}", signer)
         samples.append(_forget(memory, pb.ForgetRequest(tenant=TENANT, memory_id=memory_id)))
     return samples
 
 
-def user_sample(replicas: list[Any], memories: int) -> Sample:
+def user_sample(replicas: list[Any], memories: int, signer: DecisionSigner) -> Sample:
     """Seed one user through both replicas (the seeding is the slow part), then forget the user."""
     user = f"bench-user-{uuid.uuid4().hex[:8]}"
 
     def learn(i: int) -> str:
-        return _learn(replicas[i % len(replicas)], user, f"fact {i} of {user}: {uuid.uuid4().hex}")
+        return _learn(replicas[i % len(replicas)], user, f"fact {i} of {user}: {uuid.uuid4().hex}", signer)
 
     with ThreadPoolExecutor(max_workers=16) as pool:
         list(pool.map(learn, range(memories)))
@@ -147,12 +153,14 @@ def _pct(values: list[float], q: float) -> float:
 def run(quick: bool) -> list[dict[str, Any]]:
     """Rows of (figure, memloop, baseline, ratio, goal, met) for run_all."""
     with _stack() as stack:
-        token = stack.token(TENANT, roles=("reader", "writer", "admin"), subject="bench")
+        # the bench plays the loop (ApplyLearning, signed with the stack's policy key) and the operator
+        token = stack.token(TENANT, roles=("reader", "writer", "admin", "service"), subject="bench")
+        signer = load_signer(str(stack.policy_signing_key_file))
         channels: list[grpc.Channel] = [sync_channel(stack.services[n].target, token) for n in ("memory", "memory-1")]
         replicas = [pb_grpc.MemoryServiceStub(channel) for channel in channels]
         try:
-            one = one_memory_samples(replicas[0], 30 if quick else 200)
-            users = [user_sample(replicas, USER_MEMORIES) for _ in range(1 if quick else 3)]
+            one = one_memory_samples(replicas[0], 30 if quick else 200, signer)
+            users = [user_sample(replicas, USER_MEMORIES, signer) for _ in range(1 if quick else 3)]
         finally:
             for channel in channels:
                 channel.close()

@@ -37,7 +37,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,7 @@ from bench._harness import (
 from bench._sampler import arm, summarise
 from services.cli.stack import Stack
 from services.common import convert
+from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
     memory_service_pb2_grpc,
@@ -114,6 +115,7 @@ class InlineLearning:
         self._memory = memory_service_pb2_grpc.MemoryServiceStub(self._channels[1])
         self._redactor = Redactor(RedactionMode.THOROUGH)
         self._extractor = RuleBasedExtractor()
+        self._signer = load_signer(str(stack.policy_signing_key_file))  # in-process policy signs, as policy does
 
     def close(self) -> None:
         for channel in self._channels:
@@ -141,6 +143,8 @@ class InlineLearning:
             }
             context = rules.EvaluationContext(tenant=request.tenant, user=request.user, route=request.route)
             decisions = [rules.evaluate(c, conflicts.get(c.candidate_key, ()), context) for c in candidates]
+            scope = {"tenant": request.tenant, "user": request.user, "event_id": response.event_id}
+            decisions = [replace(d, signature=self._signer.sign(d, **scope)) for d in decisions]
         apply = memory_service_pb2.ApplyLearningRequest(
             event_id=response.event_id,
             trace_id=response.trace_id,

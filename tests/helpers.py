@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
+from services.common.decision_signing import generate_private_key_pem, load_signer, public_key_pem
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.processes import ServiceProcess
 
@@ -37,3 +38,34 @@ class TestInfra:
 
 SpawnService = Callable[[str, dict[str, str], int, str], ServiceProcess]
 """The `spawn` fixture: `(module, env, port, name) -> ServiceProcess`, already SERVING."""
+
+
+# Policy's signing key pair for this test session: policy processes sign with it, memory processes
+# verify with its public half, and tests that play the worker sign their own decisions with it.
+POLICY_SIGNING_PEM = generate_private_key_pem()
+POLICY_VERIFY_PEM = public_key_pem(POLICY_SIGNING_PEM)
+POLICY_SIGNER = load_signer(POLICY_SIGNING_PEM.decode())
+POLICY_KEY_ENV = {
+    "MEMLOOP_POLICY_SIGNING_KEY": POLICY_SIGNING_PEM.decode(),
+    "MEMLOOP_POLICY_VERIFY_KEY": POLICY_VERIFY_PEM.decode(),
+}
+
+
+def sign_decisions(request: Any) -> Any:
+    """Sign every decision of an ApplyLearningRequest as policy would; returns the request.
+
+    A decision that is not even valid input stays unsigned: memory must refuse it as
+    INVALID_ARGUMENT (naming the field) before it looks at any signature.
+    """
+    from services.common import convert
+    from services.common.errors import InvalidArgument
+
+    for message in request.decisions:
+        try:
+            decision = convert.decision_from_pb(message)
+        except InvalidArgument:
+            continue
+        message.signature = POLICY_SIGNER.sign(
+            decision, tenant=request.tenant, user=request.user, event_id=request.event_id
+        )
+    return request

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
 from services.common.auth_keys import SigningKey, write_keypair
+from services.common.decision_signing import generate_private_key_pem, public_key_pem
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
@@ -87,6 +88,10 @@ class Stack:
     def embedded_nats(self) -> EmbeddedNats | None:
         return self._nats
 
+    @property
+    def embedded_postgres(self) -> EmbeddedPostgres | None:
+        return self._postgres
+
     def _issuer(self) -> SigningKey:
         if self.issuer is None:
             raise InfraError("the stack has not started: no token issuer key yet")
@@ -122,6 +127,7 @@ class Stack:
             self.spec.data_dir, private_name=ISSUER_KEY_FILE, public_name=PUBLIC_KEYS_FILE
         )
         self.issuer = SigningKey.from_file(private)
+        self._write_policy_keys()
         admin_url = self.spec.database_admin_url
         if not admin_url:
             self._postgres = EmbeddedPostgres(self.spec.data_dir / "postgres")
@@ -134,6 +140,28 @@ class Stack:
             self._nats = EmbeddedNats(self.spec.data_dir / "nats")
             self._nats.start()
             self.nats_url = self._nats.url
+
+    @property
+    def policy_signing_key_file(self) -> Path:
+        return self.spec.data_dir / "policy_signing_key.pem"
+
+    @property
+    def policy_verify_key_file(self) -> Path:
+        return self.spec.data_dir / "policy_verify_key.pem"
+
+    def _write_policy_keys(self) -> None:
+        """Policy's Ed25519 pair, once per data folder: the private half goes to policy only."""
+        if not self.policy_signing_key_file.exists():
+            self.policy_signing_key_file.write_bytes(generate_private_key_pem())
+            self.policy_signing_key_file.chmod(0o600)
+        self.policy_verify_key_file.write_bytes(public_key_pem(self.policy_signing_key_file.read_bytes()))
+
+    def _kind_env(self, kind: str) -> dict[str, str]:
+        if kind == "policy":
+            return {"MEMLOOP_POLICY_SIGNING_KEY": str(self.policy_signing_key_file)}
+        if kind == "memory":
+            return {"MEMLOOP_POLICY_VERIFY_KEY": str(self.policy_verify_key_file)}
+        return {}
 
     def base_env(self) -> dict[str, str]:
         env = {
@@ -163,6 +191,7 @@ class Stack:
         grpc_port, metrics_port = self._grpc_port(name), free_port()
         env = {
             **self.base_env(),
+            **self._kind_env(kind),
             "MEMLOOP_GRPC_PORT": str(grpc_port),
             "MEMLOOP_METRICS_PORT": str(metrics_port),
             "MEMLOOP_REPLICA_ID": name,

@@ -6,8 +6,9 @@ naming that key (`kid`); services verify them against a public key set and canno
 with that secret, which services do only when MEMLOOP_AUTH_ALLOW_HS256=on.
 A service token for the loop's own workers carries tenant "*" and the `service` role; nothing
 else may address every tenant.
-The interceptor only authenticates; tenant authorization happens in each servicer through
-`authorize_tenant`, before any lookup, so permission is always checked before existence.
+The interceptor authenticates, then authorizes from the one table in `services.common.access`:
+the caller's roles against the method, and the tenant the request names against the token's,
+before the servicer runs, so permission is always checked before existence.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from typing import Any
 import grpc
 import jwt
 
+from services.common import access
 from services.common.auth_keys import ALGORITHM as EDDSA
 from services.common.auth_keys import PublicKeySet, SigningKey
-from services.common.errors import PermissionDenied, Unauthenticated
+from services.common.errors import MemloopError, PermissionDenied, Unauthenticated
 
 ALL_TENANTS = "*"
 SERVICE_ROLE = "service"
@@ -123,19 +125,33 @@ def current_principal() -> Principal:
     return principal
 
 
-def authorize_tenant(tenant: str, *, roles: Iterable[str] = ()) -> Principal:
-    """Check the caller may act for `tenant` (and holds one of `roles`, when given).
+def authorize_tenant(tenant: str) -> Principal:
+    """Check the caller may act for `tenant`; returns the principal (its subject is who acted).
 
-    Called first in every servicer method, before validation of anything that would reveal
-    whether a resource exists.
+    The interceptor already checked roles and the request's tenant; servicers call this for the
+    principal and as a second check of the tenant they are about to use.
     """
     principal = current_principal()
-    if not principal.can_act_for(tenant):
-        raise PermissionDenied(f"token for tenant {principal.tenant!r} may not access tenant {tenant!r}")
-    wanted = frozenset(roles)
-    if wanted and not (principal.roles & wanted) and SERVICE_ROLE not in principal.roles:
-        raise PermissionDenied(f"requires one of roles {sorted(wanted)}", reason="ROLE_REQUIRED")
+    _check_tenant(principal, tenant)
     return principal
+
+
+def _check_tenant(principal: Principal, tenant: str) -> None:
+    if not principal.can_act_for(tenant):
+        raise PermissionDenied(
+            f"token for tenant {principal.tenant[:64]!r} may not access tenant {tenant[:64]!r}", reason="TENANT_DENIED"
+        )
+
+
+def authorize_call(method: str, principal: Principal) -> None:
+    """Raise PermissionDenied unless one of the principal's roles may call `method` (the table)."""
+    rule = access.rule_for(method)
+    if rule is None:
+        raise PermissionDenied(f"{method} is not open to any role", reason="ROLE_REQUIRED")
+    if not (rule.roles & principal.roles):
+        raise PermissionDenied(
+            f"{method.rsplit('/', 1)[-1]} requires one of roles {sorted(rule.roles)}", reason="ROLE_REQUIRED"
+        )
 
 
 def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
@@ -143,7 +159,12 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 
 class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """Authenticate every call except health and reflection; expose the principal to handlers."""
+    """Authenticate and authorize every call except health and reflection, from the access table.
+
+    Roles are checked before the request is read; the tenant the request names (the table says
+    which field) is checked once it is deserialized, before the servicer runs. An empty tenant is
+    left to the servicer's validation (INVALID_ARGUMENT naming the field).
+    """
 
     def __init__(self, verifier: TokenVerifier | str) -> None:
         self._verifier = TokenVerifier(None, hs256_secret=verifier) if isinstance(verifier, str) else verifier
@@ -160,18 +181,26 @@ class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
             return _deny(handler, Unauthenticated("missing bearer token", reason="TOKEN_MISSING"))
         try:
             principal = self._verifier.verify(header[7:].strip())
-        except Unauthenticated as exc:
+            authorize_call(handler_call_details.method, principal)
+        except (Unauthenticated, PermissionDenied) as exc:
             return _deny(handler, exc)
-        return _with_principal(handler, principal)
+        rule = access.rule_for(handler_call_details.method)
+        return _with_principal(handler, principal, rule.tenant_field if rule else "tenant")
 
 
-def _with_principal(handler: Any, principal: Principal) -> Any:
+def _with_principal(handler: Any, principal: Principal, tenant_field: str) -> Any:
     if handler.unary_unary is None:
         return handler
 
     inner = handler.unary_unary
 
     def call(request: Any, context: grpc.ServicerContext) -> Any:
+        tenant = access.tenant_of(request, tenant_field)
+        if tenant:
+            try:
+                _check_tenant(principal, tenant)
+            except PermissionDenied as exc:
+                _abort(context, exc)
         token = _current.set(principal)
         try:
             return inner(request, context)
@@ -185,11 +214,15 @@ def _with_principal(handler: Any, principal: Principal) -> Any:
     )
 
 
-def _deny(handler: Any, error: Unauthenticated) -> Any:
+def _abort(context: grpc.ServicerContext, error: MemloopError) -> None:
     from services.common.grpc_errors import abort_with  # local: grpc_errors imports this module's errors
 
+    abort_with(context, error, domain="auth.memloop")
+
+
+def _deny(handler: Any, error: MemloopError) -> Any:
     def call(request: Any, context: grpc.ServicerContext) -> Any:
-        abort_with(context, error, domain="auth.memloop")
+        _abort(context, error)
 
     return grpc.unary_unary_rpc_method_handler(
         call,

@@ -116,6 +116,7 @@ def decision_to_pb(decision: Decision) -> pb.Decision:
         outcome=_OUTCOMES[decision.outcome],
         reasons=[pb.DecisionReason(code=r.code, message=r.message) for r in decision.reasons],
         policy_version=decision.policy_version,
+        signature=decision.signature,
     )
 
 
@@ -127,4 +128,5 @@ def decision_from_pb(message: pb.Decision, field: str = "decision") -> Decision:
         outcome=outcome_from_pb(message.outcome, f"{field}.outcome"),
         policy_version=message.policy_version,
         reasons=tuple(Reason(code=r.code, message=r.message) for r in message.reasons),
+        signature=message.signature,
     )

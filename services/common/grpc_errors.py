@@ -86,12 +86,28 @@ def grpc_method(domain: str) -> Callable[[F], F]:
             except Exception as exc:
                 if _is_abort(exc):
                     raise
+                if _is_database_unreachable(exc):
+                    # PostgreSQL restarting or unreachable: the caller should retry, not report a bug.
+                    _log.warning("database unreachable in %s: %s", method.__qualname__, type(exc).__name__)
+                    unavailable = errors.Unavailable("database unavailable; retry", reason="DATABASE_UNAVAILABLE")
+                    abort_with(context, unavailable, domain=domain)
                 _log.exception("unhandled error in %s", method.__qualname__)
                 abort_with(context, errors.MemloopError("internal error", reason="INTERNAL"), domain=domain)
 
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def _is_database_unreachable(exc: BaseException) -> bool:
+    """A lost or refused database connection (SQLAlchemy's OperationalError/DisconnectionError, or
+    psycopg's OperationalError), as opposed to a bug in a statement."""
+    import psycopg
+    from sqlalchemy import exc as sa_exc
+
+    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
+        return True
+    return isinstance(exc, sa_exc.OperationalError | sa_exc.DisconnectionError | psycopg.OperationalError)
 
 
 def _is_abort(exc: Exception) -> bool:

@@ -94,3 +94,5 @@ class Decision:
     outcome: Outcome
     policy_version: str
     reasons: tuple[Reason, ...] = field(default_factory=tuple)
+    # Policy's signature (services.common.decision_signing); empty until policy signs it.
+    signature: bytes = b""

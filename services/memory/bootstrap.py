@@ -20,6 +20,7 @@ from sqlalchemy.orm import sessionmaker
 
 from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.decision_signing import load_verifier
 from services.common.gen.memloop.v1 import (
     consolidation_service_pb2,
     consolidation_service_pb2_grpc,
@@ -137,6 +138,7 @@ def build(settings: MemorySettings) -> App:
         effects=AfterCommit(sync, cache, notices),
         metrics=metrics,
         tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
+        decisions=load_verifier(settings.policy_verify_key),
     )
     replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
     consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)

@@ -123,6 +123,7 @@ class MemorySettings:
     conflict_similarity: float
     apply_attempts: int
     db_pool_size: int
+    policy_verify_key: str  # PEM or a path to one: policy's Ed25519 public key
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)  # issue 8
     deletion: DeletionSettings = field(default_factory=DeletionSettings)  # issue 6
     app_password: str = ""  # MEMLOOP_MEMORY_DB_PASSWORD(_FILE); empty: libpq's own sources
@@ -137,8 +138,12 @@ class MemorySettings:
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
         if embedder not in EMBEDDERS:
             raise SystemExit(f"MEMLOOP_EMBEDDER={embedder!r}: choose one of {', '.join(EMBEDDERS)}")
+        verify_key = env_str(env, "MEMLOOP_POLICY_VERIFY_KEY")
+        if not verify_key:
+            raise SystemExit("MEMLOOP_POLICY_VERIFY_KEY is required: memory applies only decisions policy signed")
         return cls(
             common=common,
+            policy_verify_key=verify_key,
             admin_database_url=database_url_for(env, "memory"),
             app_role=env_str(env, "MEMLOOP_MEMORY_DB_ROLE", "memloop_memory_app"),
             nats_url=env_str(env, "MEMLOOP_NATS_URL", "nats://127.0.0.1:4222"),

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from services.common.app import App
+from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
 from services.common.settings import CommonSettings, env_float
@@ -26,6 +27,7 @@ class PolicySettings:
 
     common: CommonSettings
     thresholds: PolicyThresholds
+    signing_key: str  # PEM or a path to one: the Ed25519 key that signs decisions (policy only)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PolicySettings:
@@ -38,7 +40,10 @@ class PolicySettings:
                 env, "MEMLOOP_POLICY_SUPERSEDE_MIN_CONFIDENCE", DEFAULT_THRESHOLDS.supersede_min_confidence
             ),
         )
-        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds)
+        signing_key = env.get("MEMLOOP_POLICY_SIGNING_KEY", "").strip()
+        if not signing_key:
+            raise SystemExit("MEMLOOP_POLICY_SIGNING_KEY is required: memory applies only decisions policy signed")
+        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds, signing_key=signing_key)
 
 
 def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
@@ -52,7 +57,7 @@ def build(settings: PolicySettings) -> App:
     """The policy process: one stateless servicer, no background work."""
     servicer = Registration(
         policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
-        PolicyServicer(settings.thresholds),
+        PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),
         full_service_name(policy_service_pb2, "PolicyService"),
     )
     return App(settings.common, servicers=[servicer])

@@ -189,7 +189,7 @@ def forgotten(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Ite
     data_dir = tmp_path_factory.mktemp("forget-event") / "stack"
     stack = make_stack(infra, data_dir, memory_replicas=2, extra_env=FAST).start()
     write_stack_file(stack, data_dir / "stack.json")
-    clients = Clients(stack, "acme", roles=("reader", "writer", "admin"))
+    clients = Clients(stack, "acme", roles=("reader", "writer", "admin", "service"))
     try:
         forgotten = _known_before(stack, clients, _learn_alice(stack, clients))
         ack = clients.memory.Forget(

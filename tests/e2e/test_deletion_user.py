@@ -72,7 +72,7 @@ def forgotten_user(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -
     data_dir = tmp_path_factory.mktemp("forget-user") / "stack"
     stack = make_stack(infra, data_dir, memory_replicas=2, extra_env=FAST).start()
     write_stack_file(stack, data_dir / "stack.json")
-    clients = Clients(stack, "acme", roles=("reader", "writer", "admin"))
+    clients = Clients(stack, "acme", roles=("reader", "writer", "admin", "service"))
     try:
         dead = _dead_letter(stack, clients, "schedule-with-bob", "dana", "req-dana-dead-letter")
         learned = [_send(clients, r["name"], "dana", f"req-dana-{i}").event_id for i, r in enumerate(ALICE["requests"])]

@@ -138,7 +138,7 @@ def test_each_api_enforces_auth_tenancy_and_validation(
     # Given no token, a token for tenant "acme", and one for "northwind"
     with grpc.insecure_channel(target) as bare, pytest.raises(grpc.RpcError) as missing:
         call(stub_type(bare), "acme")
-    token = stack.token("acme", roles=("reader", "writer", "decide"))
+    token = stack.token("acme", roles=("reader", "writer", "reviewer", "service"))
     with grpc.insecure_channel(target) as raw:
         channel = grpc.intercept_channel(raw, _Bearer(token))
         stub = stub_type(channel)

@@ -98,7 +98,7 @@ class Jobs:
         self._channel.close()
 
 
-def jobs_stub(node: MemoryNode, *, tenant: str = "acme", roles: tuple[str, ...] = ("service",)) -> Jobs:
+def jobs_stub(node: MemoryNode, *, tenant: str = "acme", roles: tuple[str, ...] = ("service", "reader")) -> Jobs:
     return Jobs(node.port, token(tenant, roles))
 
 

@@ -27,7 +27,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
-from tests.helpers import SpawnService
+from tests.helpers import POLICY_KEY_ENV, SpawnService
 
 MEMORY = "services.memory.entrypoints.main"
 SERVING = "services.serving.entrypoints.main"
@@ -84,7 +84,12 @@ class DeletionRig:
     def learning_stream(self) -> str:
         return f"{self.prefix}_LEARNING".upper()
 
-    def token(self, tenant: str = "*", roles: tuple[str, ...] = ("service",), subject: str = "tester") -> str:
+    def token(
+        self,
+        tenant: str = "*",
+        roles: tuple[str, ...] = ("service", "reader", "writer", "reviewer", "admin"),
+        subject: str = "tester",
+    ) -> str:
         return issue_token(self.secret, subject=subject, tenant=tenant, roles=roles)
 
     def port(self, name: str) -> int:
@@ -93,7 +98,8 @@ class DeletionRig:
     def env(self, name: str, **extra: str) -> dict[str, str]:
         return {
             "MEMLOOP_AUTH_PUBLIC_KEYS": self.secret.public_pem(),
-            "MEMLOOP_SERVICE_TOKEN": self.token(),
+            **POLICY_KEY_ENV,
+            "MEMLOOP_SERVICE_TOKEN": self.token(roles=("service",), subject="memloop-loop"),
             "MEMLOOP_GRPC_PORT": str(self.port(name)),
             "MEMLOOP_METRICS_PORT": str(free_port()),
             "MEMLOOP_NATS_URL": self.nats_url,

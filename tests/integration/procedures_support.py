@@ -89,7 +89,7 @@ def audit_trail(node: MemoryNode, tenant: str, *actions: str) -> list[tuple[str,
         if action.startswith("learned_procedure."):
             assert len(trace_id) == 32 and trace_id != "0" * 32  # every transition names its trace
             assert detail["procedure_id"] == procedure_id
-            assert set(detail) - {"reason", "legacy_index", "review_item_id"} <= AUDIT_KEYS  # ids, never text
+            assert set(detail) - {"reason", "reason_note", "legacy_index", "review_item_id"} <= AUDIT_KEYS  # ids only
     return [r[:4] for r in rows if r[0].startswith("learned_procedure.") and (not actions or r[0] in actions)]
 
 

@@ -103,7 +103,7 @@ class Stack:
         port = free_port()
         return self._spawn(RELAY, self.env(port, **extra_env), port, name)
 
-    def token(self, tenant: str = "acme", roles: tuple[str, ...] = ("writer", "reader", "admin")) -> str:
+    def token(self, tenant: str = "acme", roles: tuple[str, ...] = ("writer", "reader", "admin", "service")) -> str:
         return issue_token(self.secret, subject=random_ref("client"), tenant=tenant, roles=roles)
 
     def stub(self, token: str | None = None) -> serving_service_pb2_grpc.ServingServiceStub:
@@ -197,7 +197,7 @@ def make_stack_factory(
 ) -> Iterator[Callable[..., Stack]]:
     stacks: list[Stack] = []
 
-    def make(nats_url: str | None = None) -> Stack:
+    def make(nats_url: str | None = None, **serving_env: str) -> Stack:
         port = free_port()
         stack = Stack(
             admin_db_url=new_database("serving"),
@@ -209,7 +209,7 @@ def make_stack_factory(
             span_file=tmp_path / f"spans-{len(stacks)}.jsonl",
             _spawn=spawn,
         )
-        spawn(SERVING, stack.env(port), port, "serving")
+        spawn(SERVING, stack.env(port, **serving_env), port, "serving")
         stacks.append(stack)
         return stack
 

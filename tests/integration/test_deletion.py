@@ -11,6 +11,7 @@ from the event. The whole stack (real relay and worker, the Alice fixture) is in
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -379,3 +380,25 @@ def test_a_replica_that_stops_reporting_is_named_and_catches_up_when_it_returns(
     wait_complete(stub, "acme", ack.deletion_id)
     row_id = row_id_of(rig.memory_db, memory_id)
     assert row_id not in persisted_row_ids(rig.nodes["memory-b"].index_dir)
+
+
+def test_a_free_text_reason_stays_out_of_the_append_only_audit_and_a_forget_removes_it(rig: DeletionRig) -> None:
+    # Given: a memory an operator deprecates with a reason that carries personal data
+    stub = rig.memory()
+    memory_id = stub.ApplyLearning(apply_request(random_ref("evt"), decision("Prefers decaf"))).applied[0].memory_id
+    reason = "She told me about her pregnancy, so no caffeine"
+    stub.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=memory_id, reason=reason))
+    # Then: the audit trail still reads the reason back, but no append-only audit row holds the text
+    audit = stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", memory_id=memory_id)).audit_events
+    assert reason in [json.loads(a.detail_json).get("reason") for a in audit]
+    assert [hit for hit in database_hits(rig.memory_db, ["pregnancy"]) if hit.startswith("audit_events")] == []
+    # When: the memory is forgotten
+    ack = stub.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
+    wait_complete(stub, "acme", ack.deletion_id)
+    # Then: the reason is nowhere in memory's database, and the audit row names only the note it had
+    assert database_hits(rig.memory_db, ["pregnancy"]) == []
+    details = [
+        json.loads(a.detail_json)
+        for a in stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", memory_id=memory_id)).audit_events
+    ]
+    assert all("reason" not in d for d in details if "reason_note" in d) and any("reason_note" in d for d in details)

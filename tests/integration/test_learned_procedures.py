@@ -63,7 +63,7 @@ def test_save_then_update_twice_supersedes_with_lineage_versions_1_2_3_and_audit
     node: MemoryNode, tenant: str
 ) -> None:
     # Given: an officer with the decide role
-    officer = Procedures(node, tenant, "decide")
+    officer = Procedures(node, tenant, "reviewer")
     # When: the rule is saved, then refined twice under the same intent
     first = officer.save("request 3 months of bank statements")
     second = officer.save("request 3 months of bank statements or a signed processor history")
@@ -93,7 +93,7 @@ def test_save_then_update_twice_supersedes_with_lineage_versions_1_2_3_and_audit
 
 def test_a_repeated_request_id_returns_the_first_save_and_writes_nothing(node: MemoryNode, tenant: str) -> None:
     # Given: a save with a request id
-    officer, request_id = Procedures(node, tenant, "decide"), random_ref("req")
+    officer, request_id = Procedures(node, tenant, "reviewer"), random_ref("req")
     first = officer.save("request 3 months of bank statements", request_id=request_id)
     # When: the same call is repeated, and the id is reused for another change
     again = officer.save("request 3 months of bank statements", request_id=request_id)
@@ -106,7 +106,7 @@ def test_a_repeated_request_id_returns_the_first_save_and_writes_nothing(node: M
 
 def test_a_draft_operates_only_after_confirm_and_deprecation_retires_a_rule(node: MemoryNode, tenant: str) -> None:
     # Given: an active rule and a draft refinement of it
-    officer = Procedures(node, tenant, "decide")
+    officer = Procedures(node, tenant, "reviewer")
     v1 = officer.save("request 3 months of bank statements").learned_procedure
     draft = officer.save("request 6 months of bank statements", draft=True)
     # Then: the draft is stored as a draft and supersedes nothing yet
@@ -150,7 +150,7 @@ def test_ten_concurrent_saves_for_one_intent_leave_exactly_one_active_in_every_r
     node: MemoryNode, tenant: str
 ) -> None:
     # Given: ten officers' channels
-    officers = [Procedures(node, tenant, "decide", subject=f"officer.{i}") for i in range(10)]
+    officers = [Procedures(node, tenant, "reviewer", subject=f"officer.{i}") for i in range(10)]
     saved: list[str] = []
     for round_ in range(3):
         # When: all ten save a version of the same intent at once
@@ -194,7 +194,7 @@ SUPPRESSING = [
 def test_the_guard_refuses_every_suppression_and_admits_added_scrutiny(
     node: MemoryNode, tenant: str, draft: bool
 ) -> None:
-    officer = Procedures(node, tenant, "decide")
+    officer = Procedures(node, tenant, "reviewer")
     for action, field in SUPPRESSING:
         # When: an action that would reduce scrutiny is saved (active or as a draft)
         code, reason, fields, message = failure(lambda action=action: officer.save(action, draft=draft))  # type: ignore[misc]
@@ -219,7 +219,7 @@ def test_backfill_of_the_legacy_fixture_gives_two_active_three_superseded_and_tw
     node: MemoryNode, tenant: str
 ) -> None:
     # Given: the pilot's legacy block of five refinements of two policies, and a super-admin
-    admin, officer = Procedures(node, tenant, "admin", subject="root"), Procedures(node, tenant, "decide")
+    admin, officer = Procedures(node, tenant, "admin", subject="root"), Procedures(node, tenant, "reviewer")
     # When: an officer tries, then the admin backfills twice
     assert failure(lambda: officer.BackfillLearnedProcedures(legacy_request(tenant)))[0] == (
         grpc.StatusCode.PERMISSION_DENIED
@@ -252,7 +252,7 @@ def test_applicable_procedures_return_only_active_rules_that_match_the_case_scop
     node: MemoryNode, tenant: str
 ) -> None:
     # Given: an active PSP rule (with a superseded version), a deprecated one, a draft, a crypto rule
-    officer, reader = Procedures(node, tenant, "decide"), Procedures(node, tenant, "reader", subject="analyst")
+    officer, reader = Procedures(node, tenant, "reviewer"), Procedures(node, tenant, "reader", subject="analyst")
     officer.save("request 3 months of bank statements")
     psp = officer.save("request 3 months of bank statements or processor history").learned_procedure
     officer.save("request a draft checklist", intent="psp_merchants.draft", draft=True)
@@ -283,10 +283,10 @@ def test_applicable_procedures_return_only_active_rules_that_match_the_case_scop
 
 def test_roles_and_tenants_bound_every_call(node: MemoryNode, tenant: str) -> None:
     # Given: a rule of this tenant, a read-only token, and officers of another tenant
-    officer, reader = Procedures(node, tenant, "decide"), Procedures(node, tenant, "reader", subject="analyst")
+    officer, reader = Procedures(node, tenant, "reviewer"), Procedures(node, tenant, "reader", subject="analyst")
     saved = officer.save("request 3 months of bank statements").learned_procedure
     other = random_ref("t")
-    foreign, foreign_admin = Procedures(node, other, "decide"), Procedures(node, other, "admin")
+    foreign, foreign_admin = Procedures(node, other, "reviewer"), Procedures(node, other, "admin")
     denied = grpc.StatusCode.PERMISSION_DENIED
     # Then: the read-only token reads but cannot save, confirm, deprecate or backfill
     assert [p.procedure_id for p in reader.listed()] == [saved.procedure_id]

@@ -48,7 +48,7 @@ def test_context_is_the_search_plus_the_applicable_procedures_with_a_stable_vers
     retired = stub.ApplyLearning(apply_request(random_ref("evt"), decision("Prefers meetings by video"))).applied[0]
     stub.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=retired.memory_id, reason="stale"))
     stub.ApplyLearning(apply_request(random_ref("evt"), decision("Bob meets after 08:00", user="bob"), user="bob"))
-    officer = Procedures(node, "acme", "decide")
+    officer = Procedures(node, "acme", "reviewer")
     saved = officer.save("ask for proof of trading address").learned_procedure
     # When the agent asks for its context
     reader = node.stub(token("acme", ("reader",)))

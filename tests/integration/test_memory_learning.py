@@ -183,7 +183,7 @@ def test_concurrent_supersessions_of_one_intent_leave_exactly_one_active(node: M
 
 def test_concurrent_explicit_supersessions_one_wins_the_other_is_rejected_cleanly(node: MemoryNode) -> None:
     # Given: one active memory
-    stub = node.stub(tenant="acme", roles=("writer",))
+    stub = node.stub(tenant="acme", roles=("reviewer",))
     service = node.stub()
     stored = service.ApplyLearning(apply_request(random_ref("evt"), decision("after 10:00", intent=INTENT)))
     memory_id, barrier = stored.applied[0].memory_id, threading.Barrier(2)
@@ -211,8 +211,8 @@ def test_concurrent_explicit_supersessions_one_wins_the_other_is_rejected_cleanl
 
 
 def test_explicit_supersession_is_idempotent_on_request_id_and_deprecation_retires(node: MemoryNode) -> None:
-    # Given: an active preference and a writer
-    service, writer = node.stub(), node.stub(tenant="acme", roles=("writer",))
+    # Given: an active preference and a reviewer
+    service, writer = node.stub(), node.stub(tenant="acme", roles=("reviewer",))
     first = service.ApplyLearning(apply_request(random_ref("evt"), decision("after 10:00", intent=INTENT)))
     old_id, request_id = first.applied[0].memory_id, random_ref("req")
     request = pb.SupersedeMemoryRequest(
@@ -237,7 +237,7 @@ def test_explicit_supersession_is_idempotent_on_request_id_and_deprecation_retir
     # When: the new record is deprecated (twice)
     retired = writer.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=once.memory.memory_id))
     again = writer.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=once.memory.memory_id))
-    # Then: it is retired once, audited with the writer as actor, and never retrieved
+    # Then: it is retired once, audited with the reviewer as actor, and never retrieved
     assert retired.memory.state == again.memory.state == pb.MEMORY_STATE_DEPRECATED
     audit = service.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", memory_id=once.memory.memory_id))
     assert [(a.action, a.actor) for a in audit.audit_events if a.action == "memory.deprecated"] == [

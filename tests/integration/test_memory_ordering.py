@@ -72,3 +72,24 @@ def test_a_late_statement_is_slotted_into_the_middle_of_the_history(node: Memory
         ("meetings after 10:00 please", pb.MEMORY_STATE_SUPERSEDED),
         ("meetings after 08:00 are fine", pb.MEMORY_STATE_ACTIVE),
     ]
+
+
+def test_a_repeated_statement_carries_its_newest_time_so_an_older_one_learned_later_does_not_win(
+    node: MemoryNode,
+) -> None:
+    # Given "concise" stated at minute 1 and again at minute 3 (the repeat joins the same memory)
+    stub = node.stub()
+    concise = stub.ApplyLearning(_stated("evt-concise-1", "keep my replies concise", minutes=1))
+    again = stub.ApplyLearning(_stated("evt-concise-3", "keep my replies concise", minutes=3))
+    assert again.applied[0].memory_id == concise.applied[0].memory_id
+    # When "detailed", stated at minute 2, is learned after both
+    detailed = stub.ApplyLearning(_stated("evt-detailed-2", "keep my replies detailed", minutes=2))
+    # Then the owner's latest statement (concise, minute 3) is still the active one
+    active = stub.ListMemories(
+        pb.ListMemoriesRequest(tenant="acme", user="alice", intent_key=INTENT, states=[pb.MEMORY_STATE_ACTIVE])
+    ).memories
+    assert [m.text for m in active] == ["keep my replies concise"]
+    assert _chain(node, detailed.applied[0].memory_id) == [
+        ("keep my replies detailed", pb.MEMORY_STATE_SUPERSEDED),
+        ("keep my replies concise", pb.MEMORY_STATE_ACTIVE),
+    ]

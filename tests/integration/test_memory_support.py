@@ -24,13 +24,17 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
 from services.common.vocabulary import MemoryType, candidate_key
-from tests.helpers import SpawnService
+from tests.helpers import POLICY_KEY_ENV, SpawnService, sign_decisions
 
 SECRET = SigningKey.generate()  # the token issuer's key; memory gets only its public half
 MODULE = "services.memory.entrypoints.main"
 
 
-def token(tenant: str = "acme", roles: tuple[str, ...] = ("service",), subject: str = "tester") -> str:
+# The default test identity is the loop and an operator at once; tests of least privilege pass roles.
+LOOP_AND_OPERATOR = ("service", "reader", "reviewer", "admin")
+
+
+def token(tenant: str = "acme", roles: tuple[str, ...] = LOOP_AND_OPERATOR, subject: str = "tester") -> str:
     return issue_token(SECRET, subject=subject, tenant="*" if "service" in roles else tenant, roles=roles)
 
 
@@ -58,7 +62,9 @@ class MemoryNode:
     process: ServiceProcess
     stubs: list[Stub] = field(default_factory=list)
 
-    def stub(self, bearer: str | None = None, *, tenant: str = "acme", roles: tuple[str, ...] = ("service",)) -> Stub:
+    def stub(
+        self, bearer: str | None = None, *, tenant: str = "acme", roles: tuple[str, ...] = LOOP_AND_OPERATOR
+    ) -> Stub:
         stub = Stub(self.port, bearer if bearer is not None else token(tenant, roles))
         self.stubs.append(stub)
         return stub
@@ -91,6 +97,7 @@ class MemoryCluster:
         port, metrics_port = free_port(), free_port()
         env = {
             "MEMLOOP_AUTH_PUBLIC_KEYS": SECRET.public_pem(),
+            "MEMLOOP_POLICY_VERIFY_KEY": POLICY_KEY_ENV["MEMLOOP_POLICY_VERIFY_KEY"],
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(metrics_port),
             "MEMLOOP_MEMORY_DATABASE_URL": self.database_url,
@@ -155,13 +162,15 @@ def decision(
 def apply_request(
     event_id: str, *decisions: cpb.Decision, tenant: str = "acme", user: str = "alice", trace_id: str = ""
 ) -> pb.ApplyLearningRequest:
-    return pb.ApplyLearningRequest(
+    """An ApplyLearningRequest whose decisions policy signed (as the worker would pass them on)."""
+    request = pb.ApplyLearningRequest(
         event_id=event_id,
         trace_id=trace_id or (event_id.encode().hex() + "0" * 32)[:32],
         tenant=tenant,
         user=user,
         decisions=list(decisions),
     )
+    return sign_decisions(request)  # type: ignore[no-any-return]
 
 
 def wait_until(condition: Callable[[], bool], *, timeout: float = 10.0, interval: float = 0.05) -> bool:

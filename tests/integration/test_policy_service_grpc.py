@@ -24,7 +24,7 @@ from services.common.vocabulary import Candidate
 from services.policy.domain.rules import POLICY_VERSION
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
 from tests.fixtures import load_fixture
-from tests.helpers import SpawnService, random_ref
+from tests.helpers import POLICY_KEY_ENV, SpawnService, random_ref
 
 pytestmark = pytest.mark.integration
 
@@ -94,6 +94,7 @@ def policy(spawn: SpawnService) -> Iterator[Policy]:
         "MEMLOOP_AUTH_PUBLIC_KEYS": secret.public_pem(),
         "MEMLOOP_GRPC_PORT": str(port),
         "MEMLOOP_METRICS_PORT": str(free_port()),
+        "MEMLOOP_POLICY_SIGNING_KEY": POLICY_KEY_ENV["MEMLOOP_POLICY_SIGNING_KEY"],
     }
     spawn("services.policy.entrypoints.main", env, port, "policy")
     client = Policy(f"127.0.0.1:{port}", secret)
@@ -146,20 +147,24 @@ def test_preference_update_supersedes_and_the_secret_is_rejected(policy: Policy)
     assert secrets_ and all(r.decision.outcome == candidate_pb2.DECISION_OUTCOME_REJECT for r in secrets_)
 
 
-def test_tenant_tokens_may_evaluate_only_their_own_tenant(policy: Policy) -> None:
-    # Given one candidate, and tokens for the same tenant, another tenant and none
+def test_only_the_loop_may_evaluate_and_only_for_its_tenant(policy: Policy) -> None:
+    # Given one candidate, and tokens: the loop's for the tenant, the loop's for another tenant,
+    # an agent's (writer) for the same tenant, and none
     (candidate,) = _candidates("preference-after-ten")
 
     # When each evaluates it
-    own = policy.evaluate(candidate, metadata=policy.token(TENANT, ("writer",)))
+    own = policy.evaluate(candidate, metadata=policy.token(TENANT, ("service",)))
     with pytest.raises(grpc.RpcError) as other:
-        policy.evaluate(candidate, metadata=policy.token("globex", ("writer",)))
+        policy.evaluate(candidate, metadata=policy.token("globex", ("service",)))
+    with pytest.raises(grpc.RpcError) as agent:
+        policy.evaluate(candidate, metadata=policy.token(TENANT, ("writer",)))
     with pytest.raises(grpc.RpcError) as anonymous:
         policy.evaluate(candidate, metadata=())
 
-    # Then only the same tenant (or the service token) gets a decision
+    # Then only the loop's identity for that tenant gets a (signed) decision
     assert own.decision.outcome == candidate_pb2.DECISION_OUTCOME_STORE
     assert other.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert agent.value.code() == grpc.StatusCode.PERMISSION_DENIED
     assert anonymous.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 

@@ -74,7 +74,7 @@ def test_bad_input_is_invalid_argument_naming_the_field_and_writes_nothing(
     request = alice_request(0)
     request_id = request.request_id
     _invalid(request, mutate)
-    stub = stack.stub(stack.token(tenant="*", roles=("service",)))
+    stub = stack.stub(stack.token(tenant="*", roles=("service", "writer")))
 
     # When it is sent
     with pytest.raises(grpc.RpcError) as failure:

@@ -105,7 +105,7 @@ def test_malformed_and_unresolvable_events_are_dead_lettered_and_never_block_the
     assert reasons == {
         ("", "MALFORMED_EVENT", 1),
         (lost.event_id, "CONTENT_NOT_FOUND", 1),
-        (stranger.event_id, "CONTENT_NOT_FOUND", 1),
+        (stranger.event_id, "TENANT_NOT_FOUND", 1),
     }
     # And the worker is still running, reports the depth, and `memloop dlq list` shows them
     assert rig.processes["worker"].is_running

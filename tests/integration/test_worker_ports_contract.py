@@ -5,6 +5,7 @@ drift from the services they stand in for.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -20,6 +21,7 @@ from services.worker.adapters.grpc_peers import GrpcConflictFinder, GrpcContentR
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
 from services.worker.service.model import ConflictRecord, EmailView, PermanentError
 from services.worker.service.process_event import LearningPorts
+from tests.helpers import POLICY_SIGNER
 from tests.integration import worker_support
 from tests.integration.worker_support import FIXTURE, REQUESTS, TENANT, LoopRig
 
@@ -38,7 +40,10 @@ class Variant:
 
 
 def _decide(candidate: Candidate, conflicts: Sequence[ConflictRecord]) -> Decision:
-    return rules.evaluate(candidate, [rules.Conflict(c.memory_id, c.intent_key, c.text, c.type) for c in conflicts])
+    """The rules' decision, signed with the session's policy key as the policy process signs it."""
+    decision = rules.evaluate(candidate, [rules.Conflict(c.memory_id, c.intent_key, c.text, c.type) for c in conflicts])
+    signature = POLICY_SIGNER.sign(decision, tenant=TENANT, user=USER, event_id=candidate.event_id)
+    return dataclasses.replace(decision, signature=signature)
 
 
 def _fake() -> Variant:
@@ -55,7 +60,7 @@ def _fake() -> Variant:
 
 
 def _grpc(rig: LoopRig, peers: list[PeerChannel]) -> Variant:
-    token = rig.token("*", ("service",))
+    token = rig.token("*", ("service", "writer"))  # the loop, and an agent to seed requests
     serving, memory, policy = (PeerChannel(f"127.0.0.1:{rig.ports[n]}", token) for n in ("serving", "memory", "policy"))
     peers += [serving, memory, policy]
 
@@ -106,11 +111,15 @@ async def test_content_reads_back_with_authorship_and_unknown_content_is_permane
     alice, bob = await variant.ports.content.read(TENANT, own), await variant.ports.content.read(TENANT, external)
     with pytest.raises(PermanentError) as missing:
         await variant.ports.content.read(TENANT, "content-nobody-filed")
+    with pytest.raises(PermanentError) as stranger:
+        await variant.ports.content.read("tenant_nobody_served", own)
 
-    # Then authorship and subject survive, and the unknown reference is a permanent CONTENT_NOT_FOUND
+    # Then authorship and subject survive, an unknown reference is a permanent CONTENT_NOT_FOUND,
+    # and a tenant serving never served is a permanent TENANT_NOT_FOUND (a different dead letter)
     assert (alice.user, alice.subject, alice.from_owner) == (USER, "Scheduling", True)
     assert (bob.subject, bob.from_owner) == ("Quick sync next week?", False)
     assert missing.value.reason == "CONTENT_NOT_FOUND"
+    assert stranger.value.reason == "TENANT_NOT_FOUND"
 
 
 async def test_apply_is_idempotent_on_the_event_and_marks_it_processed(variant: Variant) -> None:

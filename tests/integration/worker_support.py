@@ -36,7 +36,7 @@ from services.common.infra.processes import ServiceProcess, free_port
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 from tests.fixtures import load_fixture
-from tests.helpers import SpawnService, TestInfra, random_ref
+from tests.helpers import POLICY_KEY_ENV, SpawnService, TestInfra, random_ref
 
 FIXTURE = load_fixture("alice.json")
 TENANT = FIXTURE["tenant"]
@@ -83,6 +83,7 @@ class LoopRig:
         port = self.ports.setdefault(name, free_port())
         return {
             "MEMLOOP_AUTH_PUBLIC_KEYS": self.secret.public_pem(),
+            **POLICY_KEY_ENV,
             "MEMLOOP_SERVICE_TOKEN": self.token("*", ("service",)),
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(self.ports.setdefault(f"{name}-metrics", free_port())),
@@ -127,7 +128,7 @@ class LoopRig:
         return issue_token(self.secret, subject=random_ref("test"), tenant=tenant, roles=roles)
 
     def _metadata(self) -> tuple[tuple[str, str | bytes], ...]:
-        return (("authorization", f"Bearer {self.token('*', ('service',))}"),)
+        return (("authorization", f"Bearer {self.token('*', ('service', 'reader', 'writer'))}"),)
 
     def _channel(self, name: str) -> grpc.Channel:
         channel = grpc.insecure_channel(f"127.0.0.1:{self.ports[name]}")

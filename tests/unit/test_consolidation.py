@@ -121,6 +121,18 @@ def test_a_newer_fact_of_the_same_slot_retires_the_older_one(older: str, newer: 
     assert (retirement.memory_id, retirement.survivor_id, retirement.reason) == ("m1", "m2", RetireReason.CORRECTED)
 
 
+def test_newer_wins_by_when_it_was_stated_not_when_it_was_learned() -> None:
+    # Given Porto stated at minute 5 but learned first, and Lisbon stated at minute 1 but learned later
+    porto = dataclasses.replace(memory("m-porto", "Priya lives in Porto", at=minute(10)), observed_at=minute(5))
+    lisbon = dataclasses.replace(memory("m-lisbon", "Priya lives in Lisbon", at=minute(20)), observed_at=minute(1))
+    # When consolidation runs
+    output = consolidate([porto, lisbon])
+    # Then the owner's latest statement (Porto) survives and the earlier one is retired
+    assert [m.memory_id for m in output.memories] == ["m-porto"]
+    (retirement,) = output.retirements
+    assert (retirement.memory_id, retirement.survivor_id) == ("m-lisbon", "m-porto")
+
+
 @pytest.mark.parametrize(
     ("current", "plan"),
     [

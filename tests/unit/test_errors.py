@@ -33,3 +33,36 @@ def test_negative_page_size_is_invalid() -> None:
     with pytest.raises(InvalidArgument) as caught:
         validate_page_size(-1, default=50, maximum=500)
     assert caught.value.violations[0].field == "page_size"
+
+
+class _Context:
+    """Just enough of grpc.ServicerContext to observe what a servicer aborted with."""
+
+    def __init__(self) -> None:
+        self.status: object = None
+
+    def abort_with_status(self, status: object) -> None:
+        self.status = status
+        raise Exception()  # what grpc raises from abort, caught by the test
+
+
+def test_a_lost_database_connection_is_unavailable_not_internal() -> None:
+    # Given a servicer whose database is restarting (the connection is refused mid-call)
+    import grpc
+    from sqlalchemy.exc import OperationalError
+
+    from services.common.grpc_errors import grpc_method
+
+    class Servicer:
+        @grpc_method("test.memloop")
+        def Call(self, request: object, context: object) -> None:
+            raise OperationalError("SELECT 1", {}, ConnectionRefusedError("connection refused"))
+
+    context = _Context()
+    # When it is called
+    with pytest.raises(Exception):  # noqa: B017 - grpc's abort raises a bare Exception
+        Servicer().Call(None, context)
+    # Then the caller is told to retry (UNAVAILABLE, DATABASE_UNAVAILABLE), not that memloop has a bug
+    assert context.status is not None
+    assert context.status.code == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
+    assert "DATABASE_UNAVAILABLE" in str(context.status.trailing_metadata)  # type: ignore[attr-defined]

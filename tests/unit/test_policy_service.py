@@ -11,8 +11,12 @@ from services.policy.bootstrap import PolicySettings
 from services.policy.domain.rules import DEFAULT_THRESHOLDS, PolicyThresholds
 from services.policy.entrypoints.grpc_server import evaluate_command_from_pb
 from services.policy.service.evaluate import evaluate_candidate
+from tests.helpers import POLICY_SIGNING_PEM
 
-ENV = {"MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem()}
+ENV = {
+    "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+    "MEMLOOP_POLICY_SIGNING_KEY": POLICY_SIGNING_PEM.decode(),
+}
 
 
 def _request(**overrides: object) -> policy_service_pb2.EvaluateRequest:
@@ -110,3 +114,9 @@ def test_a_conflict_with_unspecified_type_is_invalid() -> None:
 
     # Then the error names the conflict's field
     assert failure.value.violations[0].field == "conflicts[0].type"
+
+
+def test_policy_refuses_to_start_without_its_signing_key() -> None:
+    # Given no signing key, then the process refuses to start, naming the setting
+    with pytest.raises(SystemExit, match="MEMLOOP_POLICY_SIGNING_KEY"):
+        PolicySettings.from_env({"MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem()})

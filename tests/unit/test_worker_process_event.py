@@ -195,9 +195,11 @@ async def test_policy_unavailable_is_transient_and_nothing_is_applied(loop: Loop
 
 
 async def test_missing_content_is_permanent_and_dead_lettered_at_the_first_attempt(loop: Loop) -> None:
-    # Given an event whose content reference resolves to nothing
+    # Given an event whose content reference resolves to nothing (its tenant is known to serving)
     event = loop.event_for("schedule-with-bob")
+    other = next(iter(loop.content.blobs.values()))
     loop.content.blobs.clear()
+    loop.content.put(event.tenant, "content-of-another-request", other)
 
     # When it is processed
     with pytest.raises(PermanentError) as failure:

@@ -150,6 +150,24 @@ class EmbeddedPostgres:
         forget_child(process)
         self._process = None
 
+    def restart_immediate(self, timeout: float = 60.0) -> None:
+        """Immediate-mode shutdown (SIGQUIT: no checkpoint, like a crash) and start again (chaos).
+
+        The next start replays the WAL; clients see their connections dropped mid-transaction.
+        """
+        process = self._process
+        if process is not None and process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(signal.SIGQUIT)
+            try:
+                process.wait(timeout=15.0)
+            except subprocess.TimeoutExpired:
+                signal_group(process, signal.SIGKILL)
+                process.wait()
+            forget_child(process)
+            self._process = None
+        self.start(timeout)
+
     def __enter__(self) -> EmbeddedPostgres:
         return self.start()
 

@@ -16,7 +16,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
 from services.memory.core.entrypoints import requests
-from services.memory.core.entrypoints.grpc_server import DOMAIN, READ_ROLES
+from services.memory.core.entrypoints.grpc_server import DOMAIN
 from services.memory.core.entrypoints.pb_mapping import scored_to_pb
 from services.memory.core.service.context import AgentContext, GetContext, get_context
 from services.memory.core.service.deps import MemoryPorts
@@ -35,7 +35,7 @@ class ContextRpcs(pb_grpc.MemoryServiceServicer):
 
     @grpc_method(DOMAIN)
     def GetContext(self, request: pb.GetContextRequest, context: grpc.ServicerContext) -> pb.GetContextResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         found = get_context(_command(request, self._context_ports), self._context_ports, self._applicable)
         return _to_pb(found)
 

@@ -1,18 +1,21 @@
 """PolicyService servicer: authorize, validate, evaluate, translate — nothing else.
 
-Policy holds no data, so the only authorization question is whether the caller may act for the
-tenant named in the request's context (the loop's service token may act for every tenant).
+Policy holds no data; only the loop's service identity may ask (the roles table), for the tenant
+named in the request's context. Every decision leaves signed with policy's private key, bound to
+the tenant, user, event and candidate, so memory can tell it came from here unchanged.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import grpc
 from prometheus_client import Counter
 
 from services.common import convert
 from services.common.auth import authorize_tenant
+from services.common.decision_signing import DecisionSigner
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_errors import grpc_method
@@ -28,8 +31,9 @@ DECISIONS = Counter("memloop_policy_decisions_total", "Policy decisions by outco
 class PolicyServicer(policy_service_pb2_grpc.PolicyServiceServicer):
     """Evaluates candidates with the thresholds the process was configured with."""
 
-    def __init__(self, thresholds: rules.PolicyThresholds) -> None:
+    def __init__(self, thresholds: rules.PolicyThresholds, signer: DecisionSigner) -> None:
         self._thresholds = thresholds
+        self._signer = signer
 
     @grpc_method(DOMAIN)
     def Evaluate(
@@ -38,6 +42,10 @@ class PolicyServicer(policy_service_pb2_grpc.PolicyServiceServicer):
         authorize_tenant(request.context.tenant)
         command = evaluate_command_from_pb(request)
         decision = evaluate_candidate(command, self._thresholds)
+        signature = self._signer.sign(
+            decision, tenant=command.context.tenant, user=command.context.user, event_id=command.candidate.event_id
+        )
+        decision = replace(decision, signature=signature)
         DECISIONS.labels(decision.outcome.value).inc()
         _log.info(
             "evaluated candidate %s: %s %s",

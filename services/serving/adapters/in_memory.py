@@ -89,6 +89,9 @@ class _Contents:
         found = self._t.contents.get(content_ref)
         return found if found is not None and found.tenant == self._tenant else None
 
+    def tenant_known(self) -> bool:
+        return any(tenant == self._tenant for tenant, _ in self._t.results)
+
     def delete(self, content_ref: str) -> bool:
         if self.get(content_ref) is None:
             return False

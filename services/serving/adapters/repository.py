@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import SqlAlchemyUnitOfWork
+from services.common.gen.memloop.v1 import learning_event_pb2
 from services.serving.adapters.event_codec import encode_event, without_summaries
 from services.serving.domain.model import (
     AttachmentMeta,
@@ -165,6 +166,12 @@ class SqlContentRepository:
             },
         )
 
+    def tenant_known(self) -> bool:
+        found = self._session.execute(
+            text("SELECT EXISTS (SELECT 1 FROM results WHERE tenant = :tenant)"), {"tenant": self._tenant}
+        ).scalar()
+        return bool(found)
+
     def get(self, content_ref: str) -> StoredContent | None:
         row = (
             self._session.execute(
@@ -252,7 +259,7 @@ class SqlOutboxRepository:
             .first()
         )
         if row is None:
-            return None
+            return self._pruned(event_id=event_id, request_id=request_id)
         return OutboxStatus(
             payload=bytes(row["payload"]),
             state=OutboxState.PUBLISHED if row["published_at"] is not None else OutboxState.PENDING,
@@ -261,6 +268,44 @@ class SqlOutboxRepository:
             duplicate=bool(row["duplicate"]),
             publish_attempts=int(row["publish_attempts"]),
         )
+
+    def _pruned(self, *, event_id: str, request_id: str) -> OutboxStatus | None:
+        """A row the relay pruned after publishing it: the event's references, rebuilt from its result.
+
+        Forget by request id (and `memloop trace`) must keep resolving an event after the retention
+        period; the result row keeps every id the event carried (never content).
+        """
+        where = "event_id = CAST(:key AS uuid)" if event_id else "request_id = :key"
+        row = (
+            self._session.execute(
+                text(
+                    f"""
+                    SELECT event_id, trace_id, request_id, user_id, thread, route, procedure_versions,
+                           feedback_ref, content_ref, committed_at
+                    FROM results WHERE tenant = :tenant AND {where}
+                    """
+                ),
+                {"tenant": self._tenant, "key": event_id or request_id},
+            )
+            .mappings()
+            .first()
+        )
+        if row is None:
+            return None
+        event = learning_event_pb2.LearningEvent(
+            event_id=str(row["event_id"]),
+            trace_id=row["trace_id"],
+            request_id=row["request_id"],
+            tenant=self._tenant,
+            user=row["user_id"],
+            thread=row["thread"],
+            route=row["route"],
+            procedure_versions=dict(row["procedure_versions"] or {}),
+            feedback_ref=row["feedback_ref"],
+            content_ref=row["content_ref"],
+        )
+        event.commit_time.FromDatetime(row["committed_at"])
+        return OutboxStatus(payload=event.SerializeToString(deterministic=True), state=OutboxState.PUBLISHED)
 
     def forget_text(self, request_id: str) -> bool:
         row = self._session.execute(

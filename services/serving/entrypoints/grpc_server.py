@@ -1,7 +1,6 @@
 """The ServingService servicer: authorize, build the command, call the use case, translate.
 
-Roles (the loop's own service token, tenant "*", passes every check): HandleRequest needs
-`writer`; ReadContent and GetOutboxEvent need `reader` (or `writer`); DeleteContent needs `admin`.
+Roles per RPC live in the one table, `services.common.access`, enforced by the server bootstrap.
 The tenant is authorized before anything is looked up, so a caller for another tenant learns
 nothing about what exists there.
 """
@@ -20,15 +19,12 @@ from services.serving.service import use_cases
 from services.serving.service.use_cases import ServingDeps
 
 DOMAIN = "serving.memloop"
-WRITE_ROLES = ("writer",)
-READ_ROLES = ("reader", "writer")
-DELETE_ROLES = ("admin",)
 
 
-def _authorize(tenant: str, roles: tuple[str, ...]) -> None:
+def _authorize(tenant: str) -> None:
     """A missing tenant is bad input, not a permission question; otherwise permission first."""
     require(tenant, "tenant")
-    authorize_tenant(tenant, roles=roles)
+    authorize_tenant(tenant)
 
 
 def _current_span_ids() -> tuple[str, str]:
@@ -44,7 +40,7 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
     def HandleRequest(
         self, request: serving_service_pb2.HandleRequestRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.HandleRequestResponse:
-        _authorize(request.tenant, WRITE_ROLES)
+        _authorize(request.tenant)
         trace_id, span_id = _current_span_ids()
         command = to_command(request, trace_id=trace_id, span_id=span_id)
         return to_handle_response(use_cases.handle_request(command, self._deps))
@@ -53,14 +49,14 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
     def ReadContent(
         self, request: serving_service_pb2.ReadContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.ReadContentResponse:
-        _authorize(request.tenant, READ_ROLES)
+        _authorize(request.tenant)
         return to_read_response(use_cases.read_content(request.tenant, request.content_ref, self._deps))
 
     @grpc_method(DOMAIN)
     def DeleteContent(
         self, request: serving_service_pb2.DeleteContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.DeleteContentResponse:
-        _authorize(request.tenant, DELETE_ROLES)
+        _authorize(request.tenant)
         deleted = use_cases.delete_content(
             request.tenant, request.content_ref, request.deletion_id, self._deps, event_id=request.event_id
         )
@@ -70,6 +66,6 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
     def GetOutboxEvent(
         self, request: serving_service_pb2.GetOutboxEventRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.GetOutboxEventResponse:
-        _authorize(request.tenant, READ_ROLES)
+        _authorize(request.tenant)
         status = use_cases.get_outbox_event(request.tenant, request.event_id, request.request_id, self._deps)
         return to_outbox_response(status)

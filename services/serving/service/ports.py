@@ -51,6 +51,10 @@ class ContentRepository(Protocol):
 
     def get(self, content_ref: str) -> StoredContent | None: ...
 
+    def tenant_known(self) -> bool:
+        """True when serving has handled any request of this tenant (to tell apart NOT_FOUND causes)."""
+        ...
+
     def delete(self, content_ref: str) -> bool:
         """Remove the blob; True if it existed."""
         ...

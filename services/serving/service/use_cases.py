@@ -145,12 +145,17 @@ def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime)
 
 
 def read_content(tenant: str, content_ref: str, deps: ServingDeps) -> StoredContent:
-    """The redacted blob; NotFound when it never existed or was deleted."""
+    """The redacted blob. NotFound with reason TENANT_NOT_FOUND when serving never handled a request
+    of the tenant, CONTENT_NOT_FOUND when the blob never existed or was deleted: the worker
+    dead-letters the two for different reasons."""
     require(content_ref, "content_ref")
     with deps.uow_factory(tenant) as uow:
         content = uow.contents.get(content_ref)
+        known = content is not None or uow.contents.tenant_known()
+    if not known:
+        raise NotFound(f"tenant {tenant[:64]!r} is unknown to serving", reason="TENANT_NOT_FOUND")
     if content is None:
-        raise NotFound(f"content {content_ref!r} not found")
+        raise NotFound(f"content {content_ref[:64]!r} not found", reason="CONTENT_NOT_FOUND")
     return content
 
 

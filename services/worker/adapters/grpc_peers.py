@@ -118,7 +118,9 @@ class GrpcContentReader:
                 lambda ch: serving_service_pb2_grpc.ServingServiceStub(ch).ReadContent(request, timeout=self._timeout),
             )
         except PermanentError as exc:
-            # NOT_FOUND / PERMISSION_DENIED here mean "no such content for this tenant": say so plainly.
+            # Serving's ErrorInfo says which: the tenant is unknown to serving, or its content is gone.
+            if exc.reason == "SERVING_NOT_FOUND" and "reason=TENANT_NOT_FOUND" in exc.detail.split():
+                raise PermanentError("TENANT_NOT_FOUND", exc.detail, dependency="serving") from None
             if exc.reason in ("SERVING_NOT_FOUND", "SERVING_PERMISSION_DENIED"):
                 raise PermanentError("CONTENT_NOT_FOUND", exc.detail, dependency="serving") from None
             raise

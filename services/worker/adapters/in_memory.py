@@ -57,6 +57,8 @@ class InMemoryContentReader:
         try:
             return self.blobs[(tenant, content_ref)]
         except KeyError:
+            if not any(known == tenant for known, _ in self.blobs):
+                raise PermanentError("TENANT_NOT_FOUND", "status=NOT_FOUND", dependency="serving") from None
             raise PermanentError("CONTENT_NOT_FOUND", "status=NOT_FOUND", dependency="serving") from None
 
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+import os
+import threading
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import nats
@@ -135,7 +137,9 @@ class WorkerProcess:
             await self._consumer.run(self._stopping)
         finally:
             _log.info("worker draining")
-            await self._consumer.drain(self._settings.common.drain_seconds)
+            drain = self._settings.common.drain_seconds
+            _exit_if_stuck(drain + _SHUTDOWN_MARGIN_SECONDS)
+            await _bounded("in-flight deliveries", self._consumer.drain(drain), drain + 1.0)
 
     async def report_backlog(self) -> None:
         """Poll the consumer's backlog into metrics until stopped."""
@@ -149,8 +153,40 @@ class WorkerProcess:
         await asyncio.gather(poller, return_exceptions=True)
 
     async def close(self) -> None:
+        """Every step bounded; NATS is drained when connected and closed when it is gone."""
         if self._peers is not None:
-            await close_peers(self._peers.channels)
-        if self._client is not None:
-            await self._client.drain()
+            await _bounded("peer channels", close_peers(self._peers.channels), 3.0)
+        client = self._client
+        if client is not None:
+            if client.is_connected:
+                await _bounded("NATS drain", client.drain(), 5.0)
+            if not client.is_closed:
+                await _bounded("NATS close", client.close(), 3.0)
         _log.info("worker stopped")
+
+
+# Every shutdown step is bounded; past drain + this margin the process exits regardless.
+_SHUTDOWN_MARGIN_SECONDS = 10.0
+
+
+async def _bounded(what: str, step: Awaitable[object], timeout: float) -> None:
+    """Await one shutdown step; a step that fails or overruns is logged and skipped, never fatal."""
+    try:
+        await asyncio.wait_for(step, timeout)
+    except TimeoutError:
+        _log.warning("shutdown: %s did not finish within %.1f s; moving on", what, timeout)
+    except Exception as exc:
+        _log.warning("shutdown: %s failed (%s); moving on", what, type(exc).__name__)
+
+
+def _exit_if_stuck(after: float) -> None:
+    """A backstop for a shutdown step nobody foresaw hanging: unacked events are redelivered anyway."""
+
+    def force() -> None:
+        _log.error("shutdown did not finish within %.1f s: exiting", after)
+        logging.shutdown()
+        os._exit(1)
+
+    timer = threading.Timer(after, force)
+    timer.daemon = True
+    timer.start()

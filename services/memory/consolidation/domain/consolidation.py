@@ -113,7 +113,8 @@ class _Group:
 
     @property
     def time(self) -> datetime:
-        return self.version.created_at
+        """When the owner stated it (not when it was learned): newer-wins compares statements."""
+        return self.version.stated_at
 
 
 def consolidate(memories: Sequence[MemoryRecord]) -> ConsolidationOutput:
@@ -212,9 +213,9 @@ def _similar_pairs(meanings: list[_Meaning]) -> set[tuple[int, int]]:
 
 
 def _build_group(members: tuple[MemoryRecord, ...]) -> _Group:
-    ordered = tuple(sorted(members, key=lambda m: (m.created_at, m.memory_id)))
-    anchor = min(ordered, key=lambda m: (-len(set(m.source_event_ids)), m.created_at, m.memory_id))
-    wording = min(ordered, key=lambda m: (-len(tokens(canonical_meaning(m.text))), m.created_at, m.memory_id))
+    ordered = tuple(sorted(members, key=lambda m: (m.stated_at, m.memory_id)))
+    anchor = min(ordered, key=lambda m: (-len(set(m.source_event_ids)), m.stated_at, m.memory_id))
+    wording = min(ordered, key=lambda m: (-len(tokens(canonical_meaning(m.text))), m.stated_at, m.memory_id))
     if len(ordered) == 1:
         version = anchor
     else:
@@ -229,6 +230,7 @@ def _build_group(members: tuple[MemoryRecord, ...]) -> _Group:
             source_event_ids=tuple(sorted({e for m in ordered for e in m.source_event_ids})),
             created_at=max(m.created_at for m in ordered),
             updated_at=max(m.updated_at for m in ordered),
+            observed_at=max(m.stated_at for m in ordered),
         )
     return _Group(anchor, ordered, version, slot_claims(canonical_meaning(version.text)))
 

@@ -28,8 +28,6 @@ from services.memory.core.entrypoints.requests import tenant_of
 from services.memory.core.service.pagination import page_request
 
 DOMAIN = "memory.memloop"
-RUN_ROLES = ("writer", "admin", "service")
-READ_ROLES = ("reader", "writer", "reviewer", "admin", "service")
 
 STATE_TO_PB = {
     JobState.RUNNING: pb.CONSOLIDATION_JOB_STATE_RUNNING,
@@ -47,7 +45,7 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
     def RunConsolidation(
         self, request: pb.RunConsolidationRequest, context: grpc.ServicerContext
     ) -> pb.RunConsolidationResponse:
-        principal = authorize_tenant(request.tenant, roles=RUN_ROLES)
+        principal = authorize_tenant(request.tenant)
         command = RunConsolidation(
             tenant=tenant_of(request.tenant),
             user=require(request.user, "user"),
@@ -62,7 +60,7 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
     def GetConsolidationJob(
         self, request: pb.GetConsolidationJobRequest, context: grpc.ServicerContext
     ) -> pb.GetConsolidationJobResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, job_id = tenant_of(request.tenant), require(request.job_id, "job_id")
         return pb.GetConsolidationJobResponse(job=job_to_pb(get_job(tenant, job_id, self._deps)))
 
@@ -70,7 +68,7 @@ class ConsolidationServicer(pb_grpc.ConsolidationServiceServicer):
     def ListConsolidationJobs(
         self, request: pb.ListConsolidationJobsRequest, context: grpc.ServicerContext
     ) -> pb.ListConsolidationJobsResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant = tenant_of(request.tenant)
         filters = (tenant, request.user)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=filters)

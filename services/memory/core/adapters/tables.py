@@ -154,3 +154,15 @@ memory_store_identity = Table(
     Column("singleton", Boolean, primary_key=True),
     Column("database_id", Text),
 )
+
+operator_notes = Table(
+    "operator_notes",
+    metadata,
+    Column("note_id", Text, primary_key=True),
+    Column("tenant", Text),
+    Column("memory_id", Text),
+    Column("review_item_id", Text),
+    Column("procedure_id", Text),
+    Column("text", Text),
+    Column("created_at", DateTime(timezone=True)),
+)

@@ -55,3 +55,9 @@ class ApplyOutcome:
             for a in data.get("applied", [])
         )
         return cls(event_id=str(data["event_id"]), applied=applied, already_processed=already_processed)
+
+
+def tombstone_outcome(event_id: str, deletion_id: str) -> dict[str, Any]:
+    """The outcome recorded for a forgotten event memory never applied: a later delivery of it is a
+    repeat that writes nothing, so a forgotten event cannot be learned after the fact."""
+    return {"event_id": event_id, "applied": [], "forgotten_by": deletion_id}

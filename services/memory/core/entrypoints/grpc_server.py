@@ -1,7 +1,8 @@
 """MemoryService servicer: authorize, validate into a command, call the use case, translate back.
 
-Permission is checked before anything else (before existence); domain errors are mapped to
-canonical status codes by `@grpc_method`. The role sets here are shared with the deletion RPCs.
+Permission is checked before anything else (before existence), by the server bootstrap from the
+one roles table in `services.common.access`; domain errors are mapped to canonical status codes by
+`@grpc_method`. The token's subject is recorded as who acted.
 """
 
 from __future__ import annotations
@@ -28,9 +29,6 @@ from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.pagination import page_request
 
 DOMAIN = "memory.memloop"
-READ_ROLES = ("reader", "writer", "reviewer", "admin")
-WRITE_ROLES = ("writer", "admin")
-REVIEW_ROLES = ("reviewer", "admin")
 
 
 class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
@@ -44,7 +42,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def ApplyLearning(
         self, request: pb.ApplyLearningRequest, context: grpc.ServicerContext
     ) -> pb.ApplyLearningResponse:
-        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        principal = authorize_tenant(request.tenant)
         command = requests.apply_learning(request, actor=principal.subject)
         return outcome_to_response(apply_learning(command, self._ports))
 
@@ -52,7 +50,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def GetProcessedEvent(
         self, request: pb.GetProcessedEventRequest, context: grpc.ServicerContext
     ) -> pb.GetProcessedEventResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, event_id = requests.tenant_of(request.tenant), require(request.event_id, "event_id")
         found = queries.get_processed_event(tenant, event_id, self._ports)
         if found is None:
@@ -64,13 +62,13 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
 
     @grpc_method(DOMAIN)
     def GetMemory(self, request: pb.GetMemoryRequest, context: grpc.ServicerContext) -> pb.GetMemoryResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
         return pb.GetMemoryResponse(memory=memory_to_pb(queries.get_memory(tenant, memory_id, self._ports)))
 
     @grpc_method(DOMAIN)
     def ListMemories(self, request: pb.ListMemoriesRequest, context: grpc.ServicerContext) -> pb.ListMemoriesResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, where = requests.tenant_of(request.tenant), requests.memory_filter(request)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, where))
         found = queries.list_memories(tenant, where, page, self._ports)
@@ -80,7 +78,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
 
     @grpc_method(DOMAIN)
     def GetLineage(self, request: pb.GetLineageRequest, context: grpc.ServicerContext) -> pb.GetLineageResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
         chain = queries.get_lineage(tenant, memory_id, self._ports)
         return pb.GetLineageResponse(chain=[memory_to_pb(m) for m in chain])
@@ -89,7 +87,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def SupersedeMemory(
         self, request: pb.SupersedeMemoryRequest, context: grpc.ServicerContext
     ) -> pb.SupersedeMemoryResponse:
-        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        principal = authorize_tenant(request.tenant)
         new, old = lifecycle.supersede_memory(requests.supersede(request, actor=principal.subject), self._ports)
         return pb.SupersedeMemoryResponse(memory=memory_to_pb(new), superseded=memory_to_pb(old))
 
@@ -97,7 +95,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def DeprecateMemory(
         self, request: pb.DeprecateMemoryRequest, context: grpc.ServicerContext
     ) -> pb.DeprecateMemoryResponse:
-        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        principal = authorize_tenant(request.tenant)
         record = lifecycle.deprecate_memory(requests.deprecate(request, actor=principal.subject), self._ports)
         return pb.DeprecateMemoryResponse(memory=memory_to_pb(record))
 
@@ -105,7 +103,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def FindConflicts(
         self, request: pb.FindConflictsRequest, context: grpc.ServicerContext
     ) -> pb.FindConflictsResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, user = requests.tenant_of(request.tenant), require(request.user, "user")
         found = retrieval.find_conflicts(tenant, user, requests.candidates(request), self._ports)
         return pb.FindConflictsResponse(
@@ -119,7 +117,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def SearchMemories(
         self, request: pb.SearchMemoriesRequest, context: grpc.ServicerContext
     ) -> pb.SearchMemoriesResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tuning = self._ports.tuning
         command = requests.search(request, default_k=tuning.default_k, max_k=tuning.max_k)
         hits = retrieval.search_memories(command, self._ports)
@@ -129,7 +127,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def ListReviewItems(
         self, request: pb.ListReviewItemsRequest, context: grpc.ServicerContext
     ) -> pb.ListReviewItemsResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, state = requests.tenant_of(request.tenant), requests.review_state(request.state)
         filters = (tenant, request.user, state)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=filters)
@@ -142,7 +140,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def ResolveReviewItem(
         self, request: pb.ResolveReviewItemRequest, context: grpc.ServicerContext
     ) -> pb.ResolveReviewItemResponse:
-        principal = authorize_tenant(request.tenant, roles=REVIEW_ROLES)
+        principal = authorize_tenant(request.tenant)
         command = requests.resolve(request, reviewer=principal.subject)
         return pb.ResolveReviewItemResponse(
             review_item=review_item_to_pb(review.resolve_review_item(command, self._ports))
@@ -152,7 +150,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def ListAuditEvents(
         self, request: pb.ListAuditEventsRequest, context: grpc.ServicerContext
     ) -> pb.ListAuditEventsResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant = requests.tenant_of(request.tenant)
         filters = (tenant, request.event_id, request.memory_id)
         page = page_request(request.page_size, request.page_token, default=100, maximum=1000, filters=filters)

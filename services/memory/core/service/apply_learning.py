@@ -16,8 +16,9 @@ from typing import Any
 
 from services.common.vocabulary import Decision, Outcome
 from services.memory.core.domain.audit import AuditAction, AuditEntry
-from services.memory.core.domain.outcome import AppliedDecision, ApplyOutcome
+from services.memory.core.domain.outcome import AppliedDecision, ApplyOutcome, tombstone_outcome
 from services.memory.core.domain.review import ReviewItem, ReviewState
+from services.memory.core.service.decision_gate import admit
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.ports import CandidateRecord, MemoryUnitOfWork, Transition, Vector
 from services.memory.core.service.retry import retry_on_conflict
@@ -46,8 +47,13 @@ class _Written:
 
 
 def apply_learning(cmd: ApplyLearning, ports: MemoryPorts) -> ApplyOutcome:
-    """Apply or replay; returns the stored outcome with `already_processed` set on a replay."""
-    cmd = replace(cmd, decisions=tuple(_stamped(d, cmd) for d in cmd.decisions))
+    """Apply or replay; returns the stored outcome with `already_processed` set on a replay.
+
+    Raises DecisionNotSigned or HardRuleViolated (PERMISSION_DENIED), before any read or write,
+    for a decision policy did not sign or one that would store what memory never stores.
+    """
+    admitted = admit(cmd.decisions, ports.decisions, tenant=cmd.tenant, user=cmd.user, event_id=cmd.event_id)
+    cmd = replace(cmd, decisions=tuple(_stamped(d, cmd) for d in admitted))
     stored = _stored_outcome(cmd, ports)
     if stored is not None:
         ports.metrics.event_repeated()
@@ -90,6 +96,10 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         found = uow.events.get(cmd.event_id)
         if found is not None:
             return ApplyOutcome.from_json(found[0], already_processed=True), written
+        uow.lock(f"user:{cmd.user}")  # Forget(user) takes it too: learning commits before its ack or not at all
+        forgotten_by = uow.events.forgotten_by(cmd.user, cmd.event_time)
+        if forgotten_by is not None:
+            return _forgotten(uow, cmd, forgotten_by), written
         by = Transition(
             event_id=cmd.event_id,
             trace_id=cmd.trace_id,
@@ -109,6 +119,17 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
         uow.commit()
     return outcome, written
+
+
+def _forgotten(uow: MemoryUnitOfWork, cmd: ApplyLearning, deletion_id: str) -> ApplyOutcome:
+    """The user asked to forget everything: the event is recorded as processed and nothing is learned."""
+    uow.events.record(
+        cmd.event_id, user=cmd.user, trace_id=cmd.trace_id, outcome=tombstone_outcome(cmd.event_id, deletion_id)
+    )
+    detail = {"forgotten_by": deletion_id}
+    uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
+    uow.commit()
+    return ApplyOutcome(event_id=cmd.event_id, applied=())
 
 
 def _apply_decision(

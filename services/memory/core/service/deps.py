@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from services.memory.core.service.decision_gate import DecisionVerifier
 from services.memory.core.service.ports import (
     Effects,
     Embedder,
@@ -30,4 +31,5 @@ class MemoryPorts:
     effects: Effects
     metrics: MemoryMetrics
     tuning: Tuning
+    decisions: DecisionVerifier  # policy's public key: ApplyLearning applies only signed decisions
     clock: Callable[[], datetime] = utc_now

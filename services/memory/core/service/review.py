@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.common.vocabulary import MemoryType
+from services.common.errors import FailedPrecondition
+from services.common.vocabulary import MemoryType, Outcome
 from services.memory.core.domain.audit import AuditAction, AuditEntry
 from services.memory.core.domain.errors import ReviewItemNotFound
+from services.memory.core.domain.hard_rules import broken_rule
 from services.memory.core.domain.review import Resolution, ReviewItem, ReviewState, needs_resolution, resolved
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.pagination import Page, PageRequest
@@ -37,6 +39,12 @@ def resolve_review_item(cmd: ResolveReviewItem, ports: MemoryPorts) -> ReviewIte
         return item
     vector = None
     if cmd.resolution is Resolution.APPROVE:
+        rule = broken_rule(item.decision.candidate, Outcome.STORE)
+        if rule is not None:
+            # The item stays pending; the reason names the rule (NEVER_SUPPRESS, EXTERNAL_PROCEDURAL, ...).
+            raise FailedPrecondition(
+                f"review item {item.review_item_id}: approving would break the hard rule {rule}", reason=rule
+            )
         vector = ports.embedder.embed([item.decision.candidate.text])[0]
         ports.metrics.texts_embedded("document", 1)
     resolved_item, changed = retry_on_conflict(

@@ -6,7 +6,7 @@ unit of work, so the one-active rule, provenance and audit are written the same 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from services.common.vocabulary import MemoryType, Origin, Sensitivity
 from services.memory.core.domain.audit import AuditAction
@@ -65,9 +65,15 @@ def store_candidate(
     if plan.action is StoreAction.SUPERSEDE and plan.existing is not None and plan.existing.stated_at > stated_at:
         return _insert_into_history(uow, new, vector, plan.existing, embedder=embedder, by=by)
     if plan.action is StoreAction.REUSE and plan.existing is not None:
-        if uow.memories.add_source(plan.existing.memory_id, by.event_id, by.trace_id):
-            record_transition(uow.audit, AuditAction.MEMORY_REINFORCED, plan.existing.memory_id, by, {})
-        return StoreResult(plan.existing, StoreAction.REUSE)
+        existing = plan.existing
+        if uow.memories.add_source(existing.memory_id, by.event_id, by.trace_id):
+            record_transition(uow.audit, AuditAction.MEMORY_REINFORCED, existing.memory_id, by, {})
+        if stated_at > existing.stated_at:
+            # The repeat is the owner's newest word on this intent: an older statement of another
+            # meaning, learned later, must compare against this time, not the first statement's.
+            uow.memories.restate(existing.memory_id, stated_at)
+            existing = replace(existing, observed_at=stated_at)
+        return StoreResult(existing, StoreAction.REUSE)
     return _write_new(uow, new, vector, plan, embedder=embedder, by=by)
 
 

@@ -159,6 +159,20 @@ class SqlDeletionScrubber:
         ).first()
         return row is not None
 
+    def delete_notes(self, deletion_id: str, *, review_item_ids: Sequence[str], procedure_ids: Sequence[str]) -> int:
+        """Reviewers' and operators' free-text reasons about what the deletion removes."""
+        return self._count(
+            text(
+                "DELETE FROM operator_notes o WHERE o.tenant = :tenant AND ("
+                " o.memory_id IN (SELECT item_id FROM deletion_items"
+                "                 WHERE deletion_id = :deletion_id AND kind = 'memory' AND tenant = :tenant)"
+                " OR o.review_item_id = ANY(:reviews) OR o.procedure_id = ANY(:procedures))"
+            ),
+            deletion_id=deletion_id,
+            reviews=list(review_item_ids),
+            procedures=list(procedure_ids),
+        )
+
     def procedures_of(self, *, review_item_ids: Sequence[str], event_ids: Sequence[str], user: str) -> list[str]:
         rows = self._db.execute(
             _PROCEDURES_OF,

@@ -20,6 +20,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from services.memory.core.domain.outcome import tombstone_outcome as tombstone_outcome  # one home: core
+
 
 class ForgetScope(StrEnum):
     MEMORY = "memory"
@@ -123,12 +125,6 @@ def scrub_outcome(outcome: Mapping[str, Any], memory_ids: frozenset[str] | None 
         blank = memory_ids is None or entry.get("memory_id") in memory_ids
         applied.append({**entry, "candidate_key": ""} if blank else dict(entry))
     return {**outcome, "applied": applied}
-
-
-def tombstone_outcome(event_id: str, deletion_id: str) -> dict[str, Any]:
-    """The outcome recorded for a forgotten event memory never applied: a later delivery of it is a
-    repeat that writes nothing, so a forgotten event cannot be learned after the fact."""
-    return {"event_id": event_id, "applied": [], "forgotten_by": deletion_id}
 
 
 @dataclass(frozen=True)

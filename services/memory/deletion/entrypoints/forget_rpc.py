@@ -22,7 +22,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
 from services.common.telemetry import current_trace_id
-from services.memory.core.entrypoints.grpc_server import DOMAIN, READ_ROLES, WRITE_ROLES
+from services.memory.core.entrypoints.grpc_server import DOMAIN
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.deletion.domain.deletion import Deletion, ForgetScope, StepState
@@ -98,13 +98,13 @@ class DeletionRpcs(pb_grpc.MemoryServiceServicer):
 
     @grpc_method(DOMAIN)
     def Forget(self, request: pb.ForgetRequest, context: grpc.ServicerContext) -> pb.ForgetResponse:
-        principal = authorize_tenant(request.tenant, roles=WRITE_ROLES)
+        principal = authorize_tenant(request.tenant)
         receipt = use_case.forget(forget(request, requested_by=principal.subject), self._deletions)
         return pb.ForgetResponse(deletion_id=receipt.deletion_id, memories_affected=receipt.memories_affected)
 
     @grpc_method(DOMAIN)
     def GetDeletion(self, request: pb.GetDeletionRequest, context: grpc.ServicerContext) -> pb.GetDeletionResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, deletion_id = tenant_of(request.tenant), require(request.deletion_id, "deletion_id")
         found = use_case.get_deletion(tenant, deletion_id, self._deletions)
         return pb.GetDeletionResponse(deletion=deletion_to_pb(found))

@@ -163,6 +163,8 @@ def _acknowledge(cmd: Forget, event: EventItem | None, deps: DeletionDeps) -> _A
                 return _Acknowledged(repeated)
         if event is not None:
             uow.lock(f"event:{event.event_id}")  # ApplyLearning's lock: the event is applied before or not at all
+        if cmd.scope is ForgetScope.USER:
+            uow.lock(f"user:{cmd.user}")  # ApplyLearning's too: its writes commit before this ack, or see it
         targets = _targets(uow, cmd, event)
         fresh = [t for t in targets if not t.deleted]
         now, trace_id, deletion_id = deps.clock(), cmd.trace_id, uuid.uuid4().hex

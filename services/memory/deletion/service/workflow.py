@@ -179,7 +179,9 @@ class DeletionWorkflow:
             scrubbed = {event_id: scrub_outcome(outcome, only) for event_id, outcome in outcomes.items()}
             scrub.save_outcomes({e: o for e, o in scrubbed.items() if o != outcomes[e]})
             user = deletion.user if deletion.scope is ForgetScope.USER else ""
-            for procedure_id in scrub.procedures_of(review_item_ids=reviews, event_ids=events, user=user):
+            procedures = scrub.procedures_of(review_item_ids=reviews, event_ids=events, user=user)
+            scrub.delete_notes(did, review_item_ids=reviews, procedure_ids=procedures)
+            for procedure_id in procedures:
                 if scrub.forget_procedure(procedure_id, did):
                     detail = {"deletion_id": did, "procedure_id": procedure_id}
                     entries.append(self._entry(AuditAction.LEARNED_PROCEDURE_FORGOTTEN, deletion, "", detail))

@@ -26,9 +26,6 @@ from services.memory.procedures.service.backfill import backfill_procedures
 from services.memory.procedures.service.procedures import ProcedurePorts
 
 DOMAIN = "memory.memloop"
-READ_ROLES = ("reader", "decide", "admin")
-DECIDE_ROLES = ("decide", "admin")
-BACKFILL_ROLES = ("admin",)
 
 
 class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
@@ -39,7 +36,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ListLearnedProcedures(
         self, request: pb.ListLearnedProceduresRequest, context: grpc.ServicerContext
     ) -> pb.ListLearnedProceduresResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, where = tenant_of(request.tenant), convert.list_filter(request)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, where))
         found = procedures.list_procedures(tenant, where, page, self._ports)
@@ -52,7 +49,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def GetLearnedProcedure(
         self, request: pb.GetLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.GetLearnedProcedureResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, procedure_id = tenant_of(request.tenant), convert.procedure_id_of(request.procedure_id)
         procedure, lineage = procedures.get_procedure(tenant, procedure_id, self._ports)
         return pb.GetLearnedProcedureResponse(
@@ -64,7 +61,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def SaveLearnedProcedure(
         self, request: pb.SaveLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.SaveLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         command = convert.save_command(request, actor=principal.subject)
         plan = procedures.save_canonical(
             command,
@@ -82,7 +79,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ConfirmLearnedProcedure(
         self, request: pb.ConfirmLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.ConfirmLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         tenant, procedure_id = tenant_of(request.tenant), convert.procedure_id_of(request.procedure_id)
         plan = procedures.confirm_procedure(
             tenant, procedure_id, self._ports, actor=principal.subject, trace_id=current_trace_id()
@@ -96,7 +93,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def DeprecateLearnedProcedure(
         self, request: pb.DeprecateLearnedProcedureRequest, context: grpc.ServicerContext
     ) -> pb.DeprecateLearnedProcedureResponse:
-        principal = authorize_tenant(request.tenant, roles=DECIDE_ROLES)
+        principal = authorize_tenant(request.tenant)
         deprecated = procedures.deprecate_procedure(
             convert.deprecate_command(request, actor=principal.subject), self._ports
         )
@@ -106,7 +103,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def BackfillLearnedProcedures(
         self, request: pb.BackfillLearnedProceduresRequest, context: grpc.ServicerContext
     ) -> pb.BackfillLearnedProceduresResponse:
-        principal = authorize_tenant(request.tenant, roles=BACKFILL_ROLES)
+        principal = authorize_tenant(request.tenant)
         tenant, rules = tenant_of(request.tenant), convert.legacy_rules(request)
         result = backfill_procedures(
             tenant,
@@ -127,7 +124,7 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     def ListApplicableProcedures(
         self, request: pb.ListApplicableProceduresRequest, context: grpc.ServicerContext
     ) -> pb.ListApplicableProceduresResponse:
-        authorize_tenant(request.tenant, roles=READ_ROLES)
+        authorize_tenant(request.tenant)
         tenant, scope = tenant_of(request.tenant), convert.case_scope_of(request.scope)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, scope))
         found = procedures.list_applicable(tenant, scope, page, self._ports)

@@ -24,25 +24,25 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amemloop/v1/candidate.proto\x12\nmemloop.v1\"\x85\x02\n\tCandidate\x12\x15\n\rcandidate_key\x18\x01 \x01(\t\x12$\n\x04type\x18\x02 \x01(\x0e\x32\x16.memloop.v1.MemoryType\x12\"\n\x06origin\x18\x03 \x01(\x0e\x32\x12.memloop.v1.Origin\x12,\n\x0bsensitivity\x18\x04 \x01(\x0e\x32\x17.memloop.v1.Sensitivity\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x12\n\nintent_key\x18\x06 \x01(\t\x12\x0c\n\x04text\x18\x07 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x08 \x01(\t\x12\x10\n\x08trace_id\x18\t \x01(\t\x12\x0f\n\x07version\x18\n \x01(\x05\"/\n\x0e\x44\x65\x63isionReason\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xa7\x01\n\x08\x44\x65\x63ision\x12(\n\tcandidate\x18\x01 \x01(\x0b\x32\x15.memloop.v1.Candidate\x12,\n\x07outcome\x18\x02 \x01(\x0e\x32\x1b.memloop.v1.DecisionOutcome\x12+\n\x07reasons\x18\x03 \x03(\x0b\x32\x1a.memloop.v1.DecisionReason\x12\x16\n\x0epolicy_version\x18\x04 \x01(\t*\x90\x01\n\nMemoryType\x12\x1b\n\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x17\n\x13MEMORY_TYPE_EPISODE\x10\x01\x12\x1a\n\x16MEMORY_TYPE_PREFERENCE\x10\x02\x12\x14\n\x10MEMORY_TYPE_FACT\x10\x03\x12\x1a\n\x16MEMORY_TYPE_PROCEDURAL\x10\x04*\x95\x01\n\x06Origin\x12\x16\n\x12ORIGIN_UNSPECIFIED\x10\x00\x12\x17\n\x13ORIGIN_TOOL_OUTCOME\x10\x01\x12\x10\n\x0cORIGIN_OWNER\x10\x02\x12\x19\n\x15ORIGIN_EXTERNAL_EMAIL\x10\x03\x12\x13\n\x0fORIGIN_OPERATOR\x10\x04\x12\x18\n\x14ORIGIN_CONSOLIDATION\x10\x05*\x90\x01\n\x0bSensitivity\x12\x1b\n\x17SENSITIVITY_UNSPECIFIED\x10\x00\x12\x16\n\x12SENSITIVITY_NORMAL\x10\x01\x12\x18\n\x14SENSITIVITY_PERSONAL\x10\x02\x12\x1a\n\x16SENSITIVITY_RESTRICTED\x10\x03\x12\x16\n\x12SENSITIVITY_SECRET\x10\x04*\x89\x01\n\x0f\x44\x65\x63isionOutcome\x12 \n\x1c\x44\x45\x43ISION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x44\x45\x43ISION_OUTCOME_STORE\x10\x01\x12\x1b\n\x17\x44\x45\x43ISION_OUTCOME_REVIEW\x10\x02\x12\x1b\n\x17\x44\x45\x43ISION_OUTCOME_REJECT\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1amemloop/v1/candidate.proto\x12\nmemloop.v1\"\x85\x02\n\tCandidate\x12\x15\n\rcandidate_key\x18\x01 \x01(\t\x12$\n\x04type\x18\x02 \x01(\x0e\x32\x16.memloop.v1.MemoryType\x12\"\n\x06origin\x18\x03 \x01(\x0e\x32\x12.memloop.v1.Origin\x12,\n\x0bsensitivity\x18\x04 \x01(\x0e\x32\x17.memloop.v1.Sensitivity\x12\x12\n\nconfidence\x18\x05 \x01(\x01\x12\x12\n\nintent_key\x18\x06 \x01(\t\x12\x0c\n\x04text\x18\x07 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x08 \x01(\t\x12\x10\n\x08trace_id\x18\t \x01(\t\x12\x0f\n\x07version\x18\n \x01(\x05\"/\n\x0e\x44\x65\x63isionReason\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xba\x01\n\x08\x44\x65\x63ision\x12(\n\tcandidate\x18\x01 \x01(\x0b\x32\x15.memloop.v1.Candidate\x12,\n\x07outcome\x18\x02 \x01(\x0e\x32\x1b.memloop.v1.DecisionOutcome\x12+\n\x07reasons\x18\x03 \x03(\x0b\x32\x1a.memloop.v1.DecisionReason\x12\x16\n\x0epolicy_version\x18\x04 \x01(\t\x12\x11\n\tsignature\x18\x05 \x01(\x0c*\x90\x01\n\nMemoryType\x12\x1b\n\x17MEMORY_TYPE_UNSPECIFIED\x10\x00\x12\x17\n\x13MEMORY_TYPE_EPISODE\x10\x01\x12\x1a\n\x16MEMORY_TYPE_PREFERENCE\x10\x02\x12\x14\n\x10MEMORY_TYPE_FACT\x10\x03\x12\x1a\n\x16MEMORY_TYPE_PROCEDURAL\x10\x04*\x95\x01\n\x06Origin\x12\x16\n\x12ORIGIN_UNSPECIFIED\x10\x00\x12\x17\n\x13ORIGIN_TOOL_OUTCOME\x10\x01\x12\x10\n\x0cORIGIN_OWNER\x10\x02\x12\x19\n\x15ORIGIN_EXTERNAL_EMAIL\x10\x03\x12\x13\n\x0fORIGIN_OPERATOR\x10\x04\x12\x18\n\x14ORIGIN_CONSOLIDATION\x10\x05*\x90\x01\n\x0bSensitivity\x12\x1b\n\x17SENSITIVITY_UNSPECIFIED\x10\x00\x12\x16\n\x12SENSITIVITY_NORMAL\x10\x01\x12\x18\n\x14SENSITIVITY_PERSONAL\x10\x02\x12\x1a\n\x16SENSITIVITY_RESTRICTED\x10\x03\x12\x16\n\x12SENSITIVITY_SECRET\x10\x04*\x89\x01\n\x0f\x44\x65\x63isionOutcome\x12 \n\x1c\x44\x45\x43ISION_OUTCOME_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x44\x45\x43ISION_OUTCOME_STORE\x10\x01\x12\x1b\n\x17\x44\x45\x43ISION_OUTCOME_REVIEW\x10\x02\x12\x1b\n\x17\x44\x45\x43ISION_OUTCOME_REJECT\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'memloop.v1.candidate_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_MEMORYTYPE']._serialized_start=526
-  _globals['_MEMORYTYPE']._serialized_end=670
-  _globals['_ORIGIN']._serialized_start=673
-  _globals['_ORIGIN']._serialized_end=822
-  _globals['_SENSITIVITY']._serialized_start=825
-  _globals['_SENSITIVITY']._serialized_end=969
-  _globals['_DECISIONOUTCOME']._serialized_start=972
-  _globals['_DECISIONOUTCOME']._serialized_end=1109
+  _globals['_MEMORYTYPE']._serialized_start=545
+  _globals['_MEMORYTYPE']._serialized_end=689
+  _globals['_ORIGIN']._serialized_start=692
+  _globals['_ORIGIN']._serialized_end=841
+  _globals['_SENSITIVITY']._serialized_start=844
+  _globals['_SENSITIVITY']._serialized_end=988
+  _globals['_DECISIONOUTCOME']._serialized_start=991
+  _globals['_DECISIONOUTCOME']._serialized_end=1128
   _globals['_CANDIDATE']._serialized_start=43
   _globals['_CANDIDATE']._serialized_end=304
   _globals['_DECISIONREASON']._serialized_start=306
   _globals['_DECISIONREASON']._serialized_end=353
   _globals['_DECISION']._serialized_start=356
-  _globals['_DECISION']._serialized_end=523
+  _globals['_DECISION']._serialized_end=542
 # @@protoc_insertion_point(module_scope)

@@ -241,10 +241,13 @@ class Decision(_message.Message):
     OUTCOME_FIELD_NUMBER: _builtins.int
     REASONS_FIELD_NUMBER: _builtins.int
     POLICY_VERSION_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
     outcome: Global___DecisionOutcome.ValueType
     """The verdict."""
     policy_version: _builtins.str
     """The version of the policy rules that decided, recorded on the memory and its audit. At most 256 characters."""
+    signature: _builtins.bytes
+    """Policy's Ed25519 signature over tenant, user, event, candidate hash, outcome, reasons and version; memory verifies it."""
     @_builtins.property
     def candidate(self) -> Global___Candidate:
         """The candidate decided on."""
@@ -260,10 +263,11 @@ class Decision(_message.Message):
         outcome: Global___DecisionOutcome.ValueType = ...,
         reasons: _abc.Iterable[Global___DecisionReason] | None = ...,
         policy_version: _builtins.str = ...,
+        signature: _builtins.bytes = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["candidate", b"candidate"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidate", b"candidate", "outcome", b"outcome", "policy_version", b"policy_version", "reasons", b"reasons"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["candidate", b"candidate", "outcome", b"outcome", "policy_version", b"policy_version", "reasons", b"reasons", "signature", b"signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

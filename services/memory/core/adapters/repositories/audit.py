@@ -1,4 +1,10 @@
-"""Audit rows: insert and read only (the app role holds no UPDATE or DELETE on the table)."""
+"""Audit rows: insert and read only (the app role holds no UPDATE or DELETE on the table).
+
+A free-text `reason` in an entry's detail (a reviewer's or operator's words) is never written into
+the append-only row: it goes to `operator_notes`, tied to the memory, review item or procedure it
+is about, and the row keeps only `reason_note` (the note's id). Reads put the text back while the
+note exists; a deletion removes the note with what it was about, and the reason is gone.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from sqlalchemy import insert, select
 
 from services.memory.core.adapters.repositories.base import Db
 from services.memory.core.adapters.tables import audit_events as a
+from services.memory.core.adapters.tables import operator_notes as n
 from services.memory.core.domain.audit import AuditEntry, AuditEvent
 
 
@@ -18,18 +25,7 @@ class SqlAuditRepository:
         self._db = db
 
     def add(self, entry: AuditEntry) -> None:
-        self._db.execute(
-            insert(a).values(
-                audit_id=uuid.uuid4().hex,
-                tenant=self._db.tenant,
-                action=entry.action.value,
-                event_id=entry.event_id,
-                trace_id=entry.trace_id,
-                memory_id=entry.memory_id,
-                actor=entry.actor,
-                detail=entry.detail,
-            )
-        )
+        self._db.execute(insert(a).values(**self._row(entry)))
 
     def add_many(self, entries: Sequence[AuditEntry]) -> None:
         """One multi-row insert (a deletion of a large user writes one row per memory)."""
@@ -46,11 +42,33 @@ class SqlAuditRepository:
             "trace_id": entry.trace_id,
             "memory_id": entry.memory_id,
             "actor": entry.actor,
-            "detail": entry.detail,
+            "detail": self._without_free_text(entry),
         }
 
+    def _without_free_text(self, entry: AuditEntry) -> dict[str, Any]:
+        detail = dict(entry.detail)
+        reason = detail.pop("reason", "")
+        if not isinstance(reason, str) or not reason:
+            return detail
+        note_id = uuid.uuid4().hex
+        self._db.execute(
+            insert(n).values(
+                note_id=note_id,
+                tenant=self._db.tenant,
+                memory_id=entry.memory_id,
+                review_item_id=str(detail.get("review_item_id", "")),
+                procedure_id=str(detail.get("procedure_id", "")),
+                text=reason,
+            )
+        )
+        return {**detail, "reason_note": note_id}
+
     def page(self, *, event_id: str, memory_id: str, after_seq: int, limit: int) -> list[AuditEvent]:
-        query = select(a).where(a.c.tenant == self._db.tenant, a.c.seq > after_seq)
+        query = (
+            select(a, n.c.text.label("note_text"))
+            .select_from(a.outerjoin(n, (n.c.tenant == a.c.tenant) & (n.c.note_id == a.c.detail["reason_note"].astext)))
+            .where(a.c.tenant == self._db.tenant, a.c.seq > after_seq)
+        )
         if event_id:
             query = query.where(a.c.event_id == event_id)
         if memory_id:
@@ -59,6 +77,9 @@ class SqlAuditRepository:
 
 
 def _event(row: Any) -> AuditEvent:
+    detail = dict(row.detail)
+    if row.note_text is not None:
+        detail["reason"] = row.note_text
     return AuditEvent(
         audit_id=row.audit_id,
         seq=int(row.seq),
@@ -68,6 +89,6 @@ def _event(row: Any) -> AuditEvent:
         trace_id=row.trace_id,
         memory_id=row.memory_id,
         actor=row.actor,
-        detail=dict(row.detail),
+        detail=detail,
         created_at=row.created_at,
     )

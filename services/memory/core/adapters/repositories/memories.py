@@ -7,9 +7,10 @@ two independent guards, so neither a policy mistake nor a query mistake alone le
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, insert, or_, select, update
+from sqlalchemy import Select, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import MemoryType, Origin
@@ -108,6 +109,14 @@ class SqlMemoryRepository:
             .values(status=_DELETED, text="", candidate_key="", status_event_id=event_id, status_trace_id=trace_id)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
+
+    def restate(self, memory_id: str, stated_at: datetime) -> None:
+        """Move a memory's statement time forward to a repeat's (never backward)."""
+        self._db.execute(
+            update(m)
+            .where(m.c.tenant == self._tenant, m.c.memory_id == memory_id)
+            .values(observed_at=func.greatest(func.coalesce(m.c.observed_at, m.c.created_at), stated_at))
+        )
 
     def add_source(self, memory_id: str, event_id: str, trace_id: str) -> bool:
         result = self._db.execute(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
@@ -159,6 +159,18 @@ class SqlProcessedEventRepository:
                 tenant=self._db.tenant, event_id=event_id, user_id=user, trace_id=trace_id, outcome=outcome
             )
         )
+
+    def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
+        row = self._db.execute(
+            text(
+                "SELECT deletion_id FROM deletions WHERE tenant = :tenant AND scope = 'user' AND user_id = :user"
+                " AND (completed_at IS NULL OR (CAST(:event_time AS timestamptz) IS NOT NULL"
+                " AND created_at >= CAST(:event_time AS timestamptz)))"
+                " ORDER BY created_at LIMIT 1"
+            ),
+            {"tenant": self._db.tenant, "user": user, "event_time": event_time},
+        ).first()
+        return None if row is None else str(row.deletion_id)
 
 
 class SqlRequestRepository:

@@ -1,0 +1,34 @@
+"""Memory's own wall behind policy: the rules no decision, signed or not, may break.
+
+Policy decides; memory verifies policy's signature. These rules hold even when both failed (a
+policy bug, a leaked key): an external procedural candidate never becomes active or reviewable,
+secret or restricted content is never stored (not even in a review item), and nothing that would
+reduce scrutiny (never-suppress) becomes active — stored directly, or approved from review. A
+REJECT breaks none of them: it writes no memory.
+"""
+
+from __future__ import annotations
+
+from services.common.never_suppress import find_suppression
+from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity
+
+_UNSTORABLE = frozenset({Sensitivity.SECRET, Sensitivity.RESTRICTED})
+
+
+def broken_rule(candidate: Candidate, outcome: Outcome) -> str | None:
+    """The UPPER_SNAKE name of the hard rule a STORE or REVIEW of `candidate` would break, if any."""
+    if outcome is Outcome.REJECT:
+        return None
+    if candidate.type is MemoryType.PROCEDURAL and candidate.origin is Origin.EXTERNAL_EMAIL:
+        return "EXTERNAL_PROCEDURAL"
+    if candidate.sensitivity in _UNSTORABLE:
+        return "SENSITIVE_CONTENT"
+    if outcome is Outcome.STORE and candidate.type is not MemoryType.EPISODE and find_suppression(candidate.text):
+        # A REVIEW of such a text may be held (approving it is refused, naming the guard's rule).
+        return "NEVER_SUPPRESS"
+    return None
+
+
+def keeps_text(candidate: Candidate) -> bool:
+    """False for secret or restricted content: not even a rejected candidate's row may hold it."""
+    return candidate.sensitivity not in _UNSTORABLE
