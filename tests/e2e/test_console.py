@@ -93,7 +93,7 @@ def test_denying_a_review_item_from_the_keyboard(browser: Browser, stack: Stack,
 def test_deprecating_a_procedure_and_saving_a_canonical_one(browser: Browser, stack: Stack) -> None:
     # Given an officer of a tenant with no procedures yet
     tenant = fresh_tenant()
-    page = person(browser, stack, tenant, ("decide", "reader"), "officer.kim", "/memory")
+    page = person(browser, stack, tenant, ("reviewer", "reader"), "officer.kim", "/memory")
     expect(page.get_by_test_id("lp-empty")).to_have_text(
         "No learned procedures yet — teach the assistant a rule to get started"
     )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
+from services.common.auth_keys import SigningKey
 from services.serving.bootstrap import ServingSettings
 from tests.integration.serving_relay_support import Stack, alice_request, make_stack
 
@@ -36,13 +37,16 @@ def test_learning_off_commits_the_result_and_content_but_writes_no_event(make_st
     assert on_stack.count("outbox", on_request) == 1
 
 
+_KEYS = SigningKey.generate().public_pem()
+
+
 @pytest.mark.parametrize(("value", "learning"), [("on", True), ("off", False), ("OFF", False)])
 def test_the_switch_reads_on_or_off(value: str, learning: bool) -> None:
-    env = {"MEMLOOP_AUTH_SECRET": "s", "MEMLOOP_SERVING_DATABASE_URL": "postgresql://x/y"}
+    env = {"MEMLOOP_AUTH_PUBLIC_KEYS": _KEYS, "MEMLOOP_SERVING_DATABASE_URL": "postgresql://x/y"}
     assert ServingSettings.from_env({**env, "MEMLOOP_SERVING_LEARNING": value}).learning is learning
 
 
 def test_any_other_value_stops_the_process_naming_the_setting() -> None:
-    env = {"MEMLOOP_AUTH_SECRET": "s", "MEMLOOP_SERVING_DATABASE_URL": "postgresql://x/y"}
+    env = {"MEMLOOP_AUTH_PUBLIC_KEYS": _KEYS, "MEMLOOP_SERVING_DATABASE_URL": "postgresql://x/y"}
     with pytest.raises(SystemExit, match="MEMLOOP_SERVING_LEARNING"):
         ServingSettings.from_env({**env, "MEMLOOP_SERVING_LEARNING": "maybe"})

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from services.common.access import allowed
 from services.common.auth import Principal, TokenVerifier
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import candidate_pb2
@@ -16,6 +17,16 @@ from services.console.ports import DeadLetterView, HealthFigure, ServiceError
 from services.console.web.common import Console, templates
 from services.console.web.session import CsrfSigner, VerifierAuthenticator
 
+_SERVICE_OF = {
+    name: "LearnedProcedureService"
+    for name in (
+        "ListLearnedProcedures",
+        "GetLearnedProcedure",
+        "SaveLearnedProcedure",
+        "DeprecateLearnedProcedure",
+        "BackfillLearnedProcedures",
+    )
+}
 ISSUER = SigningKey.generate()
 """The test issuer: tokens are signed with it and verified against its public key, as the services do."""
 VERIFIER = TokenVerifier(ISSUER.public_key_set())
@@ -38,19 +49,21 @@ class FakePerson:
         self.world = world
         self.principal = principal
 
-    def _check(self, method: str, tenant: str, roles: Sequence[str]) -> None:
+    def _check(self, method: str, tenant: str) -> None:
+        """As the services' AccessInterceptor does: the one roles table, then the tenant."""
         self.world.calls.append((method, self.principal.subject))
+        service = _SERVICE_OF.get(method, "MemoryService")
+        if not allowed(f"/memloop.v1.{service}/{method}", self.principal.roles):
+            raise ServiceError("PERMISSION_DENIED", f"{method} is not allowed for these roles", "ROLE_REQUIRED")
         if tenant != self.principal.tenant:
             raise ServiceError("PERMISSION_DENIED", "other tenant")
-        if not self.principal.roles & set(roles):
-            raise ServiceError("PERMISSION_DENIED", f"requires one of roles {sorted(roles)}", "ROLE_REQUIRED")
 
     async def review_items(self, tenant: str, state: int) -> list[mem.ReviewItem]:
-        self._check("ListReviewItems", tenant, ("reader", "reviewer", "admin"))
+        self._check("ListReviewItems", tenant)
         return [i for i in self.world.review_items if i.tenant == tenant and i.state == state]
 
     async def find_conflicts(self, tenant: str, user: str, candidate: candidate_pb2.Candidate) -> list[mem.Memory]:
-        self._check("FindConflicts", tenant, ("reader", "reviewer", "admin"))
+        self._check("ListMemories", tenant)
         return [
             m
             for m in self.world.memories
@@ -58,26 +71,26 @@ class FakePerson:
         ]
 
     async def resolve_review(self, tenant: str, review_item_id: str, approve: bool, reason: str) -> mem.ReviewItem:
-        self._check("ResolveReviewItem", tenant, ("reviewer", "admin"))
+        self._check("ResolveReviewItem", tenant)
         item = next(i for i in self.world.review_items if i.review_item_id == review_item_id)
         item.state = mem.REVIEW_STATE_APPROVED if approve else mem.REVIEW_STATE_DENIED
         item.reviewer, item.resolution_reason = self.principal.subject, reason
         return item
 
     async def memories(self, tenant: str, user: str, states: Sequence[int]) -> list[mem.Memory]:
-        self._check("ListMemories", tenant, ("reader", "reviewer", "admin"))
+        self._check("ListMemories", tenant)
         return [m for m in self.world.memories if m.tenant == tenant and (not user or m.user == user)]
 
     async def search(self, tenant: str, user: str, query: str) -> list[mem.ScoredMemory]:
         return [mem.ScoredMemory(memory=m, score=0.5) for m in await self.memories(tenant, user, [])]
 
     async def procedures(self, tenant: str, kind: int, status: int) -> list[lp.LearnedProcedure]:
-        self._check("ListLearnedProcedures", tenant, ("reader", "decide", "admin"))
+        self._check("ListLearnedProcedures", tenant)
         wanted = status or lp.PROCEDURE_STATE_ACTIVE
         return [p for p in self.world.procedures if p.state == wanted and (not kind or p.kind == kind)]
 
     async def save_procedure(self, request: lp.SaveLearnedProcedureRequest) -> lp.SaveLearnedProcedureResponse:
-        self._check("SaveLearnedProcedure", request.tenant, ("decide", "admin"))
+        self._check("SaveLearnedProcedure", request.tenant)
         match = find_suppression(request.action)
         if match is not None:
             raise ServiceError(
@@ -92,14 +105,14 @@ class FakePerson:
         return lp.SaveLearnedProcedureResponse(learned_procedure=saved)
 
     async def procedure(self, tenant: str, procedure_id: str) -> lp.GetLearnedProcedureResponse:
-        self._check("GetLearnedProcedure", tenant, ("reader", "decide", "admin"))
+        self._check("GetLearnedProcedure", tenant)
         found = next((p for p in self.world.procedures if p.procedure_id == procedure_id), None)
         if found is None:
             raise ServiceError("NOT_FOUND", f"no learned procedure {procedure_id}")
         return lp.GetLearnedProcedureResponse(learned_procedure=found, lineage=[found])
 
     async def deprecate_procedure(self, tenant: str, procedure_id: str, reason: str) -> lp.LearnedProcedure:
-        self._check("DeprecateLearnedProcedure", tenant, ("decide", "admin"))
+        self._check("DeprecateLearnedProcedure", tenant)
         found = (await self.procedure(tenant, procedure_id)).learned_procedure
         found.state = lp.PROCEDURE_STATE_DEPRECATED
         return found
@@ -107,16 +120,16 @@ class FakePerson:
     async def backfill(
         self, tenant: str, rules: Sequence[lp.LegacyRule], validate_only: bool
     ) -> lp.BackfillLearnedProceduresResponse:
-        self._check("BackfillLearnedProcedures", tenant, ("admin",))
+        self._check("BackfillLearnedProcedures", tenant)
         self.world.backfill_requests.append(validate_only)
         return lp.BackfillLearnedProceduresResponse(inserted=0 if validate_only else len(rules))
 
     async def forget(self, request: mem.ForgetRequest) -> mem.ForgetResponse:
-        self._check("Forget", request.tenant, ("admin",))
+        self._check("Forget", request.tenant)
         return mem.ForgetResponse(deletion_id="del-1", memories_affected=1)
 
     async def deletion(self, tenant: str, deletion_id: str) -> mem.Deletion:
-        self._check("GetDeletion", tenant, ("reader", "reviewer", "admin"))
+        self._check("GetDeletion", tenant)
         step = mem.DeletionStep(location="vectors", state=mem.DELETION_STEP_STATE_PENDING)
         return mem.Deletion(deletion_id=deletion_id, steps=[step], complete=False)
 

@@ -155,7 +155,7 @@ def test_procedures_empty_state_is_the_honest_sentence(world: FakeWorld) -> None
 
 def test_the_api_lists_and_saves_with_a_bearer_header_without_csrf(world: FakeWorld) -> None:
     client = client_for(world)
-    headers = {"Authorization": f"Bearer {token(roles=('decide',), subject='officer.kim')}"}
+    headers = {"Authorization": f"Bearer {token(roles=('reviewer',), subject='officer.kim')}"}
     body = {"intent_key": "psp_bank", "title": "PSP bank statements", "kind": "substantive", "scope": "PSP merchants",
             "trigger": "incorporated < 3 months", "action": "request 3 months of bank statements"}  # fmt: skip
     created = client.post("/api/memory/learned-procedures", json=body, headers=headers)
@@ -167,7 +167,7 @@ def test_the_api_lists_and_saves_with_a_bearer_header_without_csrf(world: FakeWo
 
 
 def test_a_never_suppress_refusal_is_shown_as_that_refusal_with_its_reason(world: FakeWorld) -> None:
-    bearer = token(roles=("decide",))
+    bearer = token(roles=("reviewer",))
     client = client_for(world, bearer)
     form = {"intent_key": "x", "title": "x", "scope": "all", "trigger": "pep hit", "action": "skip screening",
             "csrf_token": csrf(bearer)}  # fmt: skip
@@ -250,7 +250,7 @@ def test_replay_needs_admin_and_only_admins_see_the_button(world: FakeWorld) -> 
              "/health", "/memory/learned-procedures/backfill", "/forget/del-1"]
 )  # fmt: skip
 def test_every_page_has_a_strict_csp_and_no_inline_script_or_style(world: FakeWorld, path: str) -> None:
-    response = client_for(world, token(roles=("admin", "reviewer", "decide"))).get(path)
+    response = client_for(world, token(roles=("admin", "reviewer"))).get(path)
     assert response.status_code == 200
     csp = response.headers["content-security-policy"]
     assert "unsafe-inline" not in csp and "script-src 'self'" in csp
@@ -290,7 +290,7 @@ def test_an_expired_session_sends_htmx_to_sign_in_instead_of_swapping_the_login_
 
 
 def test_the_api_returns_detail_with_lineage_deprecates_with_a_reason_and_maps_not_found(world: FakeWorld) -> None:
-    headers = {"Authorization": f"Bearer {token(roles=('decide',), subject='officer.kim')}"}
+    headers = {"Authorization": f"Bearer {token(roles=('reviewer',), subject='officer.kim')}"}
     client = client_for(world)
     body = {"intent_key": "k", "title": "t", "scope": "s", "trigger": "tr", "action": "request documents"}
     created = client.post("/api/memory/learned-procedures", json=body, headers=headers).json()["learned_procedure"]
@@ -308,7 +308,7 @@ def test_the_side_sheet_offers_edit_and_deprecate_only_to_a_role_that_may(world:
     world.procedures.append(
         lp.LearnedProcedure(procedure_id="p9", intent_key="k", title="Rule", state=lp.PROCEDURE_STATE_ACTIVE)
     )
-    officer = client_for(world, token(roles=("decide",))).get(
+    officer = client_for(world, token(roles=("reviewer",))).get(
         "/memory/learned-procedures/p9", headers={"HX-Request": "true"}
     )
     reader = client_for(world, token(roles=("reader",))).get(

@@ -108,9 +108,18 @@ class _PersonClient:
         return await self._pages(self._memory.ListReviewItems, request, "review_items")
 
     async def find_conflicts(self, tenant: str, user: str, candidate: candidate_pb2.Candidate) -> list[mem.Memory]:
-        request = mem.FindConflictsRequest(tenant=tenant, user=user, candidates=[candidate])
-        found = await self._call(self._memory.FindConflicts, request)
-        return [m for result in found.results for m in result.conflicts]
+        """The active memory an approval would supersede: the user's active record of the same intent.
+
+        Read with ListMemories, which a reviewer may call; FindConflicts is a hop of the learning path
+        that only the loop's service identity may call (services/common/access.py).
+        """
+        if not candidate.intent_key:
+            return []
+        request = mem.ListMemoriesRequest(
+            tenant=tenant, user=user, states=[mem.MEMORY_STATE_ACTIVE], intent_key=candidate.intent_key, page_size=10
+        )
+        found: mem.ListMemoriesResponse = await self._call(self._memory.ListMemories, request)
+        return list(found.memories)
 
     async def resolve_review(self, tenant: str, review_item_id: str, approve: bool, reason: str) -> mem.ReviewItem:
         resolution = mem.REVIEW_RESOLUTION_APPROVE if approve else mem.REVIEW_RESOLUTION_DENY

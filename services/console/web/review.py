@@ -1,8 +1,8 @@
 """The review queue: what the loop held for a person, side by side with what it may contradict.
 
 Counts per user come from every pending item of the tenant; the filters narrow the list shown.
-The conflicting active memories are asked of memory (`FindConflicts`, the same call the worker
-makes before policy decides), so the reviewer sees what approving would contradict or replace.
+The conflicting active memory is the user's active record of the candidate's intent (read with
+ListMemories, which a reviewer may call), so the reviewer sees what approving would replace.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Protocol
 
 import jwt
 
+from services.common.access import ADMIN, rule_for
 from services.common.auth import Principal, TokenVerifier
 from services.common.errors import Unauthenticated
 
@@ -32,14 +33,25 @@ LOGIN_COOKIE = "memloop_login_csrf"
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "x-csrf-token"
 
-# What each console action needs, mirroring the services' per-RPC role tables
-# (services/memory/entrypoints/grpc_server.py and procedures_grpc.py). The services enforce it.
+# The RPC behind each console action: who may take it is read from the services' one access table
+# (services/common/access.py), so the console hides exactly what the services would refuse.
+_ACTION_RPCS: dict[str, str] = {
+    "review": "/memloop.v1.MemoryService/ResolveReviewItem",
+    "procedures.write": "/memloop.v1.LearnedProcedureService/SaveLearnedProcedure",
+    "procedures.backfill": "/memloop.v1.LearnedProcedureService/BackfillLearnedProcedures",
+    "forget": "/memloop.v1.MemoryService/Forget",
+}
+
+
+def _roles_of(method: str) -> frozenset[str]:
+    rule = rule_for(method)
+    return frozenset() if rule is None else rule.roles
+
+
 CAPABILITIES: dict[str, frozenset[str]] = {
-    "review": frozenset({"reviewer", "admin"}),
-    "procedures.write": frozenset({"decide", "admin"}),
-    "procedures.backfill": frozenset({"admin"}),
-    "forget": frozenset({"admin"}),
-    "dead_letters.replay": frozenset({"admin"}),
+    **{action: _roles_of(method) for action, method in _ACTION_RPCS.items()},
+    # Replaying a dead letter republishes to the stream (no RPC): an operator's act.
+    "dead_letters.replay": frozenset({ADMIN}),
 }
 
 
