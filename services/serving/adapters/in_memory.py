@@ -147,6 +147,16 @@ class InMemoryServingUnitOfWork:
             raise RuntimeError("unit of work used outside its `with` block")
         self._store.tables = self._working
 
+    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+        """The same rows as PostgreSQL's single round trip, through the repositories."""
+        if not self.results.add_if_new(new):
+            return False
+        self.results.add_tool_outcomes(new.result.request_id, new.tool_outcomes)
+        self.contents.add(new.content)
+        if with_event:
+            self.outbox.add(new.event, span_id=new.span_id)
+        return True
+
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:

@@ -92,6 +92,13 @@ class ServingUnitOfWork(Protocol):
 
     def commit(self) -> None: ...
 
+    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+        """Insert the result, its tool outcomes, its content and (with_event) its outbox event,
+        unless (tenant, request_id) exists; True if this call inserted them. A replay writes
+        nothing. The SQL adapter sends the tenant setting and all the inserts in one round trip.
+        """
+        ...
+
 
 UnitOfWorkFactory = Callable[[str], ServingUnitOfWork]
 """tenant → a fresh unit of work scoped (row-level security) to that tenant."""

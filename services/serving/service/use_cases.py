@@ -61,15 +61,11 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
     validate_handle_request(command)
     new = prepare_result(command, deps.redact, deps.clock())
     with deps.uow_factory(command.tenant) as uow:
-        if not uow.results.add_if_new(new):
+        if not uow.add_new_request(new, with_event=deps.learning):
             first = uow.results.get(command.request_id)
             if first is None:  # the first call committed and its result was removed since
                 raise Aborted(f"request {command.request_id!r} changed while replaying; retry", reason="REPLAY_RACE")
             return replace(first, replayed=True)
-        uow.results.add_tool_outcomes(command.request_id, new.tool_outcomes)
-        uow.contents.add(new.content)
-        if deps.learning:
-            uow.outbox.add(new.event, span_id=new.span_id)
         uow.commit()
     return new.result
 
