@@ -10,13 +10,20 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
 BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
-install: $(STAMP)
+install: $(STAMP) chromium
+
+# The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
+# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -64,6 +71,19 @@ bench: install
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# The labelled redaction corpus (regenerated) and its precision/recall per kind.
+redaction-report: install
+	$(BIN)/python scripts/make_redaction_corpus.py
+	$(BIN)/python scripts/redaction_report.py
+
+# Every labelled secret and PII string through the real stack, then both databases, the streams and the logs
+# searched (make test sends a representative subset of 60).
+test-at-rest-full: install
+	MEMLOOP_AT_REST_FULL=1 $(BIN)/pytest --timeout=3600 tests/e2e/test_secrets_at_rest.py
+# Screenshots of every console page at 1280 px and 390 px, into docs/console/ (linked from the README).
+screenshots: install
+	$(BIN)/python scripts/console_screenshots.py --out docs/console
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache

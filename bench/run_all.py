@@ -105,6 +105,7 @@ def modules() -> list[Module]:
     found.append(_load("bench_context"))
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
+    found.append(_load("bench_redaction"))
     return found
 
 

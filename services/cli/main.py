@@ -22,6 +22,7 @@ def up_main(argv: list[str]) -> int:
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--memory-replicas", type=int, default=1)
     parser.add_argument("--embedder", default=os.environ.get("MEMLOOP_EMBEDDER", "minilm"))
+    parser.add_argument("--console-port", type=int, default=int(os.environ.get("MEMLOOP_CONSOLE_PORT", "0") or 0))
     args = parser.parse_args(argv)
     spec = StackSpec(
         data_dir=args.data_dir.resolve(),
@@ -29,6 +30,7 @@ def up_main(argv: list[str]) -> int:
         nats_url=os.environ.get("MEMLOOP_NATS_URL", ""),
         embedder=args.embedder,
         memory_replicas=args.memory_replicas,
+        console_port=args.console_port,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -43,6 +45,7 @@ def up_main(argv: list[str]) -> int:
         write_stack_file(stack, spec.data_dir / "stack.json")
         for line in stack.describe():
             print(line, flush=True)
+        print(f"Console: {stack.console_url}/review", flush=True)
         print("memloop is up; Ctrl-C stops everything.", flush=True)
         stop.wait()
     finally:

@@ -41,6 +41,8 @@ class StackSpec:
     learning_stream: str = "MEMLOOP_LEARNING"
     embedder: str = "minilm"
     memory_replicas: int = 1
+    console: bool = True
+    console_port: int = 0
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -73,6 +75,8 @@ class Stack:
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
         self._grpc_ports: dict[str, int] = {}
+        self.console: ServiceProcess | None = None
+        self.console_port = 0
 
     @property
     def embedded_nats(self) -> EmbeddedNats | None:
@@ -95,6 +99,8 @@ class Stack:
                         self.add_service("memory" if replica == 0 else f"memory-{replica}", "memory")
                 else:
                     self.add_service(name, name)
+            if self.spec.console:
+                self.start_console()
         except BaseException:
             self.stop()
             raise
@@ -161,6 +167,32 @@ class Stack:
         self.services[name] = handle
         return handle
 
+    @property
+    def console_url(self) -> str:
+        return f"http://127.0.0.1:{self.console_port}" if self.console is not None else ""
+
+    def start_console(self) -> None:
+        """The web console, last: it calls memory and serving with each signed-in person's token and
+        reads the others' metrics endpoints for its health page; it holds no database."""
+        self.console_port = self.spec.console_port or free_port()
+        metrics = ",".join(f"{n}=http://127.0.0.1:{h.metrics_port}/metrics" for n, h in self.services.items())
+        env = {
+            **self.base_env(),
+            "MEMLOOP_CONSOLE_PORT": str(self.console_port),
+            "MEMLOOP_CONSOLE_METRICS": metrics,
+        }
+        # the console acts only with the person's token and holds no database
+        for private in ("MEMLOOP_SERVICE_TOKEN", "MEMLOOP_SERVING_DATABASE_URL", "MEMLOOP_MEMORY_DATABASE_URL"):
+            env.pop(private, None)
+        self.console = ServiceProcess(
+            "services.console.entrypoints.main",
+            env,
+            log_path=self.spec.data_dir / "logs" / "console.log",
+            name="console",
+        )
+        self.console.start()
+        self.console.wait_http_ok(f"{self.console_url}/healthz", timeout=60.0)
+
     def restart(self, name: str, extra_env: Mapping[str, str] | None = None) -> ServiceHandle:
         """Start a stopped service again on the same ports (tests kill and restart parts)."""
         handle = self.services[name]
@@ -174,6 +206,8 @@ class Stack:
         return handle
 
     def stop(self) -> None:
+        if self.console is not None:
+            self.console.terminate(timeout=10.0)
         for name in reversed(list(self.services)):
             self.services[name].process.terminate(timeout=15.0)
         if self._nats is not None:
@@ -188,6 +222,8 @@ class Stack:
         ]
         for name, handle in self.services.items():
             lines.append(f"{name:<9} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
+        if self.console is not None:
+            lines.append(f"console   {self.console_url}/  (sign in with `memloop token --tenant T --roles reviewer`)")
         return lines
 
 
@@ -206,5 +242,6 @@ def write_stack_file(stack: Stack, path: Path) -> None:
         "auth_secret_file": str(stack.spec.data_dir / "auth_secret"),
         "services": {name: handle.target for name, handle in stack.services.items()},
         "metrics": {name: handle.metrics_port for name, handle in stack.services.items()},
+        "console_url": stack.console_url,
     }
     path.write_text(json.dumps(payload, indent=2))

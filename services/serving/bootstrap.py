@@ -71,7 +71,7 @@ def build(settings: ServingSettings) -> App:
         application_name="memloop-serving",
     )
     sessions = sessionmaker(engine, expire_on_commit=False)
-    redactor = Redactor(RedactionMode.FAST)
+    redactor = Redactor(RedactionMode.THOROUGH)  # the worker's coverage, before the transaction opens
 
     def unit_of_work(tenant: str) -> ServingUnitOfWork:
         return SqlServingUnitOfWork(sessions, tenant)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,3 +36,11 @@ def stack(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Debian chromium driven by Playwright; imported here lazily so other modules skip its cost."""
+    from tests.e2e.console_support import launch_browser
+
+    yield from launch_browser()

@@ -54,6 +54,9 @@ def alice_request(index: int = 0, *, request_id: str | None = None) -> serving_s
         ),
         reply=case["reply"],
         owner_address=data["owner_address"],
+        sender_authentication=learning_event_pb2.SenderAuthentication(
+            authentication_results=case.get("authentication_results", "")
+        ),
     )
 
 

@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from services.common.redaction import contains_secret_pattern, fold_for_matching
+from services.common.pii.model import PII_PLACEHOLDER
+from services.common.pii.scan import contains_secret_pattern
+from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import sentences, split_email
 
@@ -148,7 +150,7 @@ _HEDGE = re.compile(
     re.I,
 )
 _SECRET_PLACEHOLDER = re.compile(r"\[(?:SECRET|PASSWORD)\]")
-_PII_PLACEHOLDER = re.compile(r"\[(?:PHONE|EMAIL|CARD|IBAN|GOV_ID|ADDRESS)(?:@[^\]\s]*)?\]")
+_PII_PLACEHOLDER = PII_PLACEHOLDER
 
 
 def _is_noise(sentence: str) -> bool:
