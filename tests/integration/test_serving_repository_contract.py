@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.gen.memloop.v1 import learning_event_pb2
 from services.serving.adapters.in_memory import InMemoryServingStore
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.bootstrap import MIGRATIONS_DIR
@@ -176,3 +177,33 @@ def test_rls_rejects_a_row_of_another_tenant_sent_in_the_single_round_trip(new_d
                 assert uow.contents.get(globex.content.content_ref) is None
     finally:
         engine.dispose()
+
+
+def test_delete_contents_does_what_one_delete_per_blob_does_for_all_of_them_at_once(
+    uow_factory: UnitOfWorkFactory,
+) -> None:
+    by_ref, by_event, other_tenant = _new()[1], _new()[1], _new("globex")[1]
+    for tenant, new in (("acme", by_ref), ("acme", by_event), ("globex", other_tenant)):
+        with uow_factory(tenant) as uow:
+            assert uow.add_new_request(new, with_event=True)
+            uow.commit()
+    refs, events = [by_ref.content.content_ref, "cnt_never_existed"], [by_event.event.event_id]
+    now = datetime.now(UTC)
+    with uow_factory("acme") as uow:
+        # the globex event is named too: RLS keeps it out of acme's statements
+        assert uow.delete_contents(refs, [*events, other_tenant.event.event_id], "del-9", now) == 2
+        uow.commit()
+    with uow_factory("acme") as uow:
+        assert uow.delete_contents(refs, events, "del-9", now) == 0  # idempotent
+        for new in (by_ref, by_event):
+            assert uow.contents.get(new.content.content_ref) is None
+            stored = uow.results.get(new.result.request_id)
+            assert stored is not None and stored.reply == ""
+            status = uow.outbox.get(request_id=new.result.request_id)
+            assert status is not None
+            event = learning_event_pb2.LearningEvent.FromString(status.payload)
+            assert [o.summary for o in event.tool_outcomes] == [""]
+    with uow_factory("globex") as uow:
+        assert uow.contents.get(other_tenant.content.content_ref) == other_tenant.content
+        kept = uow.results.get(other_tenant.result.request_id)
+        assert kept is not None and kept.reply == "ok"

@@ -9,6 +9,7 @@ transaction by the base unit of work.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any, Self
 
 import psycopg
@@ -16,6 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import SqlAlchemyUnitOfWork, set_tenant
+from services.serving.adapters import bulk_forget
 from services.serving.adapters.event_codec import encode_event, without_summaries
 from services.serving.domain.model import (
     AttachmentMeta,
@@ -324,6 +326,10 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
     def outbox(self) -> SqlOutboxRepository:
         self._ensure_scoped()
         return self._outbox
+
+    def delete_contents(self, content_refs: list[str], event_ids: list[str], deletion_id: str, now: datetime) -> int:
+        self._ensure_scoped()
+        return bulk_forget.delete_contents(self.session, self._tenant_name, content_refs, event_ids, deletion_id, now)
 
     def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
         """The tenant setting and every row of a new request in one pipelined round trip.

@@ -1,7 +1,7 @@
 """The ServingService servicer: authorize, build the command, call the use case, translate.
 
 Roles (the loop's own service token, tenant "*", passes every check): HandleRequest needs
-`writer`; ReadContent and GetOutboxEvent need `reader` (or `writer`); DeleteContent needs `admin`.
+`writer`; ReadContent and GetOutboxEvent need `reader` (or `writer`); DeleteContent(s) need `admin`.
 The tenant is authorized before anything is looked up, so a caller for another tenant learns
 nothing about what exists there.
 """
@@ -65,6 +65,16 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
             request.tenant, request.content_ref, request.deletion_id, self._deps, event_id=request.event_id
         )
         return serving_service_pb2.DeleteContentResponse(deleted=deleted)
+
+    @grpc_method(DOMAIN)
+    def DeleteContents(
+        self, request: serving_service_pb2.DeleteContentsRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.DeleteContentsResponse:
+        _authorize(request.tenant, DELETE_ROLES)
+        deleted = use_cases.delete_contents(
+            request.tenant, list(request.content_refs), list(request.event_ids), request.deletion_id, self._deps
+        )
+        return serving_service_pb2.DeleteContentsResponse(deleted_count=deleted)
 
     @grpc_method(DOMAIN)
     def GetOutboxEvent(

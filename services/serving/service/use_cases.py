@@ -181,6 +181,32 @@ def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: Servin
     return existed
 
 
+MAX_BATCH = 1000
+
+
+def delete_contents(
+    tenant: str, content_refs: list[str], event_ids: list[str], deletion_id: str, deps: ServingDeps
+) -> int:
+    """`delete_content` for many blobs of one deletion: one transaction, one statement per table.
+
+    Returns how many blobs existed and were removed. An event id that is no UUID, or that serving
+    does not know, is nothing to delete. Idempotent, like the single call.
+    """
+    require(deletion_id, "deletion_id")
+    if len(content_refs) > MAX_BATCH:
+        raise InvalidArgument("content_refs", f"must have at most {MAX_BATCH} items")
+    if len(event_ids) > MAX_BATCH:
+        raise InvalidArgument("event_ids", f"must have at most {MAX_BATCH} items")
+    refs = list(dict.fromkeys(ref for ref in content_refs if ref))
+    events = list(dict.fromkeys(c for c in map(_canonical_uuid, event_ids) if c is not None))
+    if not refs and not events:
+        return 0
+    with deps.uow_factory(tenant) as uow:
+        deleted = uow.delete_contents(refs, events, deletion_id, deps.clock())
+        uow.commit()
+    return deleted
+
+
 def _canonical_uuid(value: str) -> str | None:
     """The id in PostgreSQL's canonical spelling, or None when it is no UUID.
 

@@ -2,4 +2,4 @@
 
 # The contract this client speaks: a digest of the FileDescriptorSet of memloop/v1 it was generated
 # from (contract.binpb beside this file; comments excluded, so only schema changes move it).
-CONTRACT_VERSION = "memloop.v1@9667b57b38c985dc"
+CONTRACT_VERSION = "memloop.v1@f2de396529e195cf"
