@@ -48,7 +48,7 @@ from services.common.vocabulary import MemoryType, candidate_key
 
 TENANT = "bench"
 ONE_MEMORY_GOAL_S = {"p50": 0.25, "p99": 1.0}
-USER_GOAL_S = 60.0
+USER_GOAL_S = 5.0
 USER_MEMORIES = 10_000
 ENV = {
     "MEMLOOP_LOG_LEVEL": "WARNING",

@@ -51,7 +51,7 @@ from services.serving.bootstrap import MIGRATIONS_DIR
 from services.serving.domain.model import LearningEventRecord, ToolOutcome
 
 WINDOW = 1024
-THROUGHPUT_GOAL = 0.5
+THROUGHPUT_GOAL = 0.8
 LAG_P99_GOAL_MS = 1000.0
 
 

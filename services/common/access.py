@@ -49,6 +49,7 @@ ACCESS: dict[str, Rule] = {
     "/memloop.v1.ServingService/HandleRequest": _rule(WRITER),
     "/memloop.v1.ServingService/ReadContent": _rule(SERVICE),
     "/memloop.v1.ServingService/DeleteContent": _rule(SERVICE, ADMIN),
+    "/memloop.v1.ServingService/DeleteContents": _rule(SERVICE, ADMIN),
     "/memloop.v1.ServingService/GetOutboxEvent": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
     # PolicyService: only the loop asks for (signed) decisions.
     "/memloop.v1.PolicyService/Evaluate": _rule(SERVICE, tenant_field="context.tenant"),

@@ -85,10 +85,15 @@ class SqlAlchemyUnitOfWork:
     def __enter__(self) -> SqlAlchemyUnitOfWork:
         self._session = self._session_factory()
         self._session.begin()
-        set_tenant(self._session, self._tenant)
+        self._scope(self._session)
         self._committed = False
         self._open(self._session)
         return self
+
+    def _scope(self, session: Session) -> None:
+        """Set the tenant now (one round trip). A subclass may defer it to fold it into its first
+        statement, provided no statement can run before the tenant is set."""
+        set_tenant(session, self._tenant)
 
     def _open(self, session: Session) -> None:
         """Hook for subclasses to build repositories on the session."""

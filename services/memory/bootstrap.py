@@ -43,6 +43,7 @@ from services.memory.consolidation.service.ports import ConsolidationUnitOfWork,
 from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
 from services.memory.core.adapters.cache import LruRetrievalCache
 from services.memory.core.adapters.change_feed import SqlChangeFeed
+from services.memory.core.adapters.embed_batcher import BatchingEmbedder
 from services.memory.core.adapters.embedders import HashingEmbedder, MiniLmEmbedder
 from services.memory.core.adapters.faiss_index import FaissVectorIndex
 from services.memory.core.adapters.metrics import PrometheusMemoryMetrics
@@ -119,7 +120,7 @@ def build(settings: MemorySettings) -> App:
         application_name=f"memloop-memory-{settings.replica_id}"[:63],
     )
     sessions = sessionmaker(engine)
-    embedder = build_embedder(settings.embedder)
+    embedder = BatchingEmbedder(build_embedder(settings.embedder))  # each text once; concurrent calls together
     metrics = PrometheusMemoryMetrics(settings.replica_id)
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)

@@ -133,3 +133,17 @@ async def test_new_rows_wake_a_waiting_relay(outbox: Harness) -> None:
     await asyncio.sleep(0.1)
     outbox.add(1)
     assert await asyncio.wait_for(waiter, 5) is True
+
+
+async def test_settle_marks_the_acked_rows_and_releases_only_the_failed_ones(outbox: Harness) -> None:
+    ids = outbox.add(4)
+    await outbox.store.claim_batch(5, lease_seconds=30, claimer="a")
+    marked = await outbox.store.settle([_receipt(ids[0], 1), _receipt(ids[1], 2)], [ids[2]], claimer="a")
+    assert marked == 2
+    # the failed row is free again at once; the un-settled one keeps its lease; the acked ones are done
+    assert [r.event_id for r in await outbox.store.claim_batch(5, lease_seconds=30, claimer="b")] == [ids[2]]
+    assert (await outbox.store.backlog()).count == 2
+    # a row acked by one batch and failed by another counts as published; a repeat marks nothing
+    assert await outbox.store.settle([_receipt(ids[2], 3)], [ids[2]], claimer="b") == 1
+    assert await outbox.store.settle([_receipt(ids[0], 9)], [ids[0]], claimer="a") == 0
+    assert (await outbox.store.backlog()).count == 1

@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 
+import psycopg
 import pytest
 from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.gen.memloop.v1 import learning_event_pb2
 from services.serving.adapters.in_memory import InMemoryServingStore
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.bootstrap import MIGRATIONS_DIR
@@ -116,3 +118,92 @@ def test_content_and_outbox_are_tenant_scoped_and_deletion_is_audited_once(uow_f
             assert uow.contents.delete(ref) is expected
             uow.contents.record_deletion(ContentDeletion("acme", ref, "del-1", datetime.now(UTC), expected))
             uow.commit()
+
+
+def test_add_new_request_writes_every_row_once_and_a_replay_writes_nothing(uow_factory: UnitOfWorkFactory) -> None:
+    command, new = _new()
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(new, with_event=True) is True
+        uow.commit()
+    again = replace(new, result=replace(new.result, result_id=str(uuid.uuid4())))
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(again, with_event=True) is False
+        assert uow.results.get(command.request_id) == new.result
+        assert uow.contents.get(new.content.content_ref) == new.content
+        status = uow.outbox.get(request_id=command.request_id)
+        assert status is not None and status.state is OutboxState.PENDING
+        assert uow.outbox.get(event_id=again.event.event_id) == status
+
+
+def test_add_new_request_without_event_writes_no_outbox_row(uow_factory: UnitOfWorkFactory) -> None:
+    command, new = _new()
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(new, with_event=False) is True
+        uow.commit()
+    with uow_factory("acme") as uow:
+        assert uow.results.get(command.request_id) == new.result
+        assert uow.outbox.get(request_id=command.request_id) is None
+
+
+def test_another_tenants_rows_are_invisible_in_the_same_transaction_shape(uow_factory: UnitOfWorkFactory) -> None:
+    """The single-round-trip insert scopes the transaction: after it, reads in that very transaction
+    see only the tenant's own rows."""
+    acme_command, acme = _new("acme")
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(acme, with_event=True) is True
+        uow.commit()
+    _, globex = _new("globex", request_id=acme_command.request_id)
+    with uow_factory("globex") as uow:
+        assert uow.add_new_request(globex, with_event=True) is True  # the same request id, another tenant
+        assert uow.results.get(acme_command.request_id) == globex.result
+        assert uow.contents.get(acme.content.content_ref) is None
+        assert uow.outbox.get(event_id=acme.event.event_id) is None
+
+
+def test_rls_rejects_a_row_of_another_tenant_sent_in_the_single_round_trip(new_database: Callable[[str], str]) -> None:
+    """Row-level security, not the code, keeps tenants apart: a unit of work scoped to acme that is
+    handed globex's rows fails as a whole (WITH CHECK) and leaves nothing behind."""
+    admin_url = new_database("serving_rls")
+    run_migrations(admin_url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+    engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=2)
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    try:
+        command, globex = _new("globex")
+        with SqlServingUnitOfWork(sessions, "acme") as uow, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            uow.add_new_request(globex, with_event=True)
+        for tenant in ("acme", "globex"):
+            with SqlServingUnitOfWork(sessions, tenant) as uow:
+                assert uow.results.get(command.request_id) is None
+                assert uow.contents.get(globex.content.content_ref) is None
+    finally:
+        engine.dispose()
+
+
+def test_delete_contents_does_what_one_delete_per_blob_does_for_all_of_them_at_once(
+    uow_factory: UnitOfWorkFactory,
+) -> None:
+    by_ref, by_event, other_tenant = _new()[1], _new()[1], _new("globex")[1]
+    for tenant, new in (("acme", by_ref), ("acme", by_event), ("globex", other_tenant)):
+        with uow_factory(tenant) as uow:
+            assert uow.add_new_request(new, with_event=True)
+            uow.commit()
+    refs, events = [by_ref.content.content_ref, "cnt_never_existed"], [by_event.event.event_id]
+    now = datetime.now(UTC)
+    with uow_factory("acme") as uow:
+        # the globex event is named too: RLS keeps it out of acme's statements
+        assert uow.delete_contents(refs, [*events, other_tenant.event.event_id], "del-9", now) == 2
+        uow.commit()
+    with uow_factory("acme") as uow:
+        assert uow.delete_contents(refs, events, "del-9", now) == 0  # idempotent
+        for new in (by_ref, by_event):
+            assert uow.contents.get(new.content.content_ref) is None
+            stored = uow.results.get(new.result.request_id)
+            assert stored is not None and stored.reply == ""
+            status = uow.outbox.get(request_id=new.result.request_id)
+            assert status is not None
+            event = learning_event_pb2.LearningEvent.FromString(status.payload)
+            assert [o.summary for o in event.tool_outcomes] == [""]
+    with uow_factory("globex") as uow:
+        assert uow.contents.get(other_tenant.content.content_ref) == other_tenant.content
+        kept = uow.results.get(other_tenant.result.request_id)
+        assert kept is not None and kept.reply == "ok"

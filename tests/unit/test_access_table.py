@@ -51,6 +51,7 @@ ONLY_DECIDERS = {
 EXPECTED: dict[str, set[str]] = {
     "HandleRequest": {"writer"},
     "DeleteContent": {"service", "admin"},
+    "DeleteContents": {"service", "admin"},
     "GetOutboxEvent": set(EVERYONE),
     "GetProcessedEvent": set(EVERYONE),
     "Forget": {"writer", "admin"},

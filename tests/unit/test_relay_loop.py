@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 from services.relay.adapters.in_memory import CountingMetrics, InMemoryJetStream, InMemoryOutboxStore
-from services.relay.domain.model import OutboxRow, RelayTiming
+from services.relay.domain.model import OutboxRow, PublishReceipt, RelayTiming
 from services.relay.service.relay import Relay, RelayConfig
 
 _TIMING = RelayTiming(lease_seconds=0.5, publish_timeout_seconds=0.1, backoff_max_seconds=0.05)
@@ -130,3 +130,47 @@ async def test_backlog_is_exported_and_old_published_rows_are_pruned() -> None:
     await relay.prune_once()
 
     assert store.rows == {} and metrics.pruned_total == 3
+
+
+class _RecordingStore(InMemoryOutboxStore):
+    """Remembers what each settle call carried, and what was still unpublished right after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.settled: list[tuple[set[str], set[str], set[str]]] = []
+
+    async def settle(self, receipts: Sequence[PublishReceipt], failed: Sequence[str], *, claimer: str) -> int:
+        marked = await super().settle(receipts, failed, claimer=claimer)
+        unpublished = {k for k, r in self.rows.items() if r.published is None}
+        self.settled.append(({r.event_id for r in receipts}, set(failed), unpublished))
+        return marked
+
+
+async def test_a_batch_is_marked_by_one_settle_once_all_its_pubacks_are_in() -> None:
+    store, stream = _RecordingStore(), InMemoryJetStream()
+    for row in _rows(50):
+        store.add(row)
+    relay, _ = _relay(store, stream, batch_size=10, max_in_flight=64)
+
+    await _run_until(relay, lambda: len(store.published()) == 50)
+
+    assert 1 <= store.settle_calls <= 5  # five batches of ten; batches done together share one
+    assert all(len(acked) % 10 == 0 for acked, _, _ in store.settled)
+
+
+async def test_a_failed_puback_leaves_only_its_row_unpublished_and_it_is_retried() -> None:
+    store, stream = _RecordingStore(), InMemoryJetStream()
+    rows = _rows(10)
+    for row in rows:
+        store.add(row)
+    lost = rows[3].event_id
+    stream.lose_ack_once.add(lost)
+    relay, metrics = _relay(store, stream, batch_size=10)
+
+    await _run_until(relay, lambda: len(store.published()) == 10)
+
+    acked, failed, unpublished = store.settled[0]
+    assert failed == {lost} and unpublished == {lost}
+    assert acked == {r.event_id for r in rows} - {lost}
+    assert store.published()[lost].duplicate is True  # the re-publish was deduped by the stream
+    assert metrics.failed_total == 1

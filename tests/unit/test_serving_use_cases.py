@@ -142,3 +142,18 @@ def test_delete_content_by_event_finds_the_blob_and_blanks_the_requests_text(
     assert store.tables.results[("acme", "req-1")].reply == ""
     with pytest.raises(InvalidArgument):
         use_cases.delete_content("acme", "", "del-1", deps)
+
+
+def test_delete_contents_skips_non_uuid_events_and_rejects_too_many_items(
+    store: InMemoryServingStore, deps: ServingDeps
+) -> None:
+    result = use_cases.handle_request(_command(), deps)
+    assert use_cases.delete_contents("acme", [], ["evt-not-a-uuid", result.event_id], "del-1", deps) == 1
+    assert use_cases.delete_contents("acme", [], [result.event_id], "del-1", deps) == 0
+    assert use_cases.delete_contents("acme", [], ["evt-not-a-uuid"], "del-1", deps) == 0
+    with pytest.raises(InvalidArgument) as refs:
+        use_cases.delete_contents("acme", ["cnt"] * (use_cases.MAX_BATCH + 1), [], "del-1", deps)
+    with pytest.raises(InvalidArgument) as deletion:
+        use_cases.delete_contents("acme", [result.content_ref], [], "", deps)
+    assert (refs.value.violations[0].field, deletion.value.violations[0].field) == ("content_refs", "deletion_id")
+    assert list(store.tables.deletions) == [("acme", result.content_ref, "del-1")]

@@ -259,6 +259,8 @@ def test_more_items_than_documented_are_refused_naming_the_list(leaf: Leaf) -> N
             target[f"k{index}"] = "1"
         elif leaf.field.message_type is not None:
             target.add()
+        elif leaf.field.type == FieldDescriptor.TYPE_STRING:  # a repeated string's default_value is []
+            target.append("")
         else:
             target.append(leaf.field.default_value if leaf.field.type != FieldDescriptor.TYPE_ENUM else 0)
     # When / Then

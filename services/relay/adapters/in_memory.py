@@ -29,6 +29,7 @@ class _Row:
 class InMemoryOutboxStore:
     rows: dict[str, _Row] = field(default_factory=dict)
     news: asyncio.Event = field(default_factory=asyncio.Event)
+    settle_calls: int = 0
 
     def add(self, row: OutboxRow) -> None:
         self.rows[row.event_id] = _Row(row)
@@ -62,6 +63,12 @@ class InMemoryOutboxStore:
             if r.claimed_by == claimer and r.published is None:
                 r.claimed_until = 0.0
 
+    async def settle(self, receipts: Sequence[PublishReceipt], failed: Sequence[str], *, claimer: str) -> int:
+        self.settle_calls += 1
+        marked = await self.mark_published(receipts)
+        await self.release(failed, claimer=claimer)
+        return marked
+
     async def prune_published(self, *, older_than_seconds: float, limit: int) -> int:
         cutoff = datetime.now(UTC).timestamp() - older_than_seconds
         old = [k for k, r in self.rows.items() if r.published and r.published.acked_at.timestamp() < cutoff]
@@ -90,6 +97,8 @@ class InMemoryJetStream:
     messages: list[OutboxRow] = field(default_factory=list)
     up: bool = True
     lose_acks: bool = False
+    lose_ack_once: set[str] = field(default_factory=set)
+    """Event ids whose next PubAck is lost (the message still lands in the stream)."""
     waits_for_connection: int = 0
     """How often a publisher found the stream down and waited for it: an observable fact for tests."""
     _seq_by_id: dict[str, int] = field(default_factory=dict)
@@ -120,7 +129,8 @@ class InMemoryJetStream:
         if not duplicate:
             self.messages.append(row)
             self._seq_by_id[row.event_id] = len(self.messages)
-        if self.lose_acks:
+        if self.lose_acks or row.event_id in self.lose_ack_once:
+            self.lose_ack_once.discard(row.event_id)
             future.set_exception(TimeoutError("PubAck lost"))
         else:
             future.set_result(PublishReceipt(row.event_id, self._seq_by_id[row.event_id], duplicate, datetime.now(UTC)))

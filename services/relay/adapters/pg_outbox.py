@@ -51,6 +51,18 @@ _RELEASE = """
 UPDATE outbox SET claimed_until = NULL
 WHERE event_id = ANY(%(ids)s::uuid[]) AND claimed_by = %(claimer)s AND published_at IS NULL
 """
+_SETTLE = """
+UPDATE outbox o
+SET published_at = r.acked_at,
+    stream_seq = COALESCE(r.seq, o.stream_seq),
+    duplicate = COALESCE(r.dup, o.duplicate),
+    claimed_until = NULL
+FROM unnest(%(ids)s::uuid[], %(seqs)s::bigint[], %(dups)s::boolean[], %(times)s::timestamptz[])
+     AS r(event_id, seq, dup, acked_at)
+WHERE o.event_id = r.event_id AND o.published_at IS NULL
+  AND (r.seq IS NOT NULL OR o.claimed_by = %(claimer)s)
+RETURNING r.seq IS NOT NULL
+"""
 _PRUNE = """
 DELETE FROM outbox WHERE event_id IN (
     SELECT event_id FROM outbox
@@ -156,6 +168,21 @@ class PgOutboxStore:
     async def release(self, event_ids: Sequence[str], *, claimer: str) -> None:
         async with self._marks.transaction() as conn:
             await conn.execute(_RELEASE, {"ids": list(event_ids), "claimer": claimer})
+
+    async def settle(self, receipts: Sequence[PublishReceipt], failed: Sequence[str], *, claimer: str) -> int:
+        """One UPDATE: acked rows get their PubAck, failed rows (NULL seq) only lose the lease."""
+        acked = {r.event_id for r in receipts}
+        released = [event_id for event_id in dict.fromkeys(failed) if event_id not in acked]
+        params: dict[str, Any] = {
+            "ids": [r.event_id for r in receipts] + released,
+            "seqs": [r.stream_seq for r in receipts] + [None] * len(released),
+            "dups": [r.duplicate for r in receipts] + [None] * len(released),
+            "times": [r.acked_at for r in receipts] + [None] * len(released),
+            "claimer": claimer,
+        }
+        async with self._marks.transaction() as conn:
+            cursor = await conn.execute(_SETTLE, params)
+            return sum(1 for (marked,) in await cursor.fetchall() if marked)
 
     async def prune_published(self, *, older_than_seconds: float, limit: int) -> int:
         async with self._house.transaction() as conn:

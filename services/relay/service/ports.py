@@ -30,6 +30,14 @@ class OutboxStore(Protocol):
         """Give up this relay's lease on rows whose publish failed, so they are retried at once."""
         ...
 
+    async def settle(self, receipts: Sequence[PublishReceipt], failed: Sequence[str], *, claimer: str) -> int:
+        """`mark_published(receipts)` and `release(failed)` as ONE statement; returns rows marked.
+
+        A failed row stays unpublished (only its lease is given up); an id in both lists counts as
+        published (a retry of it succeeded).
+        """
+        ...
+
     async def prune_published(self, *, older_than_seconds: float, limit: int) -> int:
         """Delete up to `limit` rows published longer ago than `older_than_seconds`."""
         ...

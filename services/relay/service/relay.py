@@ -10,8 +10,10 @@ Three rules make "exactly once in the stream" hold:
 3. A failed publish (NATS down, PubAck timeout) releases the row for retry after a backoff:
    nothing is ever given up on, so nothing is dead-lettered by the relay.
 
-Publishes are pipelined: up to `max_in_flight` await their PubAck at once; acknowledgements are
-marked in batches by a separate task, so the database round trip never stalls the publisher.
+Publishes are pipelined: up to `max_in_flight` await their PubAck at once. A claimed batch is
+settled as a whole once every one of its PubAcks (or failures) is in: one UPDATE marks its acked
+rows published and releases only its failed rows. Settling runs in a separate task (batches that
+complete together share the UPDATE), so the database round trip never stalls the publisher.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ class Relay:
         self._receipts: list[PublishReceipt] = []
         self._failed: list[str] = []
         self._marks_waiting = asyncio.Event()
+        self._batches: set[asyncio.Task[None]] = set()
         self._consecutive_failures = 0
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -111,8 +114,10 @@ class Relay:
         if not rows:
             await _first_of(self._store.wait_for_new_rows(self._config.poll_interval_seconds), stop.wait())
             return 0
-        for row in rows:
-            await self._send(row)
+        futures = [await self._send(row) for row in rows]
+        task = asyncio.create_task(self._collect(rows, futures), name="relay-batch")
+        self._batches.add(task)
+        task.add_done_callback(self._batches.discard)
         return len(rows)
 
     async def _ready(self, stop: asyncio.Event) -> bool:
@@ -128,39 +133,41 @@ class Relay:
             await _first_of(self._slot_free.wait(), stop.wait())
         return not stop.is_set() and self._publisher.connected
 
-    async def _send(self, row: OutboxRow) -> None:
+    async def _send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:
+        """Publish one row; the returned future holds its PubAck or its failure (never raises)."""
         self._in_flight += 1
         self._idle.clear()
         try:
             future = await self._publisher.send(row)
         except Exception as exc:
-            self._settle(row, None, exc)
-            return
+            future = asyncio.get_running_loop().create_future()
+            future.set_exception(exc)
         future.add_done_callback(functools.partial(self._on_ack, row))
+        return future
 
     def _on_ack(self, row: OutboxRow, future: asyncio.Future[PublishReceipt]) -> None:
-        if future.cancelled():
-            self._settle(row, None, asyncio.CancelledError())
-        elif (exc := future.exception()) is not None:
-            self._settle(row, None, exc)
-        else:
-            self._settle(row, future.result(), None)
-
-    def _settle(self, row: OutboxRow, receipt: PublishReceipt | None, error: BaseException | None) -> None:
+        """Per message: free its window slot and track failures; marking waits for the batch."""
         self._in_flight -= 1
         self._slot_free.set()
         if self._in_flight == 0:
             self._idle.set()
-        if receipt is None:
-            _log.debug("publish of %s failed: %r", row.event_id, error)
-            self._failed.append(row.event_id)
+        if future.cancelled() or future.exception() is not None:
+            _log.debug("publish of %s failed", row.event_id)
             self._consecutive_failures += 1
-        else:
-            if self._config.crash_after_first_publish:
-                _log.warning("fault hook: crashing after the PubAck of %s, before marking it", row.event_id)
-                self._crash()
-            self._receipts.append(receipt)
-            self._consecutive_failures = 0
+            return
+        if self._config.crash_after_first_publish:
+            _log.warning("fault hook: crashing after the PubAck of %s, before marking it", row.event_id)
+            self._crash()
+        self._consecutive_failures = 0
+
+    async def _collect(self, rows: list[OutboxRow], futures: list[asyncio.Future[PublishReceipt]]) -> None:
+        """Once every PubAck of the batch is in (or failed), hand the whole batch to the mark task."""
+        outcomes = await asyncio.gather(*futures, return_exceptions=True)
+        for row, outcome in zip(rows, outcomes, strict=True):
+            if isinstance(outcome, PublishReceipt):
+                self._receipts.append(outcome)
+            else:
+                self._failed.append(row.event_id)
         self._marks_waiting.set()
 
     async def _mark_loop(self) -> None:
@@ -169,21 +176,22 @@ class Relay:
             await self.flush_marks()
 
     async def flush_marks(self) -> None:
-        """Record every PubAck received so far (one round trip) and release failed rows.
+        """Settle every completed batch so far: one UPDATE marks the acked rows, releases the failed.
 
-        A failure to record keeps the receipts for the next attempt: they are only lost if the
-        process dies, and then the lease lapses and JetStream dedupes the re-publish.
+        A failure to record keeps them for the next attempt: they are only lost if the process
+        dies, and then the lease lapses and JetStream dedupes the re-publish.
         """
         self._marks_waiting.clear()
         receipts, self._receipts = self._receipts, []
         failed, self._failed = self._failed, []
+        if not receipts and not failed:
+            return
         try:
+            await self._store.settle(receipts, failed, claimer=self._config.claimer)
             if receipts:
-                await self._store.mark_published(receipts)
                 self._metrics.published(len(receipts), sum(r.duplicate for r in receipts))
             if failed:
                 self._metrics.failed(len(failed))
-                await self._store.release(failed, claimer=self._config.claimer)
         except Exception:
             _log.warning("recording %d PubAcks failed; will retry", len(receipts), exc_info=True)
             self._receipts[:0] = receipts
@@ -195,6 +203,8 @@ class Relay:
         """On stop: let in-flight PubAcks arrive (bounded by the publish timeout), then mark them."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), self._config.timing.publish_timeout_seconds + 1.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*self._batches, return_exceptions=True), 1.0)
         with contextlib.suppress(Exception):
             await self.flush_marks()
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import threading
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from types import TracebackType
 from typing import Self
 
@@ -149,6 +150,32 @@ class InMemoryServingUnitOfWork:
         if self._working is None:
             raise RuntimeError("unit of work used outside its `with` block")
         self._store.tables = self._working
+
+    def delete_contents(self, content_refs: list[str], event_ids: list[str], deletion_id: str, now: datetime) -> int:
+        """The single deletion's steps, item by item (PostgreSQL does the same set-based)."""
+        deleted = 0
+        keys = [("content_ref", ref) for ref in content_refs] + [("event_id", e) for e in event_ids]
+        for column, key in keys:
+            request = self.results.forget_text(**{column: key})
+            ref = key if column == "content_ref" else (request.content_ref if request is not None else "")
+            if not ref:
+                continue
+            existed = self.contents.delete(ref)
+            deleted += existed
+            if request is not None:
+                self.outbox.forget_text(request.request_id)
+            self.contents.record_deletion(ContentDeletion(self._tenant, ref, deletion_id, now, existed))
+        return deleted
+
+    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+        """The same rows as PostgreSQL's single round trip, through the repositories."""
+        if not self.results.add_if_new(new):
+            return False
+        self.results.add_tool_outcomes(new.result.request_id, new.tool_outcomes)
+        self.contents.add(new.content)
+        if with_event:
+            self.outbox.add(new.event, span_id=new.span_id)
+        return True
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -63,6 +63,16 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
         return serving_service_pb2.DeleteContentResponse(deleted=deleted)
 
     @grpc_method(DOMAIN)
+    def DeleteContents(
+        self, request: serving_service_pb2.DeleteContentsRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.DeleteContentsResponse:
+        _authorize(request.tenant)
+        deleted = use_cases.delete_contents(
+            request.tenant, list(request.content_refs), list(request.event_ids), request.deletion_id, self._deps
+        )
+        return serving_service_pb2.DeleteContentsResponse(deleted_count=deleted)
+
+    @grpc_method(DOMAIN)
     def GetOutboxEvent(
         self, request: serving_service_pb2.GetOutboxEventRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.GetOutboxEventResponse:

@@ -7,6 +7,7 @@ Real adapters live in `services.serving.adapters.repository` (PostgreSQL); in-me
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
 
@@ -95,6 +96,20 @@ class ServingUnitOfWork(Protocol):
     ) -> None: ...
 
     def commit(self) -> None: ...
+
+    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+        """Insert the result, its tool outcomes, its content and (with_event) its outbox event,
+        unless (tenant, request_id) exists; True if this call inserted them. A replay writes
+        nothing. The SQL adapter sends the tenant setting and all the inserts in one round trip.
+        """
+        ...
+
+    def delete_contents(self, content_refs: list[str], event_ids: list[str], deletion_id: str, now: datetime) -> int:
+        """For each blob (named by reference, or by a canonical event id): blank its request's reply,
+        tool outcome summaries and outbox summaries, delete it, and audit it (a reference named
+        directly is audited even when already gone). Returns blobs removed. Set-based in SQL.
+        """
+        ...
 
 
 UnitOfWorkFactory = Callable[[str], ServingUnitOfWork]

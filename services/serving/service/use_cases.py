@@ -61,15 +61,11 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
     validate_handle_request(command)
     new = prepare_result(command, deps.redact, deps.clock())
     with deps.uow_factory(command.tenant) as uow:
-        if not uow.results.add_if_new(new):
+        if not uow.add_new_request(new, with_event=deps.learning):
             first = uow.results.get(command.request_id)
             if first is None:  # the first call committed and its result was removed since
                 raise Aborted(f"request {command.request_id!r} changed while replaying; retry", reason="REPLAY_RACE")
             return replace(first, replayed=True)
-        uow.results.add_tool_outcomes(command.request_id, new.tool_outcomes)
-        uow.contents.add(new.content)
-        if deps.learning:
-            uow.outbox.add(new.event, span_id=new.span_id)
         uow.commit()
     return new.result
 
@@ -188,6 +184,32 @@ def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: Servin
         uow.contents.record_deletion(ContentDeletion(tenant, ref, deletion_id, deps.clock(), existed))
         uow.commit()
     return existed
+
+
+MAX_BATCH = 1000
+
+
+def delete_contents(
+    tenant: str, content_refs: list[str], event_ids: list[str], deletion_id: str, deps: ServingDeps
+) -> int:
+    """`delete_content` for many blobs of one deletion: one transaction, one statement per table.
+
+    Returns how many blobs existed and were removed. An event id that is no UUID, or that serving
+    does not know, is nothing to delete. Idempotent, like the single call.
+    """
+    require(deletion_id, "deletion_id")
+    if len(content_refs) > MAX_BATCH:
+        raise InvalidArgument("content_refs", f"must have at most {MAX_BATCH} items")
+    if len(event_ids) > MAX_BATCH:
+        raise InvalidArgument("event_ids", f"must have at most {MAX_BATCH} items")
+    refs = list(dict.fromkeys(ref for ref in content_refs if ref))
+    events = list(dict.fromkeys(c for c in map(_canonical_uuid, event_ids) if c is not None))
+    if not refs and not events:
+        return 0
+    with deps.uow_factory(tenant) as uow:
+        deleted = uow.delete_contents(refs, events, deletion_id, deps.clock())
+        uow.commit()
+    return deleted
 
 
 def _canonical_uuid(value: str) -> str | None:

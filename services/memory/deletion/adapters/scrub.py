@@ -135,29 +135,45 @@ class SqlDeletionScrubber:
         return {str(r.event_id): dict(r.outcome) for r in rows}
 
     def save_outcomes(self, outcomes: dict[str, dict[str, Any]]) -> None:
+        """One UPDATE over arrays, however many events (a user's can be thousands)."""
         if not outcomes:
             return
         self._db.execute(
             text(
-                "UPDATE processed_events SET outcome = CAST(:outcome AS jsonb)"
-                " WHERE tenant = :tenant AND event_id = :event_id"
+                "UPDATE processed_events p SET outcome = CAST(u.outcome AS jsonb)"
+                " FROM unnest(CAST(:ids AS text[]), CAST(:outcomes AS text[])) AS u(event_id, outcome)"
+                " WHERE p.tenant = :tenant AND p.event_id = u.event_id"
             ),
-            [
-                {"tenant": self._tenant, "event_id": event_id, "outcome": json.dumps(outcome)}
-                for event_id, outcome in outcomes.items()
-            ],
+            {
+                "tenant": self._tenant,
+                "ids": list(outcomes),
+                "outcomes": [json.dumps(outcome) for outcome in outcomes.values()],
+            },
         )
 
     def tombstone(self, event_id: str, user: str, outcome: dict[str, Any]) -> bool:
-        row = self._db.execute(
+        return self.tombstone_many([(event_id, user, outcome)]) == 1
+
+    def tombstone_many(self, events: Sequence[tuple[str, str, dict[str, Any]]]) -> int:
+        """`tombstone` for many events as one INSERT; returns how many were recorded by this call."""
+        if not events:
+            return 0
+        rows = self._db.execute(
             text(
                 "INSERT INTO processed_events (tenant, event_id, user_id, outcome)"
-                " VALUES (:tenant, :event_id, :user, CAST(:outcome AS jsonb))"
+                " SELECT :tenant, t.event_id, t.user_id, CAST(t.outcome AS jsonb)"
+                " FROM unnest(CAST(:ids AS text[]), CAST(:users AS text[]), CAST(:outcomes AS text[]))"
+                " AS t(event_id, user_id, outcome)"
                 " ON CONFLICT DO NOTHING RETURNING event_id"
             ),
-            {"tenant": self._tenant, "event_id": event_id, "user": user, "outcome": json.dumps(outcome)},
-        ).first()
-        return row is not None
+            {
+                "tenant": self._tenant,
+                "ids": [e for e, _, _ in events],
+                "users": [u for _, u, _ in events],
+                "outcomes": [json.dumps(o) for _, _, o in events],
+            },
+        ).all()
+        return len(rows)
 
     def delete_notes(self, deletion_id: str, *, review_item_ids: Sequence[str], procedure_ids: Sequence[str]) -> int:
         """Reviewers' and operators' free-text reasons about what the deletion removes."""

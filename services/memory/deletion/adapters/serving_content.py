@@ -8,6 +8,7 @@ a failure.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
 import grpc
 
@@ -15,7 +16,7 @@ from services.common.errors import Unavailable
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
-from services.memory.deletion.service.ports import OutboxEventRef
+from services.memory.deletion.service.ports import EventItem, OutboxEventRef
 
 _UNKNOWN = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
 
@@ -50,6 +51,18 @@ class GrpcServingContent:
             request.event_id = event_id
         try:
             return bool(self._serving().DeleteContent(request, timeout=self._timeout).deleted)
+        except grpc.RpcError as exc:
+            raise _unavailable(exc) from None
+
+    def delete_contents(self, tenant: str, events: Sequence[EventItem], deletion_id: str) -> None:
+        request = spb.DeleteContentsRequest(
+            tenant=tenant,
+            deletion_id=deletion_id,
+            content_refs=[e.content_ref for e in events if e.content_ref],
+            event_ids=[e.event_id for e in events if not e.content_ref],
+        )
+        try:
+            self._serving().DeleteContents(request, timeout=self._timeout)
         except grpc.RpcError as exc:
             raise _unavailable(exc) from None
 

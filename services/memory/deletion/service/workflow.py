@@ -198,38 +198,37 @@ class DeletionWorkflow:
         with self._deps.uow(deletion.tenant) as uow:
             found = [EventItem(e.event_id, e.user or user, e.content_ref) for e in erasure.found]
             uow.deletions.add_event_items(deletion.deletion_id, found)
-            for event in found:
-                uow.scrub.tombstone(event.event_id, event.user, tombstone_outcome(event.event_id, deletion.deletion_id))
+            uow.scrub.tombstone_many(
+                [(e.event_id, e.user, tombstone_outcome(e.event_id, deletion.deletion_id)) for e in found]
+            )
             self._done(uow, deletion, STREAMS)
         _log.info("deletion %s erased %d stream messages", deletion.deletion_id, erasure.erased)
 
     def _content_blobs(self, deletion: Deletion) -> None:
-        """Serving deletes each event's blob and scrubs the request's text; progress is kept per event."""
+        """Serving deletes the events' blobs and scrubs their requests' text, a batch per call
+        (set-based on serving's side); progress is kept per batch, so a retry resumes after it."""
         with self._deps.uow(deletion.tenant) as uow:
             waiting = uow.deletions.event_items(deletion.deletion_id, open_only=True)
+        batches = [waiting[start : start + _CONTENT_BATCH] for start in range(0, len(waiting), _CONTENT_BATCH)]
         failures: list[Exception] = []
-        with ThreadPoolExecutor(max_workers=max(1, self._deps.parallelism)) as pool:
-            for start in range(0, len(waiting), _CONTENT_BATCH):
-                batch = waiting[start : start + _CONTENT_BATCH]
-                results = list(pool.map(lambda e: self._delete_content(deletion, e), batch))
-                done = [e.event_id for e, error in zip(batch, results, strict=True) if error is None]
-                failures += [error for error in results if error is not None]
+        with ThreadPoolExecutor(max_workers=max(1, min(self._deps.parallelism, 4))) as pool:
+            for batch, error in zip(
+                batches, pool.map(lambda b: self._delete_contents(deletion, b), batches), strict=True
+            ):
+                if error is not None:
+                    failures.append(error)
+                    continue
                 with self._deps.uow(deletion.tenant) as uow:
-                    uow.deletions.mark_events_done(deletion.deletion_id, done)
+                    uow.deletions.mark_events_done(deletion.deletion_id, [e.event_id for e in batch])
                     uow.commit()
         if failures:
             raise failures[0]
         with self._deps.uow(deletion.tenant) as uow:
             self._done(uow, deletion, CONTENT_BLOBS)
 
-    def _delete_content(self, deletion: Deletion, event: EventItem) -> Exception | None:
+    def _delete_contents(self, deletion: Deletion, events: list[EventItem]) -> Exception | None:
         try:
-            self._deps.serving.delete_content(
-                deletion.tenant,
-                event_id=event.event_id,
-                content_ref=event.content_ref,
-                deletion_id=deletion.deletion_id,
-            )
+            self._deps.serving.delete_contents(deletion.tenant, events, deletion.deletion_id)
         except Exception as exc:
             return exc
         return None

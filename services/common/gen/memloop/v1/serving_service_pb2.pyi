@@ -388,6 +388,68 @@ class DeleteContentResponse(_message.Message):
 Global___DeleteContentResponse: _TypeAlias = DeleteContentResponse  # noqa: Y015
 
 @_typing.final
+class DeleteContentsRequest(_message.Message):
+    """Request to delete many content blobs for one deletion."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    DELETION_ID_FIELD_NUMBER: _builtins.int
+    CONTENT_REFS_FIELD_NUMBER: _builtins.int
+    EVENT_IDS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant that owns the blobs; checked against the caller's token. At most 256 characters."""
+    deletion_id: _builtins.str
+    """The deletion workflow asking, recorded in serving's audit. At most 256 characters."""
+    @_builtins.property
+    def content_refs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Blobs named by their own reference. At most 1000 items. At most 256 characters."""
+
+    @_builtins.property
+    def event_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Blobs named by the learning event (a UUID) that carried them; an unknown event is nothing to delete. At most
+        1000 items. At most 256 characters.
+        """
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        deletion_id: _builtins.str = ...,
+        content_refs: _abc.Iterable[_builtins.str] | None = ...,
+        event_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_refs", b"content_refs", "deletion_id", b"deletion_id", "event_ids", b"event_ids", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteContentsRequest: _TypeAlias = DeleteContentsRequest  # noqa: Y015
+
+@_typing.final
+class DeleteContentsResponse(_message.Message):
+    """Result of a batch content deletion."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETED_COUNT_FIELD_NUMBER: _builtins.int
+    deleted_count: _builtins.int
+    """How many blobs existed and were removed by this call."""
+    def __init__(
+        self,
+        *,
+        deleted_count: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted_count", b"deleted_count"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteContentsResponse: _TypeAlias = DeleteContentsResponse  # noqa: Y015
+
+@_typing.final
 class GetOutboxEventRequest(_message.Message):
     """Request for one outbox record."""
 

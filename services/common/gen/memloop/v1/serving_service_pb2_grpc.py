@@ -50,6 +50,11 @@ class ServingServiceStub:
                 request_serializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentResponse.FromString,
                 _registered_method=True)
+        self.DeleteContents = channel.unary_unary(
+                '/memloop.v1.ServingService/DeleteContents',
+                request_serializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentsRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentsResponse.FromString,
+                _registered_method=True)
         self.GetOutboxEvent = channel.unary_unary(
                 '/memloop.v1.ServingService/GetOutboxEvent',
                 request_serializer=memloop_dot_v1_dot_serving__service__pb2.GetOutboxEventRequest.SerializeToString,
@@ -83,6 +88,14 @@ class ServingServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteContents(self, request, context):
+        """Removes many content blobs of one deletion in one call: DeleteContent's effect for each, in one
+        transaction with one statement per table (forgetting a user is set-based); idempotent.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetOutboxEvent(self, request, context):
         """Returns the outbox record of one event, for lifecycle evidence.
         """
@@ -107,6 +120,11 @@ def add_ServingServiceServicer_to_server(servicer, server):
                     servicer.DeleteContent,
                     request_deserializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentResponse.SerializeToString,
+            ),
+            'DeleteContents': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteContents,
+                    request_deserializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentsRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentsResponse.SerializeToString,
             ),
             'GetOutboxEvent': grpc.unary_unary_rpc_method_handler(
                     servicer.GetOutboxEvent,
@@ -196,6 +214,33 @@ class ServingService:
             '/memloop.v1.ServingService/DeleteContent',
             memloop_dot_v1_dot_serving__service__pb2.DeleteContentRequest.SerializeToString,
             memloop_dot_v1_dot_serving__service__pb2.DeleteContentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteContents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.ServingService/DeleteContents',
+            memloop_dot_v1_dot_serving__service__pb2.DeleteContentsRequest.SerializeToString,
+            memloop_dot_v1_dot_serving__service__pb2.DeleteContentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

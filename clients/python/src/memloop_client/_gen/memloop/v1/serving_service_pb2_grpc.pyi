@@ -41,6 +41,10 @@ class ServingServiceStub:
     """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
     records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
     """
+    DeleteContents: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentsRequest, _serving_service_pb2.DeleteContentsResponse]
+    """Removes many content blobs of one deletion in one call: DeleteContent's effect for each, in one
+    transaction with one statement per table (forgetting a user is set-based); idempotent.
+    """
     GetOutboxEvent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.GetOutboxEventRequest, _serving_service_pb2.GetOutboxEventResponse]
     """Returns the outbox record of one event, for lifecycle evidence."""
 
@@ -56,6 +60,10 @@ class ServingServiceAsyncStub(ServingServiceStub):
     DeleteContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentRequest, _serving_service_pb2.DeleteContentResponse]  # type: ignore[assignment]
     """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
     records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
+    """
+    DeleteContents: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentsRequest, _serving_service_pb2.DeleteContentsResponse]  # type: ignore[assignment]
+    """Removes many content blobs of one deletion in one call: DeleteContent's effect for each, in one
+    transaction with one statement per table (forgetting a user is set-based); idempotent.
     """
     GetOutboxEvent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.GetOutboxEventRequest, _serving_service_pb2.GetOutboxEventResponse]  # type: ignore[assignment]
     """Returns the outbox record of one event, for lifecycle evidence."""
@@ -87,6 +95,16 @@ class ServingServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_serving_service_pb2.DeleteContentResponse, _abc.Awaitable[_serving_service_pb2.DeleteContentResponse]]:
         """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
         records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteContents(
+        self,
+        request: _serving_service_pb2.DeleteContentsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_serving_service_pb2.DeleteContentsResponse, _abc.Awaitable[_serving_service_pb2.DeleteContentsResponse]]:
+        """Removes many content blobs of one deletion in one call: DeleteContent's effect for each, in one
+        transaction with one statement per table (forgetting a user is set-based); idempotent.
         """
 
     @_abc_1.abstractmethod
