@@ -10,13 +10,33 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean
+.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
 BUF_AGAINST ?= .git\#branch=main,subdir=protos
 
-install: $(STAMP)
+install: $(STAMP) chromium system-tools
+
+# The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
+# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
+chromium:
+	@test -x /usr/bin/chromium || { \
+		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+
+# promtool (Debian's `prometheus` package) checks and unit-tests deploy/monitoring's alert rules in
+# `make test`. Installed only when missing; no apt, or a failed install, stops with what to do.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+system-tools:
+	@command -v promtool >/dev/null 2>&1 || { \
+	  command -v apt-get >/dev/null 2>&1 || { \
+	    echo "promtool is missing and apt-get is not available: install Debian's 'prometheus' package (or promtool from Prometheus) and re-run" >&2; exit 1; }; \
+	  echo "installing promtool (Debian package 'prometheus')"; \
+	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	      --no-install-recommends -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || { \
+	    echo "apt-get could not install 'prometheus' (promtool); install it by hand and re-run" >&2; exit 1; }; \
+	  command -v promtool >/dev/null 2>&1 || { echo "'prometheus' installed but promtool is not on PATH" >&2; exit 1; }; }
 
 $(STAMP): pyproject.toml clients/python/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,11 +79,35 @@ protos: install
 	$(BIN)/python scripts/gen_protos.py
 	$(BIN)/python scripts/gen_client_protos.py
 
+# The learned extractor: its labelled set, its heads (reproducible), and what it learns on held-out phrasings.
+train-extractor: install
+	$(BIN)/python scripts/make_extraction_dataset.py
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/train_extractor.py
+
+extraction-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/extraction_report.py
+
+calibration-report: install
+	HF_HUB_OFFLINE=1 $(BIN)/python scripts/calibrate_policy.py
+
 bench: install
 	$(BIN)/python -m bench.run_all
 
 bench-quick: install
 	$(BIN)/python -m bench.run_all --quick
+
+# The labelled redaction corpus (regenerated) and its precision/recall per kind.
+redaction-report: install
+	$(BIN)/python scripts/make_redaction_corpus.py
+	$(BIN)/python scripts/redaction_report.py
+
+# Every labelled secret and PII string through the real stack, then both databases, the streams and the logs
+# searched (make test sends a representative subset of 60).
+test-at-rest-full: install
+	MEMLOOP_AT_REST_FULL=1 $(BIN)/pytest --timeout=3600 tests/e2e/test_secrets_at_rest.py
+# Screenshots of every console page at 1280 px and 390 px, into docs/console/ (linked from the README).
+screenshots: install
+	$(BIN)/python scripts/console_screenshots.py --out docs/console
 
 clean:
 	rm -rf .memloop .pytest_cache .mypy_cache .ruff_cache

@@ -40,6 +40,7 @@ import nats
 import psycopg
 from nats.js import api
 
+from services.common.auth_keys import SigningKey
 from services.common.db import run_migrations
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
@@ -203,7 +204,7 @@ def _relay(outbox: _Outbox, nats_url: str, log: Path) -> ServiceProcess:
     prefix = f"rel{uuid.uuid4().hex[:8]}"
     port = free_port()
     env = {
-        "MEMLOOP_AUTH_SECRET": secrets.token_hex(16),
+        "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
         "MEMLOOP_GRPC_PORT": str(port),
         "MEMLOOP_METRICS_PORT": str(free_port()),
         "MEMLOOP_SERVING_DATABASE_URL": outbox.url,

@@ -106,6 +106,7 @@ def modules() -> list[Module]:
     found.append(_load("bench_search"))  # issue 15: SearchMemories on memory's own partitioned index
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
+    found.append(_load("bench_redaction"))
     return found
 
 

@@ -6,12 +6,15 @@ sweep of thresholds, prints precision and recall per decision (STORE precision f
 
 Selection rule, precision first:
 
-1. ``store_min_confidence``: among thresholds that keep STORE precision at 1.0, those with the
-   highest STORE recall form a plateau; take its midpoint, so neither edge's noise decides.
+1. ``store_min_confidence``: among thresholds that keep STORE precision at 1.0 on the candidate set
+   and at least 0.98 on the extraction set (the TRAIN split of ``tests/data/extraction_sentences.jsonl``
+   read by the learned extractor, so the report's held-out split stays unseen), those with the highest
+   STORE recall (summed over both sets) form a plateau; take its midpoint, so neither edge's noise decides.
 2. ``supersede_min_confidence``: the same rule on the owner same-intent updates only, searched at
    or above the store threshold.
 
-Deterministic: same data, same report. Run: ``.venv/bin/python scripts/calibrate_policy.py``.
+Deterministic: same data, same report. Run: ``make calibration-report`` (``--no-extraction`` skips the
+learned extractor and its model).
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from services.policy.domain.rules import (  # noqa: E402
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "policy_candidates.jsonl"
+EXTRACTION = ROOT / "tests" / "data" / "extraction_sentences.jsonl"
+EXTRACTION_MIN_PRECISION = 0.98
 REPORT = ROOT / "tests" / "data" / "calibration_report.md"
 GRID = tuple(round(0.5 + 0.01 * step, 2) for step in range(50))  # 0.50 .. 0.99
 OUTCOMES = (Outcome.STORE, Outcome.REVIEW, Outcome.REJECT)
@@ -119,25 +124,75 @@ def score(rows: Sequence[Labelled], thresholds: PolicyThresholds) -> Scores:
     return Scores(thresholds, decisions, tuple(rows))
 
 
-def _plateau_midpoint(values: Sequence[float], recalls: Sequence[float], precisions: Sequence[float]) -> float:
-    feasible = [(v, r) for v, r, p in zip(values, recalls, precisions, strict=True) if p == 1.0]
+def _plateau_midpoint(values: Sequence[float], recalls: Sequence[float], feasible_at: Sequence[bool]) -> float:
+    feasible = [(v, r) for v, r, ok in zip(values, recalls, feasible_at, strict=True) if ok]
     if not feasible:
-        raise SystemExit("no threshold reaches STORE precision 1.0: fix the rules or the labels, not the threshold")
+        raise SystemExit(
+            "no threshold reaches the STORE precision floor: fix the rules or the labels, not the threshold"
+        )
     best = max(r for _, r in feasible)
     plateau = [v for v, r in feasible if r == best]
     return round((min(plateau) + max(plateau)) / 2, 2)
 
 
-def choose(rows: Sequence[Labelled]) -> tuple[PolicyThresholds, list[Scores], list[Scores]]:
+@dataclass(frozen=True)
+class Extracted:
+    """One sentence of the extraction set: what the loop should do with it, and the confidences of
+    its candidates that policy would store at a threshold of 0 (only confidence then decides)."""
+
+    expected: str
+    storable: tuple[float, ...]
+
+    def stored_at(self, threshold: float) -> bool:
+        return any(confidence >= threshold for confidence in self.storable)
+
+
+def extract_set(path: Path = EXTRACTION, split: str = "train") -> list[Extracted]:
+    """Each sentence of ``split`` as an e-mail body, read by the learned extractor (MiniLM + the heads)."""
+    from services.common.text_folding import fold_for_matching
+    from services.worker.adapters.sentence_model import MiniLmSentenceEncoder, PreparedEncoder, load_heads
+    from services.worker.domain.learned_extraction import LearnedExtractor
+
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    rows = [row for row in rows if row["split"] == split]
+    encoder = PreparedEncoder(MiniLmSentenceEncoder(), [fold_for_matching(row["text"]) for row in rows])
+    extractor, items, floor = LearnedExtractor(encoder, load_heads()), [], PolicyThresholds(0.0, 0.0)
+    for index, row in enumerate(rows):
+        owner = row["author"] == "owner"
+        email = EmailContent("[EMAIL@a.example]", "[EMAIL@a.example]", "", row["text"])
+        event = ExtractionInput(f"x{index}", "0" * 32, "acme", f"u{index}", "assistant.instruction", (), email, owner)
+        candidates = extractor.extract(event)
+        storable = [c.confidence for c in candidates if evaluate(c, (), None, floor).outcome is Outcome.STORE]
+        items.append(Extracted(row["expected"], tuple(storable)))
+    return items
+
+
+def extraction_scores(items: Sequence[Extracted], thresholds: PolicyThresholds) -> tuple[float, float, int]:
+    """STORE precision, recall and count over sentences (stored: any candidate of it stored)."""
+    stored = [item for item in items if item.stored_at(thresholds.store_min_confidence)]
+    correct = sum(1 for item in stored if item.expected == "store")
+    expected = sum(1 for item in items if item.expected == "store")
+    return (correct / len(stored) if stored else 1.0), (correct / expected if expected else 1.0), len(stored)
+
+
+def choose(
+    rows: Sequence[Labelled], extracted: Sequence[Extracted] = ()
+) -> tuple[PolicyThresholds, list[Scores], list[Scores]]:
     store_sweep = [score(rows, PolicyThresholds(t, t)) for t in GRID]
-    store_t = _plateau_midpoint(
-        GRID, [s.recall(Outcome.STORE) for s in store_sweep], [s.precision(Outcome.STORE) for s in store_sweep]
-    )
+    recalls = [s.recall(Outcome.STORE) for s in store_sweep]
+    feasible = [s.precision(Outcome.STORE) == 1.0 for s in store_sweep]
+    if extracted:
+        learned = [extraction_scores(extracted, PolicyThresholds(t, t)) for t in GRID]
+        recalls = [r + recall for r, (_, recall, _) in zip(recalls, learned, strict=True)]
+        feasible = [ok and p >= EXTRACTION_MIN_PRECISION for ok, (p, _, _) in zip(feasible, learned, strict=True)]
+    store_t = _plateau_midpoint(GRID, recalls, feasible)
     updates = [row for row in rows if row.category.startswith("owner_supersede")]
     grid = [t for t in GRID if t >= store_t]
     supersede_sweep = [score(updates, PolicyThresholds(store_t, s)) for s in grid]
     supersede_t = _plateau_midpoint(
-        grid, [s.recall(Outcome.STORE) for s in supersede_sweep], [s.precision(Outcome.STORE) for s in supersede_sweep]
+        grid,
+        [s.recall(Outcome.STORE) for s in supersede_sweep],
+        [s.precision(Outcome.STORE) == 1.0 for s in supersede_sweep],
     )
     return PolicyThresholds(store_t, supersede_t), store_sweep, supersede_sweep
 
@@ -186,7 +241,37 @@ def _figures(scores: Scores) -> list[str]:
     return lines
 
 
-def report(rows: Sequence[Labelled], chosen: PolicyThresholds, sweep: Sequence[Scores], sup: Sequence[Scores]) -> str:
+def _extraction_section(extracted: Sequence[Extracted], chosen: PolicyThresholds) -> list[str]:
+    if not extracted:
+        return []
+    out = [
+        "",
+        "## The learned extractor on the extraction set (train split)",
+        "",
+        f"The {len(extracted)} train-split sentences of `tests/data/extraction_sentences.jsonl` (owner and outsider",
+        "text; statements, paraphrases, negations, hedges, questions, sarcasm, quoted third parties, instructions),",
+        "each an e-mail body read by the learned extractor (MiniLM mode), every candidate decided without conflicts.",
+        "It reports a clear reading (storable probability at least 0.5) at 0.87-0.96 on the rules' scale, a hedged",
+        "one 0.25 lower, an unsure one at its probability: the threshold separates them, and every REVIEW says why.",
+        "A sentence counts as stored when any of its candidates is. Held-out figures: `extraction_report.md`.",
+        "",
+        "| threshold | STORE precision | STORE recall | sentences stored |",
+        "|---|---|---|---|",
+    ]
+    for t in GRID:
+        if round(t * 100) % 5 == 0 or abs(t - chosen.store_min_confidence) <= 0.02:
+            precision, recall, stored = extraction_scores(extracted, PolicyThresholds(t, t))
+            out.append(f"| {t:.2f} | {precision:.3f} | {recall:.3f} | {stored} |")
+    return out
+
+
+def report(
+    rows: Sequence[Labelled],
+    chosen: PolicyThresholds,
+    sweep: Sequence[Scores],
+    sup: Sequence[Scores],
+    extracted: Sequence[Extracted] = (),
+) -> str:
     final = score(rows, chosen)
     expected = Counter(row.expected.value for row in rows)
     out = [
@@ -202,8 +287,10 @@ def report(rows: Sequence[Labelled], chosen: PolicyThresholds, sweep: Sequence[S
         f"- `supersede_min_confidence = {chosen.supersede_min_confidence:.2f}`",
         "",
         "Why: precision first. A stored false belief or an attacker's instruction costs more than a missed",
-        "convenience memory, so only thresholds with STORE precision 1.0 on the labelled set are eligible; among",
-        "them the ones with the highest STORE recall form a plateau, and the midpoint of that plateau is taken so",
+        "convenience memory, so only thresholds with STORE precision 1.0 on the labelled set (and, when the",
+        f"extraction set is read, at least {EXTRACTION_MIN_PRECISION} on it) are eligible; among them the ones with the"
+        " highest STORE recall",
+        "(summed over both sets) form a plateau, and the midpoint of that plateau is taken so",
         "that neither the most confident hedged statement nor the least confident clear one sets the bar alone.",
         "The supersede threshold is chosen the same way on the owner's same-intent updates, at or above the store",
         "threshold, because replacing an active record removes a belief the user relies on.",
@@ -257,6 +344,7 @@ def report(rows: Sequence[Labelled], chosen: PolicyThresholds, sweep: Sequence[S
         "",
         *_end_to_end_figures(results),
     ]
+    out += _extraction_section(extracted, chosen)
     out += ["", "## External-origin candidates by form", ""]
     out += ["| form | n | expected reject | rejected | stored |", "|---|---|---|---|---|"]
     for form in forms:
@@ -285,9 +373,9 @@ def report(rows: Sequence[Labelled], chosen: PolicyThresholds, sweep: Sequence[S
         "",
         "The set is synthetic: sentences are hand-written templates, labels are encoded per template, and",
         "confidences are simulated around the rule-based extractor's scale (clear 0.88-0.95, hedged about",
-        "0.66) with noise. The thresholds are therefore calibrated for that scale; a different extractor (an LLM)",
-        "needs its own run on its own confidences, and real labelled traffic should replace the synthetic set as",
-        "soon as review decisions accumulate.",
+        "0.66) with noise. The learned extractor reports on the same scale (see its section); a different extractor",
+        "(an LLM) needs its own run on its own confidences, and real labelled traffic should replace the synthetic",
+        "sets as soon as review decisions accumulate.",
         "",
     ]
     return "\n".join(out)
@@ -297,9 +385,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--report", type=Path, default=REPORT)
+    parser.add_argument("--no-extraction", action="store_true", help="calibrate on the candidate set only")
     args = parser.parse_args()
     rows = load(args.data)
-    chosen, sweep, supersede_sweep = choose(rows)
+    extracted = [] if args.no_extraction else extract_set()
+    chosen, sweep, supersede_sweep = choose(rows, extracted)
     final = score(rows, chosen)
     print(f"{len(rows)} labelled candidates; chosen {chosen}")
     for outcome in OUTCOMES:
@@ -312,7 +402,10 @@ def main() -> None:
     stored = [row for row, got in results if got == "store"]
     wrong = sum(1 for row in stored if row.expected is not Outcome.STORE)
     print(f"  extraction+policy on {len(results)} texts: {len(stored)} stored, {wrong} of them wrongly")
-    args.report.write_text(report(rows, chosen, sweep, supersede_sweep), encoding="utf-8")
+    if extracted:
+        precision, recall, stored = extraction_scores(extracted, chosen)
+        print(f"  learned extractor, train split: STORE precision {precision:.3f} recall {recall:.3f} ({stored})")
+    args.report.write_text(report(rows, chosen, sweep, supersede_sweep, extracted), encoding="utf-8")
     print(f"wrote {args.report}")
 
 

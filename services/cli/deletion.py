@@ -4,7 +4,7 @@
     memloop deletion show <deletion_id> --tenant acme [--json]
 
 Both reach the memory service named in the `stack.json` a running `memloop up` wrote in the data
-folder, with a token minted from the stack's auth secret file (subject `--subject`, default
+folder, with a token minted with the stack's issuer key (subject `--subject`, default
 "operator"): `forget` asks as a tenant admin, `show` as a reader. `forget` prints the deletion id
 as soon as the targets are unretrievable; `--wait` then follows it until every location is done.
 `--idempotency-key` makes a retried `forget` return the first deletion instead of a second one.
@@ -23,6 +23,7 @@ from typing import Any
 import grpc
 
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_client import sync_channel
@@ -44,8 +45,8 @@ def _memory(data_dir: Path, tenant: str, subject: str, roles: list[str]) -> tupl
     if not stack_file.exists():
         raise SystemExit(f"memloop: no running stack ({stack_file} missing); start one with `memloop up`")
     info = json.loads(stack_file.read_text())
-    secret = Path(info["auth_secret_file"]).read_text().strip()
-    channel = sync_channel(info["services"]["memory"], issue_token(secret, subject=subject, tenant=tenant, roles=roles))
+    issuer = SigningKey.from_file(Path(info["auth_issuer_key_file"]))
+    channel = sync_channel(info["services"]["memory"], issue_token(issuer, subject=subject, tenant=tenant, roles=roles))
     return channel, pb_grpc.MemoryServiceStub(channel)
 
 

@@ -40,4 +40,7 @@ def handle_request_from_fixture(
         ),
         reply=request["reply"],
         owner_address=fixture["owner_address"],
+        sender_authentication=learning_event_pb2.SenderAuthentication(
+            authentication_results=request.get("authentication_results", "")
+        ),
     )

@@ -8,12 +8,12 @@ processes. Each service gets its own database (serving's and memory's), created 
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
+from services.common.auth_keys import SigningKey, write_keypair
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
@@ -27,6 +27,10 @@ _MODULES = {
     "worker": "services.worker.entrypoints.main",
 }
 START_ORDER = ("policy", "memory", "serving", "relay", "worker")
+# The token issuer's key pair in the data folder: the launcher and `memloop token` sign with the
+# private key; the services get only the public one (MEMLOOP_AUTH_PUBLIC_KEYS_FILE).
+ISSUER_KEY_FILE = "auth_issuer_key.pem"
+PUBLIC_KEYS_FILE = "auth_public_keys.pem"
 
 
 @dataclass(frozen=True)
@@ -41,6 +45,8 @@ class StackSpec:
     learning_stream: str = "MEMLOOP_LEARNING"
     embedder: str = "minilm"
     memory_replicas: int = 1
+    console: bool = True
+    console_port: int = 0
     extra_env: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -65,7 +71,8 @@ class Stack:
     def __init__(self, spec: StackSpec) -> None:
         self.spec = spec
         self.services: dict[str, ServiceHandle] = {}
-        self.auth_secret = ""
+        self.issuer: SigningKey | None = None
+        self.public_keys_file = spec.data_dir / PUBLIC_KEYS_FILE
         self.serving_db_url = ""
         self.memory_db_url = ""
         self.nats_url = ""
@@ -73,17 +80,24 @@ class Stack:
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
         self._grpc_ports: dict[str, int] = {}
+        self.console: ServiceProcess | None = None
+        self.console_port = 0
 
     @property
     def embedded_nats(self) -> EmbeddedNats | None:
         return self._nats
 
+    def _issuer(self) -> SigningKey:
+        if self.issuer is None:
+            raise InfraError("the stack has not started: no token issuer key yet")
+        return self.issuer
+
     def token(self, tenant: str, roles: tuple[str, ...] = ("reader", "writer"), subject: str = "operator") -> str:
-        return issue_token(self.auth_secret, subject=subject, tenant=tenant, roles=roles)
+        return issue_token(self._issuer(), subject=subject, tenant=tenant, roles=roles)
 
     def service_token(self) -> str:
         return issue_token(
-            self.auth_secret, subject="memloop-loop", tenant=ALL_TENANTS, roles=[SERVICE_ROLE], ttl_seconds=30 * 86400
+            self._issuer(), subject="memloop-loop", tenant=ALL_TENANTS, roles=[SERVICE_ROLE], ttl_seconds=30 * 86400
         )
 
     def start(self) -> Stack:
@@ -95,6 +109,8 @@ class Stack:
                         self.add_service("memory" if replica == 0 else f"memory-{replica}", "memory")
                 else:
                     self.add_service(name, name)
+            if self.spec.console:
+                self.start_console()
         except BaseException:
             self.stop()
             raise
@@ -102,11 +118,10 @@ class Stack:
 
     def _start_infra(self) -> None:
         self.spec.data_dir.mkdir(parents=True, exist_ok=True)
-        secret_file = self.spec.data_dir / "auth_secret"
-        if not secret_file.exists():
-            secret_file.write_text(secrets.token_urlsafe(48))
-            secret_file.chmod(0o600)
-        self.auth_secret = secret_file.read_text().strip()
+        private, self.public_keys_file = write_keypair(
+            self.spec.data_dir, private_name=ISSUER_KEY_FILE, public_name=PUBLIC_KEYS_FILE
+        )
+        self.issuer = SigningKey.from_file(private)
         admin_url = self.spec.database_admin_url
         if not admin_url:
             self._postgres = EmbeddedPostgres(self.spec.data_dir / "postgres")
@@ -122,7 +137,7 @@ class Stack:
 
     def base_env(self) -> dict[str, str]:
         env = {
-            "MEMLOOP_AUTH_SECRET": self.auth_secret,
+            "MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(self.public_keys_file),
             "MEMLOOP_SERVICE_TOKEN": self.service_token(),
             "MEMLOOP_NATS_URL": self.nats_url,
             "MEMLOOP_SUBJECT_PREFIX": self.spec.subject_prefix,
@@ -161,6 +176,32 @@ class Stack:
         self.services[name] = handle
         return handle
 
+    @property
+    def console_url(self) -> str:
+        return f"http://127.0.0.1:{self.console_port}" if self.console is not None else ""
+
+    def start_console(self) -> None:
+        """The web console, last: it calls memory and serving with each signed-in person's token and
+        reads the others' metrics endpoints for its health page; it holds no database."""
+        self.console_port = self.spec.console_port or free_port()
+        metrics = ",".join(f"{n}=http://127.0.0.1:{h.metrics_port}/metrics" for n, h in self.services.items())
+        env = {
+            **self.base_env(),
+            "MEMLOOP_CONSOLE_PORT": str(self.console_port),
+            "MEMLOOP_CONSOLE_METRICS": metrics,
+        }
+        # the console acts only with the person's token and holds no database
+        for private in ("MEMLOOP_SERVICE_TOKEN", "MEMLOOP_SERVING_DATABASE_URL", "MEMLOOP_MEMORY_DATABASE_URL"):
+            env.pop(private, None)
+        self.console = ServiceProcess(
+            "services.console.entrypoints.main",
+            env,
+            log_path=self.spec.data_dir / "logs" / "console.log",
+            name="console",
+        )
+        self.console.start()
+        self.console.wait_http_ok(f"{self.console_url}/healthz", timeout=60.0)
+
     def restart(self, name: str, extra_env: Mapping[str, str] | None = None) -> ServiceHandle:
         """Start a stopped service again on the same ports (tests kill and restart parts)."""
         handle = self.services[name]
@@ -174,6 +215,8 @@ class Stack:
         return handle
 
     def stop(self) -> None:
+        if self.console is not None:
+            self.console.terminate(timeout=10.0)
         for name in reversed(list(self.services)):
             self.services[name].process.terminate(timeout=15.0)
         if self._nats is not None:
@@ -188,6 +231,8 @@ class Stack:
         ]
         for name, handle in self.services.items():
             lines.append(f"{name:<9} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
+        if self.console is not None:
+            lines.append(f"console   {self.console_url}/  (sign in with `memloop token --tenant T --roles reviewer`)")
         return lines
 
 
@@ -203,8 +248,9 @@ def write_stack_file(stack: Stack, path: Path) -> None:
         "subject_prefix": stack.spec.subject_prefix,
         "learning_stream": stack.spec.learning_stream,
         "span_file": str(stack.span_file),
-        "auth_secret_file": str(stack.spec.data_dir / "auth_secret"),
+        "auth_issuer_key_file": str(stack.spec.data_dir / ISSUER_KEY_FILE),
         "services": {name: handle.target for name, handle in stack.services.items()},
         "metrics": {name: handle.metrics_port for name, handle in stack.services.items()},
+        "console_url": stack.console_url,
     }
     path.write_text(json.dumps(payload, indent=2))

@@ -21,6 +21,7 @@ from typing import Any
 from google.protobuf import json_format
 
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
     memory_service_pb2_grpc,
@@ -150,8 +151,8 @@ def trace_main(argv: list[str]) -> int:
         print(f"memloop trace: no running stack ({stack_file} missing); start one with `memloop up`", file=sys.stderr)
         return 2
     info = json.loads(stack_file.read_text())
-    secret = Path(info["auth_secret_file"]).read_text().strip()
-    token = issue_token(secret, subject="memloop-trace", tenant=args.tenant, roles=["reader"])
+    issuer = SigningKey.from_file(Path(info["auth_issuer_key_file"]))
+    token = issue_token(issuer, subject="memloop-trace", tenant=args.tenant, roles=["reader"])
     entries = collect_timeline(
         info["services"]["serving"], info["services"]["memory"], token, args.tenant, args.ident, Path(info["span_file"])
     )

@@ -1,7 +1,11 @@
 """Signed bearer tokens and the server interceptor that checks them.
 
-Tokens are HS256 JWTs (subject, tenant, roles, expiry). A service token for the loop's own
-workers carries tenant "*" and the `service` role; nothing else may address every tenant.
+Tokens are JWTs (subject, tenant, roles, expiry) signed with the issuer's Ed25519 key (EdDSA) and
+naming that key (`kid`); services verify them against a public key set and cannot mint any
+(see `auth_keys`). HS256 with a shared secret is legacy: a verifier accepts it only when built
+with that secret, which services do only when MEMLOOP_AUTH_ALLOW_HS256=on.
+A service token for the loop's own workers carries tenant "*" and the `service` role; nothing
+else may address every tenant.
 The interceptor only authenticates; tenant authorization happens in each servicer through
 `authorize_tenant`, before any lookup, so permission is always checked before existence.
 """
@@ -17,11 +21,13 @@ from typing import Any
 import grpc
 import jwt
 
+from services.common.auth_keys import ALGORITHM as EDDSA
+from services.common.auth_keys import PublicKeySet, SigningKey
 from services.common.errors import PermissionDenied, Unauthenticated
 
 ALL_TENANTS = "*"
 SERVICE_ROLE = "service"
-_ALGORITHM = "HS256"
+HS256 = "HS256"
 _UNAUTHENTICATED_METHODS = frozenset(
     {
         "/grpc.health.v1.Health/Check",
@@ -47,17 +53,51 @@ class Principal:
 _current: contextvars.ContextVar[Principal | None] = contextvars.ContextVar("memloop_principal", default=None)
 
 
-def issue_token(secret: str, *, subject: str, tenant: str, roles: Iterable[str], ttl_seconds: int = 3600) -> str:
-    """Sign a token; used by the CLI, the launcher (service tokens) and tests."""
+def issue_token(
+    key: SigningKey | str, *, subject: str, tenant: str, roles: Iterable[str], ttl_seconds: int = 3600
+) -> str:
+    """Sign a token with the issuer's key (EdDSA, with its `kid`); a str is a legacy HS256 secret.
+
+    Used by the CLI, the launcher (service tokens) and tests: whoever holds the issuer key.
+    """
     now = int(time.time())
     claims = {"sub": subject, "tenant": tenant, "roles": sorted(roles), "iat": now, "exp": now + ttl_seconds}
-    return jwt.encode(claims, secret, algorithm=_ALGORITHM)
+    if isinstance(key, SigningKey):
+        return jwt.encode(claims, key.private, algorithm=EDDSA, headers={"kid": key.kid})
+    return jwt.encode(claims, key, algorithm=HS256)
 
 
-def verify_token(secret: str, token: str) -> Principal:
-    """Verify signature and expiry; raise Unauthenticated with the reason otherwise."""
+class TokenVerifier:
+    """Checks tokens against the public key set (and, only if given one, a legacy HS256 secret)."""
+
+    def __init__(self, keys: PublicKeySet | None, *, hs256_secret: str = "") -> None:
+        if keys is None and not hs256_secret:
+            raise ValueError("a token verifier needs public keys or a legacy HS256 secret")
+        self._keys = keys
+        self._secret = hs256_secret
+
+    def verify(self, token: str) -> Principal:
+        """Verify signature, key and expiry; raise Unauthenticated with the reason otherwise."""
+        try:
+            header = jwt.get_unverified_header(token)
+        except jwt.InvalidTokenError as exc:
+            raise Unauthenticated(f"invalid token: {exc}", reason="TOKEN_INVALID") from exc
+        algorithm = header.get("alg")
+        key: Any
+        if algorithm == EDDSA and self._keys is not None:
+            key = self._keys.get(str(header.get("kid", "")))
+            if key is None:
+                raise Unauthenticated("token signed by a key that is not in the issuer key set", reason="TOKEN_INVALID")
+        elif algorithm == HS256 and self._secret:
+            key = self._secret
+        else:
+            raise Unauthenticated(f"token algorithm {algorithm!r} is not accepted", reason="TOKEN_INVALID")
+        return _decode(token, key, str(algorithm))
+
+
+def _decode(token: str, key: Any, algorithm: str) -> Principal:
     try:
-        claims = jwt.decode(token, secret, algorithms=[_ALGORITHM], options={"require": ["exp", "sub"]})
+        claims = jwt.decode(token, key, algorithms=[algorithm], options={"require": ["exp", "sub"]})
     except jwt.ExpiredSignatureError as exc:
         raise Unauthenticated("token expired", reason="TOKEN_EXPIRED") from exc
     except jwt.InvalidTokenError as exc:
@@ -67,6 +107,13 @@ def verify_token(secret: str, token: str) -> Principal:
     if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
         raise Unauthenticated("token lacks tenant or roles", reason="TOKEN_INVALID")
     return Principal(subject=str(claims["sub"]), tenant=tenant, roles=frozenset(str(r) for r in roles))
+
+
+def verify_token(verifier: TokenVerifier | str, token: str) -> Principal:
+    """Verify a token; a str verifier is a legacy HS256 secret (the only algorithm it then accepts)."""
+    if isinstance(verifier, str):
+        verifier = TokenVerifier(None, hs256_secret=verifier)
+    return verifier.verify(token)
 
 
 def current_principal() -> Principal:
@@ -98,8 +145,8 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
 class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
     """Authenticate every call except health and reflection; expose the principal to handlers."""
 
-    def __init__(self, secret: str) -> None:
-        self._secret = secret
+    def __init__(self, verifier: TokenVerifier | str) -> None:
+        self._verifier = TokenVerifier(None, hs256_secret=verifier) if isinstance(verifier, str) else verifier
 
     def intercept_service(
         self, continuation: Callable[[Any], Any], handler_call_details: grpc.HandlerCallDetails
@@ -112,7 +159,7 @@ class AuthInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
         if not header.lower().startswith("bearer "):
             return _deny(handler, Unauthenticated("missing bearer token", reason="TOKEN_MISSING"))
         try:
-            principal = verify_token(self._secret, header[7:].strip())
+            principal = self._verifier.verify(header[7:].strip())
         except Unauthenticated as exc:
             return _deny(handler, exc)
         return _with_principal(handler, principal)

@@ -14,7 +14,7 @@ from types import TracebackType
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy import URL, Engine, create_engine, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
 
 ALL_TENANTS = "*"
@@ -30,9 +30,24 @@ def make_engine(url: str, *, pool_size: int = 10, application_name: str = "memlo
     )
 
 
-def url_for_role(admin_url: str, role: str) -> str:
-    """The same server and database, connecting as `role` (trust or password-less auth)."""
-    return make_url(admin_url).set(username=role, password=None).render_as_string(hide_password=False)
+def url_for_role(admin_url: str, role: str, password: str = "") -> str:
+    """The same server and database, connecting as `role`.
+
+    Without a password libpq falls back to its own sources (trust, PGPASSWORD, a pgpass file);
+    deployments hand the app role's password over as MEMLOOP_<SERVICE>_DB_PASSWORD(_FILE).
+    """
+    admin = make_url(admin_url)
+    # URL.create, not admin.set(password=None): `set` skips None, which kept the owner's password.
+    url = URL.create(
+        admin.drivername,
+        username=role,
+        password=password or None,
+        host=admin.host,
+        port=admin.port,
+        database=admin.database,
+        query=admin.query,
+    )
+    return url.render_as_string(hide_password=False)
 
 
 def run_migrations(admin_url: str, script_location: Path, *, app_role: str) -> None:

@@ -96,7 +96,7 @@ def start_server(
         interceptors=[
             server_interceptor(),  # type: ignore[no-untyped-call]
             _MetricsInterceptor(settings.service_name),
-            AuthInterceptor(settings.auth_secret),
+            AuthInterceptor(settings.auth),
             # After authentication (no token, no work), before any servicer (nothing invalid is written).
             ValidationInterceptor(f"{settings.service_name}.memloop"),
         ],

@@ -21,8 +21,9 @@ sanctions hit, so every trade-off here leans towards refusal.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+
+from services.common.text_folding import fold_words
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,6 @@ def ensure_adds_scrutiny(action: str) -> None:
 
 # --- normalisation -------------------------------------------------------------------------------
 
-# Escaped on purpose, since the look-alikes are invisible in review: 21 Cyrillic and 2 Latin letters,
-# then 16 Greek letters (first string), each onto the ASCII letter it mimics (second string).
-_HOMOGLYPHS = str.maketrans(
-    "\u0430\u0432\u0435\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0456\u0458\u0455"
-    "\u0501\u04cf\u04bb\u051b\u051d\u04af\u0261\u0131"
-    "\u03b1\u03b2\u03b5\u03b7\u03b9\u03ba\u03bd\u03bf\u03c1\u03c4\u03c5\u03c7\u03b3\u03c9\u03c2\u03bc",
-    "abekmhopctyxijsdlhqwygiabenikvoptuxywsu",
-)
 # Right/left quotes, modifier apostrophe, grave, acute and prime all written as an apostrophe.
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc`\u00b4\u2032", "'"))
 _LEET = str.maketrans("013457", "oieast")
@@ -76,15 +69,12 @@ _DASH = re.compile("\\s[-\u2013\u2014]+\\s|[\u2013\u2014]+")  # spaced hyphen, e
 def normalise(text: str) -> str:
     """Fold the text to lower-case ASCII-looking words, so spelling tricks cannot dodge the guard.
 
-    NFKC, zero-width and other format characters removed, casefold, accents stripped, common
-    Cyrillic/Greek homoglyphs and digit look-alikes folded to Latin, contractions expanded
+    Folded and case-folded by `services.common.text_folding` (look-alikes, invisible characters and
+    accents), digit look-alikes folded to Latin inside words, contractions expanded
     ("don't" and "dont" → "do not"), punctuation reduced to the sentence ("."), clause (",")
     boundaries the guard reasons about, whitespace collapsed.
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf").casefold()
-    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if not unicodedata.combining(ch))
-    text = unicodedata.normalize("NFC", text).translate(_HOMOGLYPHS).translate(_APOSTROPHES)
+    text = fold_words(text).translate(_APOSTROPHES)
     text = _IRREGULAR_NEGATIONS.sub(lambda m: f"{_IRREGULAR[m.group(1)]} not", text)
     text = _NEGATION_CONTRACTION.sub(r"\1 not", text)
     text = re.sub(r"\bcannot\b", "can not", text)

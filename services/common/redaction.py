@@ -1,20 +1,23 @@
-"""One redaction component for the whole loop: serving (fast, on the request path) and worker (thorough).
+"""One redaction component for the whole loop: serving (on the request path) and worker, same coverage.
 
 memloop never persists raw content, so everything that leaves a request passes through here first.
 PII and secrets are replaced by typed placeholders (``[PHONE]``, ``[PASSWORD]``...). E-mail
 addresses keep their domain (``[EMAIL@partner.example]``): the domain carries provenance (who is
 writing, where an instruction wants mail to go) and identifies an organisation, not a person.
 
-Detection runs on a *folded* copy of the text (NFKC, zero-width characters removed, common
-Cyrillic/Greek homoglyphs mapped to Latin) so that "password" spelt with a Cyrillic
-"a" is still a password statement; replacements are applied to the original text through an index map.
+Detection runs on a *folded* copy of the text (`services.common.text_folding`) so that "password"
+spelt with a Cyrillic "a" is still a password statement; replacements are applied to the original
+text through an index map. The detectors themselves live in `services.common.pii` (framework-free);
+this module adds phone numbers (``phonenumbers``) and detect-secrets' plugins.
 
 Modes:
 
-* ``FAST`` — compiled regexes plus ``phonenumbers`` on digit runs only. Cheap enough for the
-  serving path (a 2 KB e-mail in well under a millisecond).
-* ``THOROUGH`` — adds detect-secrets' regex plugins, its keyword detector, a high-entropy token
-  check and looser phone matching. Used by the worker, which is off the request path.
+* ``THOROUGH`` — every detector of `services.common.pii`, phone numbers at ``POSSIBLE`` leniency,
+  and detect-secrets' regex plugins as a second opinion (gated line by line on the literals their
+  patterns need, which is what made them affordable on the request path). Serving and the worker
+  both use it: serving stores nothing the worker would have redacted.
+* ``FAST`` — the same detectors without the detect-secrets pass; kept as the benchmark's baseline
+  (``bench/bench_redaction.py`` prints both) and for callers that must not import detect-secrets.
 
 Redaction is idempotent: placeholders are never matched again.
 """
@@ -22,53 +25,35 @@ Redaction is idempotent: placeholders are never matched again.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import cache, partial
 from typing import Any
 
 import phonenumbers
+
+from services.common.pii import scan as _scan
+from services.common.pii.model import SECRET_KINDS, Finding, FindingKind, Hit, hit
+from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
+from services.common.redaction_second_opinion import detect_secrets_hits
+from services.common.text_folding import fold_for_matching
+
+__all__ = [
+    "SECRET_KINDS",
+    "Finding",
+    "FindingKind",
+    "RedactionMode",
+    "RedactionResult",
+    "Redactor",
+    "contains_secret_pattern",
+    "contains_secret_placeholder",
+    "fold_for_matching",
+]
 
 
 class RedactionMode(StrEnum):
     FAST = "fast"
     THOROUGH = "thorough"
-
-
-class FindingKind(StrEnum):
-    """What was found; the placeholder is derived from it. Order here is merge priority."""
-
-    PASSWORD = "password"
-    SECRET = "secret"
-    CARD = "card"
-    IBAN = "iban"
-    GOV_ID = "gov_id"
-    PHONE = "phone"
-    EMAIL = "email"
-    ADDRESS = "address"
-
-    @property
-    def placeholder(self) -> str:
-        return f"[{self.value.upper()}]"
-
-
-#: Kinds whose presence makes content secret (never to be remembered, even redacted in context).
-SECRET_KINDS: frozenset[FindingKind] = frozenset({FindingKind.SECRET, FindingKind.PASSWORD})
-#: Kinds that policy treats as "a secret pattern survived redaction" when found in a candidate.
-_LAST_LINE_KINDS = SECRET_KINDS | {FindingKind.CARD, FindingKind.IBAN, FindingKind.GOV_ID}
-_PRIORITY = {kind: rank for rank, kind in enumerate(FindingKind)}
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One redacted span, as offsets into the original text. Never carries the value itself."""
-
-    kind: FindingKind
-    start: int
-    end: int
-    detector: str
 
 
 @dataclass(frozen=True)
@@ -87,304 +72,66 @@ class RedactionResult:
         return bool(self.kinds & SECRET_KINDS)
 
 
-# --- folding ---------------------------------------------------------------------------------
+_PHONE_HINT = re.compile(r"[+(\d][\d\s().\-/]{6,21}\d")
 
-_INVISIBLE = (
-    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180e\u200b\u200c\u200d\u200e\u200f\u2060\u2061\u2062\u2063\u2064\ufeff"
+
+def _phone_hints(text: str) -> Iterator[tuple[int, int]]:
+    """Runs of digits, spaces and phone punctuation holding at least seven digits."""
+    for m in _PHONE_HINT.finditer(text):
+        if sum(c.isdigit() for c in m.group()) >= 7:
+            yield m.start(), m.end()
+
+
+# Words that name what a number is when it is not a phone number.
+_ID_LABEL_BEFORE = re.compile(
+    r"(?:(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|reference|part|ticket|case|serial|account|acct|po"
+    r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido)"
+    r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?)\W{0,4}\Z"
 )
-_BIDI = "".join(chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)])
-# Escaped on purpose (look-alikes are invisible in review): Cyrillic, then Greek letters in the first
-# string, each onto the Latin letter it mimics in the second. Case is kept: some patterns need it.
-_HOMOGLYPHS = str.maketrans(
-    "\u0430\u0432\u0435\u0451\u043a\u043c\u043d\u043e\u0440\u0441\u0442\u0443\u0445\u0455\u0456\u0457"
-    "\u0458\u0501\u04bb\u04cf\u051b\u051d\u0261\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421"
-    "\u0422\u0423\u0425\u0405\u0406\u0408\u0500\u04c0"
-    "\u03b1\u03b2\u03b5\u03b7\u03b9\u03ba\u03bd\u03bf\u03c1\u03c4\u03c5\u03c7\u03c9\u03f2\u0391\u0392"
-    "\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
-    "abeekmhopctyxsiijdhlqwgABEKMHOPCTYXSIJDIabenikvoptuxwcABEZHIKMNOPTYX",
-)
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-_FOLD_TABLE = {**str.maketrans(dict.fromkeys(_INVISIBLE + _BIDI, None)), **_HOMOGLYPHS}
 
 
-def fold_for_matching(text: str) -> str:
-    """Fold text so look-alike and invisible-character tricks cannot dodge a pattern.
-
-    NFKC (fullwidth and mathematical letters), zero-width and bidi controls stripped, common
-    Cyrillic/Greek homoglyphs mapped to Latin. For matching only: never store the folded form.
-    """
-    return unicodedata.normalize("NFKC", text).translate(_FOLD_TABLE)
+_DATE_LIKE = re.compile(r"\d{1,4}([./\-])\d{1,2}\1\d{2,4}")
 
 
-def _fold_with_map(text: str) -> tuple[str, Sequence[int]]:
-    """Fold text and return, for every folded character, the index of the original it came from.
-
-    ASCII runs are copied as they are; only non-ASCII characters are folded one by one.
-    """
-    if text.isascii():
-        return text, range(len(text))
-    parts: list[str] = []
-    origin: list[int] = []
-    cursor = 0
-    for match in _NON_ASCII.finditer(text):
-        index = match.start()
-        parts.append(text[cursor:index])
-        origin.extend(range(cursor, index))
-        folded = unicodedata.normalize("NFKC", text[index]).translate(_FOLD_TABLE)
-        parts.append(folded)
-        origin.extend([index] * len(folded))
-        cursor = index + 1
-    parts.append(text[cursor:])
-    origin.extend(range(cursor, len(text)))
-    return "".join(parts), origin
+def _part_of_an_id(text: str, start: int, end: int) -> bool:
+    """A digit run glued into a longer token ("ORD-2026-004512", "1Z999AA1012...") or labelled as an id."""
+    before, after = text[max(0, start - 2) : start], text[end : end + 2]
+    glued_before = before[-1:].isalnum() or (before[-1:] in ("-", "/") and before[:1].isalnum())
+    glued_after = after[:1].isalnum() or (after[:1] in ("-", "/") and after[1:].isalnum())
+    if _DATE_LIKE.fullmatch(text[start:end]):
+        return True
+    return glued_before or glued_after or _ID_LABEL_BEFORE.search(text[max(0, start - 24) : start].lower()) is not None
 
 
-# --- detectors: each yields (start, end, kind, detector, replacement) in folded coordinates ---
-
-_Hit = tuple[int, int, FindingKind, str, str]
-_Detector = Callable[[str], Iterable[_Hit]]
-
-_PLACEHOLDER = re.compile(r"\[(?:" + "|".join(k.value.upper() for k in FindingKind) + r")(?:@[^\]\s]*)?\]")
-_EMAIL_LOCAL = re.compile(r"[A-Za-z0-9._%+\-]{1,64}$")
-_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)+")
-# Each token format starts with a literal, which lets the regex engine skip ahead with a fast search;
-# one alternation of them all would be several times slower.
-_TOKEN_FORMAT_SOURCE = r"""
-    AKIA[0-9A-Z]{16} ASIA[0-9A-Z]{16} AGPA[0-9A-Z]{16} AIDA[0-9A-Z]{16} AROA[0-9A-Z]{16}
-    gh[pousr]_[A-Za-z0-9]{36,} github_pat_\w{22,} glpat-[\w\-]{20,} xox[abposr]-[\w\-]{10,}
-    sk_(?:live|test)_[0-9A-Za-z]{16,} rk_(?:live|test)_[0-9A-Za-z]{16,} sk-[A-Za-z0-9_\-]{20,}
-    AIza[0-9A-Za-z_\-]{35} npm_[A-Za-z0-9]{36} pypi-AgE[\w\-]{50,}
-"""
-_TOKEN_FORMATS = tuple(re.compile(pattern) for pattern in _TOKEN_FORMAT_SOURCE.split())
-_LITERAL_SECRETS = (
-    re.compile(r"eyJ[\w\-]{8,}\.eyJ[\w\-]{8,}\.[\w\-]*"),  # JWT
-    re.compile(
-        r"-----BEGIN[A-Z ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S
-    ),
-    re.compile(r"(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),  # credentials in a URL
-    re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
-)
-_KEYWORD_SECRET = re.compile(
-    r"\b(?:api[_ \-]?key|secret(?:[_ \-]?key)?|(?:access|auth|refresh|bearer)[_ \-]?token|token"
-    r"|client[_ \-]?secret|private[_ \-]?key)\b\s*(?:is|=|:|was)\s*[\"']?(?P<value>[^\s\"']{6,})",
-    re.IGNORECASE,
-)
-_PASSWORD = re.compile(
-    r"\b(?:pass(?:word|wd|code|phrase)|pwd|pin(?:[ \-]?code)?)s?\b"
-    r"(?:\s+(?:for|of|to|on)\s+(?:[\w.@\-]+\s+){0,3}?)?"
-    r"(?P<link>\s*(?:is\s+now|is|was|=|:|->|will\s+be|changed\s+to|set\s+to)\s*|\s+)"
-    r"[\"'“]?(?P<value>\S+)",
-    re.IGNORECASE,
-)
-# A passphrase has spaces: it runs to the end of the sentence.
-_PASSPHRASE = re.compile(
-    r"\b(?:pass ?phrase|recovery phrase|seed phrase|mnemonic)s?\b\s*(?:is|was|=|:)\s*(?P<value>[^.\n]+)", re.I
-)
-# Patterns start with a character class (no look-behind, no \b) so the engine can skip ahead fast;
-# boundaries are checked in code.
-_CARD = re.compile(r"\d(?:[ \-]?\d){12,18}")
-_IBAN = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?")
-_SSN = re.compile(r"\d\d\d([\- ])\d\d\1\d{4}")
-_GOV_ID_LABELLED = re.compile(
-    r"\b(?:ssn|social security(?: number| no\.?)?|passport(?: number| no\.?)?|national insurance(?: number)?"
-    r"|nino|tax id|tin)\s*(?:is|:|#|=)?\s*(?P<value>[A-Z0-9][A-Z0-9 \-]{5,14}[A-Z0-9])\b",
-    re.IGNORECASE,
-)
-_UK_NINO = re.compile(r"\b[A-CEGHJ-PR-TW-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b")
-_ADDRESS = re.compile(
-    r"\d\d{0,4}(?:\s+[A-Z][A-Za-z]+){1,4}\s+(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr"
-    r"|Court|Ct|Way|Place|Pl|Terrace|Square|Sq|Parkway|Pkwy|Highway|Hwy)\b\.?"
-    r"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Floor|Fl)\.?\s*#?\s*\w+)?",
-)
-_PO_BOX = re.compile(r"P\.?\s?O\.?\s+Box\s+\d+", re.IGNORECASE)
-_PHONE_HINT = re.compile(r"[+(\d][\d\s().\-]{6,21}\d")
-_ENTROPY_TOKEN = re.compile(r"(?<![\w+/=\-])[A-Za-z0-9+/=_\-]{20,}")
-_HEX_TOKEN = re.compile(r"\b[0-9a-fA-F]{32,}\b")
+# Regions tried, strictly (VALID), for a number written nationally with a leading 0.
+_NATIONAL_REGIONS = ("GB", "DE", "FR", "NL", "IT", "ES", "AU", "IN")
 
 
-def _is_placeholder_at(text: str, start: int) -> bool:
-    return _PLACEHOLDER.match(text, start) is not None
+def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
+    def detect(text: str) -> Iterator[Hit]:
+        # phonenumbers is thorough but costs ~0.1 ms per KB; run it only around digit runs.
+        for hint_start, hint_end in _phone_hints(text):
+            lo = max(0, hint_start - 24)
+            window = text[lo : min(len(text), hint_end + 24)]
+            found = False
+            for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency):
+                start, end = lo + match.start, lo + match.end
+                if start < hint_end and end > hint_start and not _part_of_an_id(text, start, end):
+                    found = True
+                    yield hit(start, end, FindingKind.PHONE, "phonenumbers")
+            if not found and text[hint_start] == "0":  # a national number ("0800 123 4567"): other regions
+                for other in _NATIONAL_REGIONS:
+                    matches = list(phonenumbers.PhoneNumberMatcher(window, other, leniency=phonenumbers.Leniency.VALID))
+                    hits = [(lo + m.start, lo + m.end) for m in matches]
+                    hits = [
+                        (s, e) for s, e in hits if s < hint_end and e > hint_start and not _part_of_an_id(text, s, e)
+                    ]
+                    for start, end in hits:
+                        yield hit(start, end, FindingKind.PHONE, f"phonenumbers:{other}")
+                    if hits:
+                        break
 
-
-def _luhn_ok(digits: str) -> bool:
-    values = [int(c) for c in reversed(digits)]
-    doubled = [v * 2 - 9 if v > 4 else v * 2 for v in values[1::2]]
-    return (sum(values[0::2]) + sum(doubled)) % 10 == 0
-
-
-def _iban_ok(compact: str) -> bool:
-    if not 15 <= len(compact) <= 34:
-        return False
-    rearranged = compact[4:] + compact[:4]
-    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
-
-
-def _bounded(text: str, start: int, end: int) -> bool:
-    """A number stands alone: not glued to a word or a longer digit run on either side."""
-    before, after = text[start - 1 : start] if start else "", text[end : end + 1]
-    return not (before.isalnum() or before == "-" or after.isdigit())
-
-
-def _emails(text: str) -> Iterator[_Hit]:
-    at = text.find("@")
-    while at != -1:
-        local = _EMAIL_LOCAL.search(text, max(0, at - 64), at)
-        domain = _EMAIL_DOMAIN.match(text, at + 1)
-        if local and domain:
-            start = local.start()
-            if start == 0 or text[start - 1] != "[":
-                replacement = f"[EMAIL@{domain.group().lower()}]"
-                yield start, domain.end(), FindingKind.EMAIL, "regex:email", replacement
-        at = text.find("@", at + 1)
-
-
-def _tokens(text: str) -> Iterator[_Hit]:
-    for regex in _TOKEN_FORMATS:
-        for m in regex.finditer(text):
-            if m.start() == 0 or not text[m.start() - 1].isalnum():
-                yield m.start(), m.end(), FindingKind.SECRET, "regex:token", "[SECRET]"
-    for regex in _LITERAL_SECRETS:
-        for m in regex.finditer(text):
-            yield m.start(), m.end(), FindingKind.SECRET, "regex:token", "[SECRET]"
-    lower = text.lower()
-    if "key" in lower or "secret" in lower or "token" in lower:
-        for m in _KEYWORD_SECRET.finditer(text):
-            value = m.group("value")
-            credential = any(c.isdigit() for c in value) or len(value) >= 12
-            if credential and not _is_placeholder_at(text, m.start("value")):
-                yield m.start("value"), m.end(), FindingKind.SECRET, "regex:keyword", "[SECRET]"
-
-
-def _passwords(text: str) -> Iterator[_Hit]:
-    lower = text.lower()
-    statements = _PASSWORD.finditer(text) if "pass" in lower or "pwd" in lower or "pin" in lower else ()
-    for m in statements:
-        value = m.group("value")
-        if _is_placeholder_at(text, m.start("value")):
-            continue
-        if not m.group("link").strip() and value.isalpha():
-            continue  # "password reset", "pin the message": no credential stated
-        kept = value.rstrip(".,;:)\"'”") or value  # trailing punctuation ends the sentence
-        yield m.start("value"), m.start("value") + len(kept), FindingKind.PASSWORD, "regex:password", "[PASSWORD]"
-    if "phrase" in lower or "mnemonic" in lower:
-        for m in _PASSPHRASE.finditer(text):
-            if not _is_placeholder_at(text, m.start("value")):
-                yield m.start("value"), m.end("value"), FindingKind.PASSWORD, "regex:passphrase", "[PASSWORD]"
-
-
-def _cards(text: str) -> Iterator[_Hit]:
-    for m in _CARD.finditer(text):
-        digits = m.group().replace(" ", "").replace("-", "")
-        if _bounded(text, m.start(), m.end()) and _luhn_ok(digits):
-            yield m.start(), m.end(), FindingKind.CARD, "regex:card+luhn", "[CARD]"
-
-
-def _ibans(text: str) -> Iterator[_Hit]:
-    for m in _IBAN.finditer(text):
-        if m.start() and text[m.start() - 1].isalnum():
-            continue
-        raw = m.group()
-        # The greedy match may swallow a following upper-case token: try shorter endings too.
-        for cut in range(len(raw), 14, -1):
-            candidate = raw[:cut].rstrip()
-            if _iban_ok(candidate.replace(" ", "")):
-                yield m.start(), m.start() + len(candidate), FindingKind.IBAN, "regex:iban+mod97", "[IBAN]"
-                break
-
-
-def _gov_ids(text: str, labelled: bool) -> Iterator[_Hit]:
-    for m in _SSN.finditer(text):
-        area, group, serial = m.group()[:3], m.group()[4:6], m.group()[7:]
-        valid = area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
-        if valid and _bounded(text, m.start(), m.end()):
-            yield m.start(), m.end(), FindingKind.GOV_ID, "regex:ssn", "[GOV_ID]"
-    if labelled:
-        for m in _GOV_ID_LABELLED.finditer(text):
-            if any(c.isdigit() for c in m.group("value")):
-                yield m.start("value"), m.end(), FindingKind.GOV_ID, "regex:gov-id-labelled", "[GOV_ID]"
-        for m in _UK_NINO.finditer(text):
-            yield m.start(), m.end(), FindingKind.GOV_ID, "regex:uk-nino", "[GOV_ID]"
-
-
-def _addresses(text: str) -> Iterator[_Hit]:
-    for m in _ADDRESS.finditer(text):
-        if not m.start() or not text[m.start() - 1].isalnum():
-            yield m.start(), m.end(), FindingKind.ADDRESS, "regex:address", "[ADDRESS]"
-    if "box" in text.lower():
-        for m in _PO_BOX.finditer(text):
-            yield m.start(), m.end(), FindingKind.ADDRESS, "regex:po-box", "[ADDRESS]"
-
-
-def _phones(text: str, region: str, leniency: Any) -> Iterator[_Hit]:
-    # phonenumbers is thorough but costs ~0.1 ms per KB; run it only around digit runs.
-    for hint in _PHONE_HINT.finditer(text):
-        if sum(c.isdigit() for c in hint.group()) < 7:
-            continue
-        lo = max(0, hint.start() - 24)
-        window = text[lo : min(len(text), hint.end() + 24)]
-        for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency):
-            start, end = lo + match.start, lo + match.end
-            if start < hint.end() and end > hint.start():
-                yield start, end, FindingKind.PHONE, "phonenumbers", "[PHONE]"
-
-
-@cache
-def _detect_secrets_patterns() -> tuple[tuple[str, re.Pattern[str], int], ...]:
-    """detect-secrets' regex plugins and keyword detector, used directly (no baseline, no settings).
-
-    Going through the plugins' compiled patterns rather than ``scan_line`` keeps the global
-    settings singleton untouched, never triggers a plugin's network ``verify()``, and gives
-    spans rather than bare values. Imported lazily: serving never pays for it.
-    """
-    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
-    from detect_secrets.plugins import keyword
-    from detect_secrets.plugins.base import RegexBasedDetector
-
-    skip = {"Public IP (ipv4)"}  # an IP address is not a secret and breaks meeting text
-    patterns: list[tuple[str, re.Pattern[str], int]] = []
-    plugin_classes: dict[str, Any] = get_mapping_from_secret_type_to_class()  # typed with an unbound TypeVar
-    for secret_type, plugin_class in plugin_classes.items():
-        if secret_type not in skip and issubclass(plugin_class, RegexBasedDetector):
-            patterns += [(secret_type, regex, 0) for regex in plugin_class().denylist]
-    for regex, group in keyword.CONFIG_DENYLIST_REGEX_TO_GROUP.items():
-        patterns.append(("Secret Keyword", regex, group))
-    return tuple(patterns)
-
-
-def _detect_secrets_hits(text: str) -> Iterator[_Hit]:
-    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
-
-    placeholders = [range(m.start(), m.end()) for m in _PLACEHOLDER.finditer(text)]
-    for secret_type, regex, group in _detect_secrets_patterns():
-        for m in regex.finditer(text):
-            value = m.group(group) or ""
-            start = m.start(group) + len(value) - len(value.lstrip())
-            keyword_is_placeholder = any(m.start() in span or m.start() + 1 in span for span in placeholders)
-            if value.strip() and not keyword_is_placeholder and not _is_placeholder_at(text, start):
-                # Config-file patterns take the rest of the line; in prose the value is one token.
-                token = value.split()[0].rstrip(".,;:)\"'") or value.split()[0]
-                yield start, start + len(token), FindingKind.SECRET, f"detect-secrets:{secret_type}", "[SECRET]"
-    b64, hexa = Base64HighEntropyString(), HexHighEntropyString()
-    for m in _ENTROPY_TOKEN.finditer(text):
-        token = m.group()
-        has_both = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if has_both and b64.calculate_shannon_entropy(token) > 4.0:
-            yield m.start(), m.end(), FindingKind.SECRET, "detect-secrets:entropy-b64", "[SECRET]"
-    for m in _HEX_TOKEN.finditer(text):
-        if hexa.calculate_shannon_entropy(m.group()) > 3.0:
-            yield m.start(), m.end(), FindingKind.SECRET, "detect-secrets:entropy-hex", "[SECRET]"
-
-
-def _detectors(mode: RedactionMode, region: str) -> tuple[_Detector, ...]:
-    thorough = mode is RedactionMode.THOROUGH
-    leniency = phonenumbers.Leniency.POSSIBLE if thorough else phonenumbers.Leniency.VALID
-    gov_ids: _Detector = partial(_gov_ids, labelled=thorough)
-    phones: _Detector = partial(_phones, region=region, leniency=leniency)
-    base = (_tokens, _passwords, _cards, _ibans, gov_ids, _emails, _addresses, phones)
-    return (*base, _detect_secrets_hits) if thorough else base
-
-
-# --- the component ---------------------------------------------------------------------------
+    return detect
 
 
 class Redactor:
@@ -393,16 +140,19 @@ class Redactor:
     ``redact`` never raises on odd input (any ``str``); it only ever removes information.
     """
 
-    def __init__(self, mode: RedactionMode = RedactionMode.FAST, default_region: str = "US") -> None:
+    def __init__(self, mode: RedactionMode = RedactionMode.THOROUGH, default_region: str = "US") -> None:
         self.mode = mode
-        self._detectors = _detectors(mode, default_region)
+        extra: list[Callable[[str], Iterable[Hit]]] = [_phones(default_region, phonenumbers.Leniency.POSSIBLE)]
+        if mode is RedactionMode.THOROUGH:
+            extra.append(detect_secrets_hits)
+        self._extra = tuple(extra)
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Find what would be redacted, as merged non-overlapping spans of the original text."""
-        return tuple(Finding(kind, start, end, name) for start, end, kind, name, _ in self._hits(text))
+        return tuple(Finding(kind, start, end, name) for start, end, kind, name, _ in _scan.find(text, self._extra))
 
     def redact(self, text: str) -> RedactionResult:
-        hits = self._hits(text)
+        hits = _scan.find(text, self._extra)
         pieces: list[str] = []
         cursor = 0
         for start, end, _, _, replacement in hits:
@@ -411,48 +161,3 @@ class Redactor:
         pieces.append(text[cursor:])
         findings = tuple(Finding(kind, start, end, name) for start, end, kind, name, _ in hits)
         return RedactionResult("".join(pieces), findings)
-
-    def _hits(self, text: str) -> list[_Hit]:
-        folded, origin = _fold_with_map(text)
-        raw: list[_Hit] = []
-        for detector in self._detectors:
-            for start, end, kind, name, replacement in detector(folded):
-                if end > start:
-                    raw.append((origin[start], origin[end - 1] + 1, kind, name, replacement))
-        return _merge(raw)
-
-
-def _merge(hits: list[_Hit]) -> list[_Hit]:
-    """Union overlapping spans; the union takes the highest-priority kind (secrets first).
-
-    A union wider than the winning hit gets the kind's bare placeholder (an e-mail merged with
-    something else loses its domain rather than keep text the other detector wanted gone).
-    """
-    merged: list[_Hit] = []
-    for hit in sorted(hits, key=lambda h: (h[0], -h[1])):
-        if not merged or hit[0] >= merged[-1][1]:
-            merged.append(hit)
-            continue
-        last = merged[-1]
-        best = last if _PRIORITY[last[2]] <= _PRIORITY[hit[2]] else hit
-        start, end = last[0], max(last[1], hit[1])
-        replacement = best[4] if (start, end) == (best[0], best[1]) else best[2].placeholder
-        merged[-1] = (start, end, best[2], best[3], replacement)
-    return merged
-
-
-_FAST = Redactor(RedactionMode.FAST)
-_SECRET_PLACEHOLDER = re.compile(r"\[(?:SECRET|PASSWORD)\]")
-
-
-def contains_secret_pattern(text: str) -> bool:
-    """Policy's last line: does a secret, password, card, IBAN or government id survive in ``text``?
-
-    Look-alike and zero-width tricks are folded first. Placeholders do not count.
-    """
-    return any(f.kind in _LAST_LINE_KINDS for f in _FAST.scan(text))
-
-
-def contains_secret_placeholder(text: str) -> bool:
-    """Whether ``text`` sits where a secret was: the context of a secret is not to be remembered."""
-    return _SECRET_PLACEHOLDER.search(fold_for_matching(text)) is not None

@@ -54,6 +54,7 @@ from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.index_sync import AfterCommit, IndexSynchroniser
 from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
 from services.memory.deletion.adapters.faults import CrashAfterStep
+from services.memory.deletion.adapters.metrics import DeletionBacklog
 from services.memory.deletion.adapters.notices import NatsDeletionNotices, requests_subject
 from services.memory.deletion.adapters.queue import SqlDeletionQueue
 from services.memory.deletion.adapters.serving_content import GrpcServingContent
@@ -113,7 +114,7 @@ def build(settings: MemorySettings) -> App:
     each capability on the same ports; the three gRPC services share one server."""
     run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
     engine = make_engine(
-        url_for_role(settings.admin_database_url, settings.app_role),
+        url_for_role(settings.admin_database_url, settings.app_role, settings.app_password),
         pool_size=settings.db_pool_size,
         application_name=f"memloop-memory-{settings.replica_id}"[:63],
     )
@@ -252,7 +253,12 @@ def _build_deletion(
         )
     )
     loop = DeletionLoop(
-        workflow, queue, sync, poll_seconds=config.poll_seconds, heartbeat_seconds=config.heartbeat_seconds
+        workflow,
+        queue,
+        sync,
+        poll_seconds=config.poll_seconds,
+        heartbeat_seconds=config.heartbeat_seconds,
+        after_pass=DeletionBacklog(sessions).publish,
     )
     bus.subscribe(requests_subject(settings.subject_prefix), loop.on_notice)
     wake: Callable[[], None] = loop.wake

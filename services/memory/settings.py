@@ -9,7 +9,7 @@ Deletion (issue 6):
 | variable | default | meaning |
 |---|---|---|
 | MEMLOOP_SERVING_TARGET | — | serving's host:port (content blobs, request ids) |
-| MEMLOOP_SERVICE_TOKEN | — | the loop's service token, to call serving |
+| MEMLOOP_SERVICE_TOKEN (or _FILE) | — | the loop's service token, to call serving |
 | MEMLOOP_LEARNING_STREAM | MEMLOOP_LEARNING | the learning stream (its dead letters: `<name>_DLQ`) |
 | MEMLOOP_DELETION_POLL_SECONDS | 5 | how often the workflow looks for work when nothing wakes it |
 | MEMLOOP_REPLICA_HEARTBEAT_SECONDS | 5 | how often a replica refreshes its registry row |
@@ -37,7 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from services.common.priority import LearningPriority
-from services.common.settings import CommonSettings, database_url_for, env_float, env_int, env_str
+from services.common.settings import (
+    CommonSettings,
+    app_role_password,
+    database_url_for,
+    env_float,
+    env_int,
+    env_secret,
+    env_str,
+)
 
 EMBEDDERS = ("minilm", "hashing")
 
@@ -93,7 +101,7 @@ class DeletionSettings:
         env = os.environ if env is None else env
         settings = cls(
             serving_target=env_str(env, "MEMLOOP_SERVING_TARGET"),
-            service_token=env_str(env, "MEMLOOP_SERVICE_TOKEN"),
+            service_token=env_secret(env, "MEMLOOP_SERVICE_TOKEN"),
             learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
             poll_seconds=env_float(env, "MEMLOOP_DELETION_POLL_SECONDS", 5.0),
             heartbeat_seconds=env_float(env, "MEMLOOP_REPLICA_HEARTBEAT_SECONDS", 5.0),
@@ -126,6 +134,7 @@ class MemorySettings:
     db_pool_size: int
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)  # issue 8
     deletion: DeletionSettings = field(default_factory=DeletionSettings)  # issue 6
+    app_password: str = ""  # MEMLOOP_MEMORY_DB_PASSWORD(_FILE); empty: libpq's own sources
     # issue 15: ingestion (ApplyLearning, FindConflicts, index catch-up) on its own low-priority threads
     learning: LearningPriority = field(default_factory=LearningPriority)
     ingest_workers: int = 4
@@ -157,6 +166,7 @@ class MemorySettings:
             db_pool_size=env_int(env, "MEMLOOP_MEMORY_DB_POOL", 10),
             consolidation=ConsolidationSettings.from_env(env),
             deletion=DeletionSettings.from_env(env),
+            app_password=app_role_password(env, "memory"),
             learning=LearningPriority(
                 mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
                 threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),

@@ -17,6 +17,8 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 | MEMLOOP_RELAY_BATCH_SIZE / MAX_IN_FLIGHT | 256 / 1024 | rows per claim / unacknowledged publishes |
 | MEMLOOP_RELAY_POLL_SECONDS | 5 | backstop poll when no NOTIFY arrives |
 | MEMLOOP_RELAY_RETENTION_SECONDS | 604800 | published rows are pruned after this long (7 days) |
+| MEMLOOP_RELAY_DB_PASSWORD (or _FILE) | — | the relay role's password (else libpq's own sources) |
+| MEMLOOP_STREAM_REPLICAS | 1 | replicas of the learning stream (3 on a JetStream cluster); raised, never lowered |
 | MEMLOOP_FAULT_RELAY_CRASH_AFTER_PUBLISH | off | test hook: SIGKILL self after the first PubAck, before marking |
 """
 
@@ -35,7 +37,15 @@ from sqlalchemy import make_url
 
 from services.common.app import App
 from services.common.db import url_for_role
-from services.common.settings import CommonSettings, database_url_for, env_float, env_int, env_str
+from services.common.settings import (
+    CommonSettings,
+    app_role_password,
+    database_url_for,
+    env_float,
+    env_int,
+    env_str,
+    stream_replicas,
+)
 from services.relay.adapters.jetstream import JetStreamPublisher, StreamSpec, connect_nats, ensure_stream
 from services.relay.adapters.metrics import PrometheusRelayMetrics
 from services.relay.adapters.pg_outbox import PgOutboxStore
@@ -53,6 +63,7 @@ class RelaySettings:
     subject_prefix: str
     stream_name: str
     config: RelayConfig
+    stream_replicas: int = 1
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RelaySettings:
@@ -81,11 +92,12 @@ class RelaySettings:
         role = env_str(env, "MEMLOOP_RELAY_DB_ROLE", "memloop_relay_app")
         return cls(
             common=CommonSettings.from_env("relay", env),
-            conninfo=libpq_url(url_for_role(database_url_for(env, "serving"), role)),
+            conninfo=libpq_url(url_for_role(database_url_for(env, "serving"), role, app_role_password(env, "relay"))),
             nats_url=env_str(env, "MEMLOOP_NATS_URL", "nats://127.0.0.1:4222"),
             subject_prefix=env_str(env, "MEMLOOP_SUBJECT_PREFIX", "memloop"),
             stream_name=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
             config=config,
+            stream_replicas=stream_replicas(env),
         )
 
 
@@ -129,7 +141,9 @@ class _RelayProcess:
             publish_timeout_seconds=timing.publish_timeout_seconds,
             max_in_flight=settings.config.max_in_flight,
         )
-        spec = StreamSpec(settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds)
+        spec = StreamSpec(
+            settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds, settings.stream_replicas
+        )
         await ensure_stream(publisher.jetstream, spec)
         self._relay = Relay(self._store, publisher, PrometheusRelayMetrics(), settings.config)
         _log.info(

@@ -20,7 +20,7 @@ from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
 from services.common.redaction import RedactionMode, Redactor
-from services.common.settings import CommonSettings, database_url_for, env_int, env_str
+from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.entrypoints.grpc_server import ServingServicer
 from services.serving.service.ports import ServingUnitOfWork
@@ -39,6 +39,7 @@ class ServingSettings:
     pool_size: int
     max_workers: int
     learning: bool = True
+    app_password: str = ""  # MEMLOOP_SERVING_DB_PASSWORD(_FILE); empty: libpq's own sources
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -51,6 +52,7 @@ class ServingSettings:
             pool_size=env_int(env, "MEMLOOP_SERVING_POOL_SIZE", max_workers),
             max_workers=max_workers,
             learning=_on_off(env, "MEMLOOP_SERVING_LEARNING", default=True),
+            app_password=app_role_password(env, "serving"),
         )
 
 
@@ -66,12 +68,12 @@ def build(settings: ServingSettings) -> App:
     engine is disposed once the server has drained."""
     run_migrations(settings.admin_database_url, MIGRATIONS_DIR, app_role=settings.app_role)
     engine = make_engine(
-        url_for_role(settings.admin_database_url, settings.app_role),
+        url_for_role(settings.admin_database_url, settings.app_role, settings.app_password),
         pool_size=settings.pool_size,
         application_name="memloop-serving",
     )
     sessions = sessionmaker(engine, expire_on_commit=False)
-    redactor = Redactor(RedactionMode.FAST)
+    redactor = Redactor(RedactionMode.THOROUGH)  # the worker's coverage, before the transaction opens
 
     def unit_of_work(tenant: str) -> ServingUnitOfWork:
         return SqlServingUnitOfWork(sessions, tenant)

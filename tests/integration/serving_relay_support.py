@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ import pytest
 from nats.js.errors import NotFoundError
 
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_pb2, serving_service_pb2_grpc
 from services.common.infra.processes import ServiceProcess, free_port
 from services.relay.bootstrap import libpq_url
@@ -54,6 +54,9 @@ def alice_request(index: int = 0, *, request_id: str | None = None) -> serving_s
         ),
         reply=case["reply"],
         owner_address=data["owner_address"],
+        sender_authentication=learning_event_pb2.SenderAuthentication(
+            authentication_results=case.get("authentication_results", "")
+        ),
     )
 
 
@@ -76,7 +79,7 @@ class Stack:
     nats_url: str
     stream: str
     prefix: str
-    secret: str
+    secret: SigningKey
     serving_port: int
     span_file: Path
     _spawn: SpawnService
@@ -84,7 +87,7 @@ class Stack:
 
     def env(self, port: int, **extra: str) -> dict[str, str]:
         return {
-            "MEMLOOP_AUTH_SECRET": self.secret,
+            "MEMLOOP_AUTH_PUBLIC_KEYS": self.secret.public_pem(),
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(free_port()),
             "MEMLOOP_SERVING_DATABASE_URL": self.admin_db_url,
@@ -201,7 +204,7 @@ def make_stack_factory(
             nats_url=nats_url or infra.nats_url,
             stream=f"{nats_prefix}_LEARNING".upper(),
             prefix=nats_prefix,
-            secret=secrets.token_hex(16),
+            secret=SigningKey.generate(),
             serving_port=port,
             span_file=tmp_path / f"spans-{len(stacks)}.jsonl",
             _spawn=spawn,

@@ -18,6 +18,7 @@ import grpc
 from prometheus_client.parser import text_string_to_metric_families
 
 from services.common.auth import bearer_metadata, issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
@@ -25,7 +26,7 @@ from services.common.infra.processes import ServiceProcess, free_port
 from services.common.vocabulary import MemoryType, candidate_key
 from tests.helpers import SpawnService
 
-SECRET = "memory-integration-tests-secret-0123456789abcdef"
+SECRET = SigningKey.generate()  # the token issuer's key; memory gets only its public half
 MODULE = "services.memory.entrypoints.main"
 
 
@@ -89,7 +90,7 @@ class MemoryCluster:
     def start(self, name: str, *, embedder: str = "hashing", **extra: str) -> MemoryNode:
         port, metrics_port = free_port(), free_port()
         env = {
-            "MEMLOOP_AUTH_SECRET": SECRET,
+            "MEMLOOP_AUTH_PUBLIC_KEYS": SECRET.public_pem(),
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(metrics_port),
             "MEMLOOP_MEMORY_DATABASE_URL": self.database_url,

@@ -15,6 +15,7 @@ import pytest
 
 from services.common import convert
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_errors import error_details
 from services.common.infra.processes import free_port
@@ -60,7 +61,7 @@ def _candidates(name: str) -> list[Candidate]:
 class Policy:
     """A running policy process and a way to call it with a chosen token."""
 
-    def __init__(self, target: str, secret: str) -> None:
+    def __init__(self, target: str, secret: SigningKey) -> None:
         self._target = target
         self._secret = secret
         self._channel = grpc.insecure_channel(target)
@@ -88,8 +89,12 @@ class Policy:
 
 @pytest.fixture
 def policy(spawn: SpawnService) -> Iterator[Policy]:
-    port, secret = free_port(), secrets.token_hex(16)
-    env = {"MEMLOOP_AUTH_SECRET": secret, "MEMLOOP_GRPC_PORT": str(port), "MEMLOOP_METRICS_PORT": str(free_port())}
+    port, secret = free_port(), SigningKey.generate()
+    env = {
+        "MEMLOOP_AUTH_PUBLIC_KEYS": secret.public_pem(),
+        "MEMLOOP_GRPC_PORT": str(port),
+        "MEMLOOP_METRICS_PORT": str(free_port()),
+    }
     spawn("services.policy.entrypoints.main", env, port, "policy")
     client = Policy(f"127.0.0.1:{port}", secret)
     yield client

@@ -13,6 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_client import sync_channel
 from services.common.grpc_errors import error_details
@@ -21,14 +22,14 @@ from tests.helpers import SpawnService
 
 pytestmark = pytest.mark.integration
 
-SECRET = "bootstrap-test-secret-long-enough-for-hs256"
+SECRET = SigningKey.generate()  # the issuer's key; the service gets its public half
 MODULE = "tests.integration.standins.slow_serving"
 
 
 def _start(spawn: SpawnService, delay: float = 2.0, started_dir: Path | None = None) -> tuple[ServiceProcess, str]:
     port = free_port()
     env = {
-        "MEMLOOP_AUTH_SECRET": SECRET,
+        "MEMLOOP_AUTH_PUBLIC_KEYS": SECRET.public_pem(),
         "MEMLOOP_GRPC_PORT": str(port),
         "STANDIN_DELAY_SECONDS": str(delay),
         "MEMLOOP_DRAIN_SECONDS": "10",
@@ -67,19 +68,25 @@ def test_health_and_reflection_answer_without_a_token(spawn: SpawnService) -> No
 def test_calls_without_a_valid_token_are_unauthenticated(spawn: SpawnService) -> None:
     # given
     _, target = _start(spawn, delay=0)
-    forged = issue_token("some-other-secret-that-is-long-enough", subject="m", tenant="acme", roles=["writer"])
+    forged = issue_token(SigningKey.generate(), subject="m", tenant="acme", roles=["writer"])  # not the issuer
+    # a shared-secret token, as any service could mint before: HS256 is not accepted by default
+    legacy = issue_token("a-shared-hs256-secret-long-enough-to-sign", subject="m", tenant="acme", roles=["writer"])
     with grpc.insecure_channel(target) as channel:
         stub = serving_service_pb2_grpc.ServingServiceStub(channel)
         # when
         with pytest.raises(grpc.RpcError) as missing:
             stub.HandleRequest(_request(), timeout=5)
-        with pytest.raises(grpc.RpcError) as invalid:
-            stub.HandleRequest(_request(), metadata=(("authorization", f"Bearer {forged}"),), timeout=5)
+        refused = []
+        for token in (forged, legacy):
+            with pytest.raises(grpc.RpcError) as invalid:
+                stub.HandleRequest(_request(), metadata=(("authorization", f"Bearer {token}"),), timeout=5)
+            refused.append(invalid.value)
     # then
     assert missing.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert error_details(missing.value)[0] == "TOKEN_MISSING"
-    assert invalid.value.code() == grpc.StatusCode.UNAUTHENTICATED
-    assert error_details(invalid.value)[0] == "TOKEN_INVALID"
+    for error in refused:
+        assert error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert error_details(error)[0] == "TOKEN_INVALID"
 
 
 def test_another_tenant_is_permission_denied_and_bad_input_names_the_field(spawn: SpawnService) -> None:

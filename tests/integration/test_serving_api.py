@@ -155,6 +155,36 @@ def test_read_content_is_redacted_knows_the_owner_and_delete_is_idempotent_with_
     assert audit == [(from_bob.content_ref, delete.deletion_id, True)]
 
 
+def test_mail_claiming_the_owner_without_a_passing_verdict_is_external_and_says_why(stack: Stack) -> None:
+    # Given Alice's own instruction sent again with a forged From: no signature, SPF softfail, DMARC fail
+    stub = stack.stub(stack.token())
+    forged = alice_request(1)
+    forged.sender_authentication.CopyFrom(
+        learning_event_pb2.SenderAuthentication(
+            authentication_results="mx.acme.example; dkim=none; spf=softfail; dmarc=fail"
+        )
+    )
+    genuine = stub.HandleRequest(alice_request(1), timeout=30)
+    response = stub.HandleRequest(forged, timeout=30)
+
+    # When the blob and the outbox event of each are read
+    def read(ref: str) -> serving_service_pb2.ReadContentResponse:
+        return stub.ReadContent(serving_service_pb2.ReadContentRequest(tenant="acme", content_ref=ref), timeout=10)
+
+    def event(event_id: str) -> learning_event_pb2.LearningEvent:
+        request = serving_service_pb2.GetOutboxEventRequest(tenant="acme", event_id=event_id)
+        return stub.GetOutboxEvent(request, timeout=10).event
+
+    forged_event, genuine_event = event(response.event_id), event(genuine.event_id)
+
+    # Then only the authenticated mail is the owner's, and the forged one's event keeps its verdict and reason
+    assert read(response.content_ref).from_owner is False and read(genuine.content_ref).from_owner is True
+    assert forged_event.owner_claim == learning_event_pb2.OWNER_CLAIM_UNVERIFIED
+    assert forged_event.sender_authentication.dmarc == learning_event_pb2.AUTHENTICATION_RESULT_FAIL
+    assert "dmarc=fail dkim=none spf=softfail" in forged_event.owner_claim_reason
+    assert genuine_event.owner_claim == learning_event_pb2.OWNER_CLAIM_VERIFIED
+
+
 def test_fixture_phone_and_password_never_reach_servings_database(stack: Stack) -> None:
     # Given every request of the Alice fixture, handled
     stub = stack.stub(stack.token())

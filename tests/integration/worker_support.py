@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ import pytest
 
 from services.cli.fixtures import handle_request_from_fixture
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import (
     memory_service_pb2,
     memory_service_pb2_grpc,
@@ -65,14 +65,14 @@ class Seeded:
 
 @dataclass
 class LoopRig:
-    """Serving, memory, policy and worker processes sharing one secret, one stream, one prefix."""
+    """Serving, memory, policy and worker processes sharing one token issuer, one stream, one prefix."""
 
     infra: TestInfra
     spawn: SpawnService
     streams: StreamNames
     serving_db: str
     memory_db: str
-    secret: str = field(default_factory=lambda: secrets.token_hex(16))
+    secret: SigningKey = field(default_factory=SigningKey.generate)
     ports: dict[str, int] = field(default_factory=dict)
     processes: dict[str, ServiceProcess] = field(default_factory=dict)
     _channels: list[grpc.Channel] = field(default_factory=list)
@@ -82,7 +82,7 @@ class LoopRig:
     def env(self, name: str, **extra: str) -> dict[str, str]:
         port = self.ports.setdefault(name, free_port())
         return {
-            "MEMLOOP_AUTH_SECRET": self.secret,
+            "MEMLOOP_AUTH_PUBLIC_KEYS": self.secret.public_pem(),
             "MEMLOOP_SERVICE_TOKEN": self.token("*", ("service",)),
             "MEMLOOP_GRPC_PORT": str(port),
             "MEMLOOP_METRICS_PORT": str(self.ports.setdefault(f"{name}-metrics", free_port())),

@@ -8,6 +8,8 @@ import asyncio
 import pytest
 
 from services.common.app import App, _serve
+from services.common.auth import TokenVerifier
+from services.common.auth_keys import SigningKey
 from services.common.settings import CommonSettings
 
 
@@ -17,7 +19,7 @@ def _settings() -> CommonSettings:
         grpc_host="127.0.0.1",
         grpc_port=0,
         metrics_port=0,
-        auth_secret="runner-test-secret-long-enough-for-hs256",
+        auth=TokenVerifier(SigningKey.generate().public_key_set()),
         log_level="INFO",
         otlp_endpoint="",
         span_file="",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from services.common.auth_keys import SigningKey
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2
 from services.policy.bootstrap import PolicySettings
@@ -11,7 +12,7 @@ from services.policy.domain.rules import DEFAULT_THRESHOLDS, PolicyThresholds
 from services.policy.entrypoints.grpc_server import evaluate_command_from_pb
 from services.policy.service.evaluate import evaluate_candidate
 
-ENV = {"MEMLOOP_AUTH_SECRET": "s3cret-for-tests"}
+ENV = {"MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem()}
 
 
 def _request(**overrides: object) -> policy_service_pb2.EvaluateRequest:

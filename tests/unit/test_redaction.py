@@ -171,29 +171,38 @@ def test_redaction_is_idempotent_and_offsets_point_into_the_original(mode: Redac
     }
 
 
-def test_thorough_mode_catches_what_fast_mode_leaves() -> None:
-    # Given an unlabelled high-entropy token, which only the entropy check recognises
-    text = "use zQx7Lm2Vb9Rt4Kp1Wn8Yc3Hd6Fg0Js5Ae for the integration"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "use zQx7Lm2Vb9Rt4Kp1Wn8Yc3Hd6Fg0Js5Ae for the integration",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "NI number QQ123456C? no: AB 12 34 56 C",
+        "born on 14/03/1985",
+        "Hauptstra\u00dfe 12, 10115 Berlin",
+    ],
+)
+def test_fast_and_thorough_modes_have_the_same_coverage(text: str) -> None:
+    # Given text only the old thorough mode (or neither mode) used to catch
     # When redacted in each mode
     fast, thorough = Redactor(RedactionMode.FAST).redact(text), Redactor(RedactionMode.THOROUGH).redact(text)
-    # Then fast mode leaves it (cheap by design) and thorough mode removes it
-    assert fast.text == text
-    assert thorough.text == "use [SECRET] for the integration"
+    # Then both remove the same spans: serving (thorough) stores nothing the worker would remove
+    assert fast.text == thorough.text != text
 
 
-def test_fast_mode_is_cheap_enough_for_the_request_path() -> None:
+def test_thorough_mode_is_cheap_enough_for_the_request_path() -> None:
     # Given a 2 KB e-mail
     body = alice()["requests"][0]["content"]["body"]
     text = (body + "\n" + "We reviewed the Q1 rollout plan with the team and agreed the milestones. " * 30)[:2048]
-    redactor = Redactor(RedactionMode.FAST)
+    redactor = Redactor(RedactionMode.THOROUGH)
     redactor.redact(text)
-    # When redacted 50 times
-    started = time.perf_counter()
+    # When redacted 50 times (CPU time, so other processes on the machine do not count)
+    started = time.process_time()
     for _ in range(50):
         redactor.redact(text)
-    mean = (time.perf_counter() - started) / 50
-    # Then the mean stays far below the request path's budget (measured ~0.25 ms; bound leaves headroom)
-    assert mean < 0.002
+    mean = (time.process_time() - started) / 50
+    # Then the mean stays within the request path's budget (bench/bench_redaction.py prints the figures)
+    assert mean < 0.005
 
 
 @pytest.mark.parametrize(

@@ -248,6 +248,28 @@ class ServiceProcess:
                     raise self._error(f"did not report SERVING on {target} within {timeout:g} s (last: {last})")
                 time.sleep(0.1)
 
+    def wait_http_ok(self, url: str, timeout: float = 30.0) -> None:
+        """Block until GET `url` answers 200 (for an HTTP service such as the console); InfraError otherwise."""
+        import urllib.error
+        import urllib.request
+
+        process = self._running_process()
+        deadline = time.monotonic() + timeout
+        last = "no answer"
+        while True:
+            if process.poll() is not None:
+                raise self._error(f"exited with status {process.returncode} before answering {url}")
+            try:
+                with urllib.request.urlopen(url, timeout=1.0) as response:
+                    if response.status == 200:
+                        return
+                    last = f"HTTP {response.status}"
+            except (urllib.error.URLError, OSError) as exc:
+                last = type(exc).__name__
+            if time.monotonic() >= deadline:
+                raise self._error(f"did not answer {url} within {timeout:g} s (last: {last})")
+            time.sleep(0.1)
+
     def terminate(self, timeout: float = 10.0) -> int | None:
         """SIGTERM (the service drains in-flight calls), then SIGKILL after `timeout`; reaps it.
 

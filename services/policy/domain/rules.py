@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from services.common.never_suppress import find_suppression, normalise
-from services.common.redaction import contains_secret_pattern, contains_secret_placeholder, fold_for_matching
+from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
+from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
 POLICY_VERSION = "policy-2026.11.1"

@@ -32,11 +32,13 @@ _tracer = trace.get_tracer("memloop.relay")
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """The learning stream as the relay requires it: file storage and a long duplicate window."""
+    """The learning stream as the relay requires it: file storage, a long duplicate window, and as
+    many replicas as the deployment asks for (R3 on a three-node JetStream cluster)."""
 
     name: str
     subject_prefix: str
     duplicate_window_seconds: float
+    replicas: int = 1
 
     def config(self) -> api.StreamConfig:
         return api.StreamConfig(
@@ -45,6 +47,7 @@ class StreamSpec:
             storage=api.StorageType.FILE,
             retention=api.RetentionPolicy.LIMITS,
             duplicate_window=self.duplicate_window_seconds,
+            num_replicas=self.replicas,
         )
 
 
@@ -87,8 +90,9 @@ async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.
 async def ensure_stream(js: JetStreamContext, spec: StreamSpec) -> api.StreamInfo:
     """Create the stream, or widen an existing one to our subjects and duplicate window. Idempotent.
 
-    Only the two settings the relay depends on are changed on an existing stream; anything else an
-    operator configured is kept. Two relays racing to create it both succeed.
+    Only the settings the relay depends on are changed on an existing stream (subjects, duplicate
+    window, and replicas raised to the configured count, never lowered); anything else an operator
+    configured is kept. Two relays racing to create it both succeed.
     """
     for _ in range(3):
         try:
@@ -101,10 +105,16 @@ async def ensure_stream(js: JetStreamContext, spec: StreamSpec) -> api.StreamInf
         config = info.config
         subjects = list(config.subjects or [])
         missing = [s for s in stream_subjects(spec.subject_prefix) if s not in subjects]
-        if not missing and (config.duplicate_window or 0) >= spec.duplicate_window_seconds:
+        replicas = config.num_replicas or 1
+        if (
+            not missing
+            and (config.duplicate_window or 0) >= spec.duplicate_window_seconds
+            and replicas >= spec.replicas
+        ):
             return info
         config.subjects = subjects + missing
         config.duplicate_window = max(config.duplicate_window or 0, spec.duplicate_window_seconds)
+        config.num_replicas = max(replicas, spec.replicas)
         return await js.update_stream(config)
     raise RuntimeError(f"could not create or update stream {spec.name}")
 

@@ -4,6 +4,36 @@ from __future__ import annotations
 
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.serving.domain.model import LearningEventRecord
+from services.serving.domain.sender import AuthResult, OwnerClaim, SenderAuthentication
+
+AUTH_RESULT_TO_PB = {
+    AuthResult.UNSPECIFIED: learning_event_pb2.AUTHENTICATION_RESULT_UNSPECIFIED,
+    AuthResult.PASS: learning_event_pb2.AUTHENTICATION_RESULT_PASS,
+    AuthResult.FAIL: learning_event_pb2.AUTHENTICATION_RESULT_FAIL,
+    AuthResult.SOFTFAIL: learning_event_pb2.AUTHENTICATION_RESULT_SOFTFAIL,
+    AuthResult.NEUTRAL: learning_event_pb2.AUTHENTICATION_RESULT_NEUTRAL,
+    AuthResult.NONE: learning_event_pb2.AUTHENTICATION_RESULT_NONE,
+    AuthResult.TEMPERROR: learning_event_pb2.AUTHENTICATION_RESULT_TEMPERROR,
+    AuthResult.PERMERROR: learning_event_pb2.AUTHENTICATION_RESULT_PERMERROR,
+    AuthResult.POLICY: learning_event_pb2.AUTHENTICATION_RESULT_POLICY,
+}
+AUTH_RESULT_FROM_PB = {pb: result for result, pb in AUTH_RESULT_TO_PB.items()}
+OWNER_CLAIM_TO_PB = {
+    OwnerClaim.NOT_OWNER: learning_event_pb2.OWNER_CLAIM_NOT_OWNER,
+    OwnerClaim.VERIFIED: learning_event_pb2.OWNER_CLAIM_VERIFIED,
+    OwnerClaim.UNVERIFIED: learning_event_pb2.OWNER_CLAIM_UNVERIFIED,
+}
+
+
+def sender_to_pb(auth: SenderAuthentication) -> learning_event_pb2.SenderAuthentication:
+    """The verdict as results only: neither the raw header nor the signing domain leaves serving.
+
+    Both name who wrote the mail (hosts, domains); the event, the stream and memory's audit outlive
+    a forgotten user's content, so they keep only what was verified, never whom it was about.
+    """
+    return learning_event_pb2.SenderAuthentication(
+        dmarc=AUTH_RESULT_TO_PB[auth.dmarc], dkim=AUTH_RESULT_TO_PB[auth.dkim], spf=AUTH_RESULT_TO_PB[auth.spf]
+    )
 
 
 def encode_event(event: LearningEventRecord) -> bytes:
@@ -24,6 +54,9 @@ def encode_event(event: LearningEventRecord) -> bytes:
         feedback_ref=event.feedback_ref,
         content_ref=event.content_ref,
         owner_address=event.owner_address,
+        sender_authentication=sender_to_pb(event.sender_authentication),
+        owner_claim=OWNER_CLAIM_TO_PB[event.owner_claim],
+        owner_claim_reason=event.owner_claim_reason,
     )
     message.commit_time.FromDatetime(event.commit_time)
     return message.SerializeToString(deterministic=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime
-from email.utils import parseaddr
 from enum import StrEnum
+
+from services.serving.domain.sender import NO_VERDICT, OwnerClaim, SenderAuthentication
+from services.serving.domain.sender import bare_address as bare_address
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,7 @@ class HandleRequestCommand:
     owner_address: str
     trace_id: str = ""
     span_id: str = ""
+    sender_authentication: SenderAuthentication = NO_VERDICT
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class LearningEventRecord:
     content_ref: str
     owner_address: str
     commit_time: datetime
+    sender_authentication: SenderAuthentication = NO_VERDICT
+    owner_claim: OwnerClaim = OwnerClaim.NOT_OWNER
+    owner_claim_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -171,12 +177,6 @@ class ContentDeletion:
     deletion_id: str
     deleted_at: datetime
     existed: bool
-
-
-def bare_address(address: str) -> str:
-    """`"Bob Tan" <Bob@Partner.example>` → `bob@partner.example`; "" when there is no address."""
-    _, addr = parseaddr(address.strip())
-    return addr.strip().casefold()
 
 
 def is_from_owner(from_address: str, owner_address: str, to_address: str) -> bool:

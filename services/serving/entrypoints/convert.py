@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_pb2
+from services.serving.adapters.event_codec import AUTH_RESULT_FROM_PB
 from services.serving.domain.model import (
     Attachment,
     Email,
@@ -13,6 +15,7 @@ from services.serving.domain.model import (
     StoredResult,
     ToolOutcome,
 )
+from services.serving.domain.sender import AuthResult, SenderAuthentication, parse_authentication_results
 
 _OUTBOX_STATES = {
     OutboxState.PENDING: serving_service_pb2.OUTBOX_STATE_PENDING,
@@ -39,7 +42,33 @@ def to_command(
         owner_address=request.owner_address,
         trace_id=trace_id,
         span_id=span_id,
+        sender_authentication=to_sender_authentication(request),
     )
+
+
+_HEADER_MAX_CHARS = 8 * 1024
+_DOMAIN_MAX_CHARS = 253
+
+
+def to_sender_authentication(request: serving_service_pb2.HandleRequestRequest) -> SenderAuthentication:
+    """The verdict's results, or, when none is given, those parsed from the raw header. Bad values: INVALID_ARGUMENT."""
+    pb = request.sender_authentication
+    results: list[AuthResult] = []
+    for name in ("dmarc", "dkim", "spf"):
+        value = getattr(pb, name)
+        if value not in AUTH_RESULT_FROM_PB:
+            raise InvalidArgument(f"sender_authentication.{name}", f"unknown authentication result {value}")
+        results.append(AUTH_RESULT_FROM_PB[value])
+    if len(pb.authentication_results) > _HEADER_MAX_CHARS:
+        raise InvalidArgument(
+            "sender_authentication.authentication_results", f"longer than {_HEADER_MAX_CHARS} characters"
+        )
+    if len(pb.dkim_domain) > _DOMAIN_MAX_CHARS:
+        raise InvalidArgument("sender_authentication.dkim_domain", f"longer than {_DOMAIN_MAX_CHARS} characters")
+    if all(r is AuthResult.UNSPECIFIED for r in results) and pb.authentication_results:
+        return parse_authentication_results(pb.authentication_results)
+    dmarc, dkim, spf = results
+    return SenderAuthentication(dmarc=dmarc, dkim=dkim, spf=spf, dkim_domain=pb.dkim_domain.lower())
 
 
 def to_handle_response(result: StoredResult) -> serving_service_pb2.HandleRequestResponse:

@@ -22,7 +22,7 @@ from services.serving.domain.model import (
 )
 
 Redact = Callable[[str], str]
-"""Text in, redacted text out (the shared Redactor in its fast mode). Never raises."""
+"""Text in, redacted text out (the shared Redactor, thorough: the worker's coverage). Never raises."""
 
 
 class ResultRepository(Protocol):

@@ -25,8 +25,8 @@ from services.serving.domain.model import (
     StoredContent,
     StoredResult,
     attachment_meta,
-    is_from_owner,
 )
+from services.serving.domain.sender import OwnerClaim, judge_owner_claim
 from services.serving.domain.validation import validate_handle_request
 from services.serving.service.ports import Redact, UnitOfWorkFactory
 
@@ -77,12 +77,16 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
 def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime) -> NewResult:
     """Build every row of a new result from a validated command: fresh ids, redacted text only.
 
-    Ownership is decided on the raw addresses, then the addresses are redacted like the rest.
+    Ownership is decided on the raw addresses and the sender-authentication verdict (a forged From
+    is external), then the addresses are redacted like the rest.
     """
     result_id, event_id = str(uuid.uuid4()), str(uuid.uuid4())
     content_ref = f"cnt_{uuid.uuid4().hex}"
     trace_id = command.trace_id or secrets.token_hex(16)
     raw = command.content
+    claim, claim_reason = judge_owner_claim(
+        raw.from_address, command.owner_address, raw.to_address, command.sender_authentication
+    )
     content = StoredContent(
         content_ref=content_ref,
         tenant=command.tenant,
@@ -95,7 +99,7 @@ def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime)
             body=redact(raw.body),
         ),
         attachments=tuple(attachment_meta(a, redact(a.filename)) for a in command.attachments),
-        from_owner=is_from_owner(raw.from_address, command.owner_address, raw.to_address),
+        from_owner=claim is OwnerClaim.VERIFIED,
     )
     outcomes = tuple(replace(o, summary=redact(o.summary)) for o in command.tool_outcomes)
     result = StoredResult(
@@ -120,8 +124,11 @@ def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime)
         tool_outcomes=outcomes,
         feedback_ref=command.feedback_ref,
         content_ref=content_ref,
-        owner_address=command.owner_address or raw.to_address,
+        owner_address=redact(command.owner_address or raw.to_address),
         commit_time=now,
+        sender_authentication=command.sender_authentication,
+        owner_claim=claim,
+        owner_claim_reason=claim_reason,
     )
     return NewResult(
         result=result,

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from services.common.vocabulary import Decision
-from services.worker.service.model import ApplyOutcome
+from services.worker.service.model import ApplyOutcome, SenderVerdict
 from services.worker.service.ports import MemoryApplier
 
 _log = logging.getLogger(__name__)
@@ -40,6 +40,7 @@ class CrashBeforeApply:
         user: str,
         decisions: Sequence[Decision],
         event_time: datetime | None = None,
+        sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
         _log.warning("fault hook: crashing before ApplyLearning with %d decisions", len(decisions))
         for handler in logging.getLogger().handlers:

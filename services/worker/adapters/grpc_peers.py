@@ -21,6 +21,7 @@ import grpc
 from services.common import convert
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import (
+    learning_event_pb2,
     memory_service_pb2,
     memory_service_pb2_grpc,
     policy_service_pb2,
@@ -36,6 +37,7 @@ from services.worker.service.model import (
     ConflictRecord,
     EmailView,
     PermanentError,
+    SenderVerdict,
     TransientError,
     WorkerError,
 )
@@ -228,6 +230,7 @@ class GrpcMemoryApplier:
         user: str,
         decisions: Sequence[Decision],
         event_time: datetime | None = None,
+        sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
         request = memory_service_pb2.ApplyLearningRequest(
             event_id=event_id,
@@ -236,6 +239,8 @@ class GrpcMemoryApplier:
             user=user,
             decisions=[convert.decision_to_pb(d) for d in decisions],
         )
+        if sender is not None:
+            _set_sender(request, sender)
         if event_time is not None:
             request.event_time.FromDatetime(event_time)
         response = await _call(
@@ -253,3 +258,18 @@ class GrpcMemoryApplier:
 async def close_peers(peers: Sequence[PeerChannel]) -> None:
     """Close every peer channel, ignoring the ones already closed."""
     await asyncio.gather(*(peer.close() for peer in peers), return_exceptions=True)
+
+
+def _set_sender(request: memory_service_pb2.ApplyLearningRequest, sender: SenderVerdict) -> None:
+    """The verdict back into protobuf words, for memory's audit entry of the event."""
+    results = learning_event_pb2.AuthenticationResult
+    claims = learning_event_pb2.OwnerClaim
+
+    def result(word: str) -> learning_event_pb2.AuthenticationResult.ValueType:
+        return results.Value(f"AUTHENTICATION_RESULT_{(word or 'unspecified').upper()}")
+
+    auth = request.sender_authentication
+    auth.dmarc, auth.dkim, auth.spf = result(sender.dmarc), result(sender.dkim), result(sender.spf)
+    auth.dkim_domain = sender.dkim_domain
+    request.owner_claim = claims.Value(f"OWNER_CLAIM_{(sender.owner_claim or 'unspecified').upper()}")
+    request.owner_claim_reason = sender.owner_claim_reason

@@ -16,7 +16,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from services.common.vocabulary import Candidate, Decision, Outcome
-from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, PermanentError, WorkerError
+from services.worker.service.model import (
+    ApplyOutcome,
+    ConflictRecord,
+    EmailView,
+    PermanentError,
+    SenderVerdict,
+    WorkerError,
+)
 
 
 @dataclass
@@ -62,6 +69,7 @@ class StoredEvent:
     tenant: str
     user: str
     decisions: tuple[Decision, ...]
+    sender: SenderVerdict | None = None
 
 
 @dataclass
@@ -128,13 +136,14 @@ class InMemoryMemory:
         user: str,
         decisions: Sequence[Decision],
         event_time: datetime | None = None,
+        sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
         self.apply_calls += 1
         self.failures.raise_if_due()
         self.apply_failures.raise_if_due()
         if (tenant, event_id) in self.applied:
             return ApplyOutcome(event_id=event_id, already_processed=True, applied_count=0)
-        self.applied[(tenant, event_id)] = StoredEvent(event_id, trace_id, tenant, user, tuple(decisions))
+        self.applied[(tenant, event_id)] = StoredEvent(event_id, trace_id, tenant, user, tuple(decisions), sender)
         return ApplyOutcome(event_id=event_id, already_processed=False, applied_count=len(decisions))
 
 

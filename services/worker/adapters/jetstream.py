@@ -32,6 +32,7 @@ class StreamNames:
 
     prefix: str
     learning_stream: str
+    replicas: int = 1  # of both streams, when this worker creates them (MEMLOOP_STREAM_REPLICAS)
 
     @property
     def learning_filter(self) -> str:
@@ -77,6 +78,7 @@ async def ensure_streams(js: JetStreamContext, names: StreamNames) -> None:
             storage=js_api.StorageType.FILE,
             retention=js_api.RetentionPolicy.LIMITS,
             duplicate_window=120.0,
+            num_replicas=names.replicas,
         ),
         update=False,
     )
@@ -89,6 +91,7 @@ async def ensure_streams(js: JetStreamContext, names: StreamNames) -> None:
             storage=js_api.StorageType.FILE,
             retention=js_api.RetentionPolicy.LIMITS,
             duplicate_window=120.0,
+            num_replicas=names.replicas,
         ),
         update=True,
     )

@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from services.common.redaction import contains_secret_pattern, fold_for_matching
+from services.common.pii.model import PII_PLACEHOLDER
+from services.common.pii.scan import contains_secret_pattern
+from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import sentences, split_email
 
@@ -148,7 +150,7 @@ _HEDGE = re.compile(
     re.I,
 )
 _SECRET_PLACEHOLDER = re.compile(r"\[(?:SECRET|PASSWORD)\]")
-_PII_PLACEHOLDER = re.compile(r"\[(?:PHONE|EMAIL|CARD|IBAN|GOV_ID|ADDRESS)(?:@[^\]\s]*)?\]")
+_PII_PLACEHOLDER = PII_PLACEHOLDER
 
 
 def _is_noise(sentence: str) -> bool:
@@ -232,18 +234,25 @@ class RuleBasedExtractor:
         return list(candidates.values())
 
     def _from_email(self, email: EmailContent, from_owner: bool) -> list[tuple[str, Origin, _Proposal]]:
+        authored = [
+            (sentence, part.by_owner)
+            for part in split_email(email.subject, email.body, from_owner)
+            for sentence in sentences(part.text)
+            if not _is_noise(sentence)
+        ]
+        return self._propose(authored)
+
+    def _propose(self, authored: list[tuple[str, bool]]) -> list[tuple[str, Origin, _Proposal]]:
+        """Proposals for the e-mail's sentences, each with whether the owner wrote it (the extension point)."""
         found: list[tuple[str, Origin, _Proposal]] = []
-        for part in split_email(email.subject, email.body, from_owner):
-            for sentence in sentences(part.text):
-                if _is_noise(sentence):
-                    continue
-                if part.by_owner:
-                    proposal = _classify_owner(sentence, self.confidences)
-                    if proposal is not None:
-                        found.append((sentence, Origin.OWNER, proposal))
-                elif _is_instruction(fold_for_matching(sentence)):
-                    instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
-                    found.append((sentence, Origin.EXTERNAL_EMAIL, instruction))
+        for sentence, by_owner in authored:
+            if by_owner:
+                proposal = _classify_owner(sentence, self.confidences)
+                if proposal is not None:
+                    found.append((sentence, Origin.OWNER, proposal))
+            elif _is_instruction(fold_for_matching(sentence)):
+                instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
+                found.append((sentence, Origin.EXTERNAL_EMAIL, instruction))
         return found
 
 

@@ -12,7 +12,7 @@ from google.protobuf.message import DecodeError
 
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.worker.domain.extraction import ToolOutcome
-from services.worker.service.model import LearningEventView, PermanentError
+from services.worker.service.model import LearningEventView, PermanentError, SenderVerdict
 
 MALFORMED_EVENT = "MALFORMED_EVENT"
 _REQUIRED = ("event_id", "tenant", "user", "content_ref")
@@ -43,4 +43,25 @@ def parse_learning_event(data: bytes) -> LearningEventView:
         ),
         feedback_ref=event.feedback_ref,
         commit_time=event.commit_time.ToDatetime(tzinfo=UTC) if event.HasField("commit_time") else None,
+        sender=sender_verdict(event),
+    )
+
+
+def _word(name: str, prefix: str) -> str:
+    return "" if name.endswith("_UNSPECIFIED") else name.removeprefix(prefix).lower()
+
+
+def sender_verdict(event: learning_event_pb2.LearningEvent) -> SenderVerdict | None:
+    """The event's verdict in plain words; None for an event written before verdicts existed."""
+    if not event.HasField("sender_authentication") and not event.owner_claim:
+        return None
+    auth, result_name = event.sender_authentication, learning_event_pb2.AuthenticationResult.Name
+    prefix = "AUTHENTICATION_RESULT_"
+    return SenderVerdict(
+        dmarc=_word(result_name(auth.dmarc), prefix),
+        dkim=_word(result_name(auth.dkim), prefix),
+        spf=_word(result_name(auth.spf), prefix),
+        dkim_domain=auth.dkim_domain,
+        owner_claim=_word(learning_event_pb2.OwnerClaim.Name(event.owner_claim), "OWNER_CLAIM_"),
+        owner_claim_reason=event.owner_claim_reason,
     )

@@ -19,6 +19,22 @@ from services.worker.domain.extraction import ToolOutcome
 
 
 @dataclass(frozen=True)
+class SenderVerdict:
+    """The mail system's sender-authentication verdict and serving's owner conclusion, carried to memory's audit.
+
+    Result words as RFC 8601 writes them ("pass", "fail", "softfail", ""); `owner_claim` is
+    "not_owner", "verified" or "unverified"; nothing here names an address.
+    """
+
+    dmarc: str = ""
+    dkim: str = ""
+    spf: str = ""
+    dkim_domain: str = ""
+    owner_claim: str = ""
+    owner_claim_reason: str = ""
+
+
+@dataclass(frozen=True)
 class LearningEventView:
     """A parsed, validated learning event: references and routing only (tool summaries are redacted)."""
 
@@ -36,11 +52,13 @@ class LearningEventView:
     feedback_ref: str = ""
     # When serving committed the event: memory orders late statements of one intent by it.
     commit_time: datetime | None = None
+    # The sender-authentication verdict serving received with the mail, for memory's audit.
+    sender: SenderVerdict | None = None
 
 
 @dataclass(frozen=True)
 class EmailView:
-    """The email serving returns for a content reference (redacted by serving in fast mode).
+    """The email serving returns for a content reference (redacted by serving with full coverage).
 
     `from_owner` is serving's verdict on whether the mailbox owner wrote it: the sender address
     is redacted by then, so the worker could not tell on its own.

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from services.common.vocabulary import Candidate, Decision
-from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView
+from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, SenderVerdict
 
 
 class ContentReader(Protocol):
@@ -58,6 +58,10 @@ class MemoryApplier(Protocol):
         user: str,
         decisions: Sequence[Decision],
         event_time: datetime | None = None,
+        sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
-        """Apply all decisions of one event in one transaction; idempotent on `event_id`."""
+        """Apply all decisions of one event in one transaction; idempotent on `event_id`.
+
+        `sender` (the mail's sender-authentication verdict) is kept in the event's audit entry.
+        """
         ...

@@ -81,6 +81,7 @@ async def process_event(
         user=event.user,
         decisions=decisions,
         event_time=event.commit_time,
+        sender=event.sender,
     )
     return ProcessResult(
         event_id=event.event_id, already_processed=outcome.already_processed, decisions=tuple(decisions)

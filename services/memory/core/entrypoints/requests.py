@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import UTC
+from typing import Any
 
 from services.common.convert import candidate_from_pb, decision_from_pb, memory_type_from_pb
 from services.common.errors import InvalidArgument, require
+from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.telemetry import current_trace_id
 from services.common.vocabulary import Candidate, Decision, MemoryType, Outcome
@@ -63,7 +65,33 @@ def apply_learning(request: pb.ApplyLearningRequest, *, actor: str) -> ApplyLear
         actor=actor,
         decisions=decisions,
         event_time=request.event_time.ToDatetime(tzinfo=UTC) if request.HasField("event_time") else None,
+        sender=_sender(request),
     )
+
+
+def _sender(request: pb.ApplyLearningRequest) -> dict[str, str] | None:
+    """The mail's sender-authentication verdict in plain words, for the event's audit entry."""
+    if not request.HasField("sender_authentication") and not request.owner_claim:
+        return None
+    auth = request.sender_authentication
+    if len(auth.dkim_domain) > 253:
+        raise InvalidArgument("sender_authentication.dkim_domain", "must be at most 253 characters")
+    reason = reason_of(request.owner_claim_reason) if request.owner_claim_reason else ""
+
+    def word(enum: Any, value: int, prefix: str, field: str) -> str:
+        if value not in enum.values():
+            raise InvalidArgument(field, f"unknown value {value}")
+        name: str = enum.Name(value)
+        return "" if name.endswith("_UNSPECIFIED") else name.removeprefix(prefix).lower()
+
+    results, claims = learning_event_pb2.AuthenticationResult, learning_event_pb2.OwnerClaim
+    return {
+        "dmarc": word(results, auth.dmarc, "AUTHENTICATION_RESULT_", "sender_authentication.dmarc"),
+        "dkim": word(results, auth.dkim, "AUTHENTICATION_RESULT_", "sender_authentication.dkim"),
+        "spf": word(results, auth.spf, "AUTHENTICATION_RESULT_", "sender_authentication.spf"),
+        "owner_claim": word(claims, request.owner_claim, "OWNER_CLAIM_", "owner_claim"),
+        "owner_claim_reason": reason,
+    }
 
 
 def _decision(message: object, field: str, event_id: str) -> Decision:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -34,6 +35,8 @@ class ApplyLearning:
     actor: str
     decisions: tuple[Decision, ...]
     event_time: datetime | None = None
+    # The mail's sender-authentication verdict and owner claim, kept in the event's audit entry.
+    sender: Mapping[str, str] | None = None
 
 
 @dataclass
@@ -100,10 +103,10 @@ def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vecto
         )
         outcome = ApplyOutcome(event_id=cmd.event_id, applied=applied)
         uow.events.record(cmd.event_id, user=cmd.user, trace_id=cmd.trace_id, outcome=outcome.to_json())
-        counts = Counter(a.outcome.value for a in applied)
-        uow.audit.add(
-            AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=dict(counts))
-        )
+        detail: dict[str, Any] = dict(Counter(a.outcome.value for a in applied))
+        if cmd.sender is not None:
+            detail["sender"] = dict(cmd.sender)
+        uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
         uow.commit()
     return outcome, written
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from services.memory.deletion.service.ports import DeletionQueue, ReplicaIndex
 from services.memory.deletion.service.workflow import DeletionWorkflow
@@ -28,12 +28,14 @@ class DeletionLoop:
         *,
         poll_seconds: float,
         heartbeat_seconds: float,
+        after_pass: Callable[[], object] = lambda: None,
     ) -> None:
         self._workflow = workflow
         self._queue = queue
         self._replica = replica
         self._poll = poll_seconds
         self._heartbeat = heartbeat_seconds
+        self._after_pass = after_pass  # the backlog gauges: refreshed whenever a pass ran
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memory-deletions", daemon=True)
@@ -80,6 +82,15 @@ class DeletionLoop:
                     last_beat = time.monotonic()
                 if woken or time.monotonic() - last_pass >= self._poll:
                     last_pass = time.monotonic()
-                    self._workflow.run_pass()
+                    try:
+                        self._workflow.run_pass()
+                    finally:  # a failing pass is exactly when the backlog figures must stay current
+                        self._report()
             except Exception:
                 _log.exception("deletion pass failed; retrying on the next one")
+
+    def _report(self) -> None:
+        try:
+            self._after_pass()
+        except Exception:
+            _log.exception("reading the deletion backlog failed")

@@ -108,7 +108,14 @@ class LearnedProcedureServicer(pb_grpc.LearnedProcedureServiceServicer):
     ) -> pb.BackfillLearnedProceduresResponse:
         principal = authorize_tenant(request.tenant, roles=BACKFILL_ROLES)
         tenant, rules = tenant_of(request.tenant), convert.legacy_rules(request)
-        result = backfill_procedures(tenant, rules, self._ports, actor=principal.subject, trace_id=current_trace_id())
+        result = backfill_procedures(
+            tenant,
+            rules,
+            self._ports,
+            actor=principal.subject,
+            trace_id=current_trace_id(),
+            validate_only=request.validate_only,
+        )
         return pb.BackfillLearnedProceduresResponse(
             inserted=result.inserted,
             already_present=result.already_present,

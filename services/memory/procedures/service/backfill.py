@@ -13,6 +13,8 @@ order no other writer can cross), and inserts only what is missing:
   (never_suppress, invalid, duplicate), so nothing is dropped silently.
 
 Running it twice inserts nothing the second time and returns the same counts and active rows.
+`validate_only` (the console's preview) runs the very same transaction and rolls it back, so the
+preview and the apply cannot disagree about what would happen.
 """
 
 from __future__ import annotations
@@ -46,15 +48,20 @@ def backfill_procedures(
     *,
     actor: str,
     trace_id: str = "",
+    validate_only: bool = False,
 ) -> BackfillResult:
     """Import `legacy_rules` (in the order they were appended) for `tenant`; see the module doc."""
     plan = plan_backfill(tenant, legacy_rules)
     return retry_on_conflict(
-        ports.attempts, ports.metrics, lambda: _backfill_once(tenant, plan, ports, actor, trace_id)
+        ports.attempts,
+        ports.metrics,
+        lambda: _backfill_once(tenant, plan, ports, actor, trace_id, commit=not validate_only),
     )
 
 
-def _backfill_once(tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str, trace_id: str) -> BackfillResult:
+def _backfill_once(
+    tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor: str, trace_id: str, *, commit: bool
+) -> BackfillResult:
     chains: dict[str, list[LearnedProcedure]] = {}
     for row in plan.rows:
         chains.setdefault(row.intent_key, []).append(row)
@@ -79,7 +86,8 @@ def _backfill_once(tenant: str, plan: BackfillPlan, ports: ProcedurePorts, actor
                 audit_transition(uow, AuditAction.LEARNED_PROCEDURE_BACKFILLED, row, by, legacy_index=_index(row))
             inserted += len(chain)
         active = tuple(p for p in uow.procedures.of_intents(chains) if p.status is ProcedureStatus.ACTIVE)
-        uow.commit()
+        if commit:
+            uow.commit()
     return BackfillResult(inserted, present, active, tuple(sorted(refused, key=lambda r: r.index)))
 
 

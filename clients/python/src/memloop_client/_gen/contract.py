@@ -2,4 +2,4 @@
 
 # The contract this client speaks: a digest of the FileDescriptorSet of memloop/v1 it was generated
 # from (contract.binpb beside this file; comments excluded, so only schema changes move it).
-CONTRACT_VERSION = "memloop.v1@945992fb58f2d440"
+CONTRACT_VERSION = "memloop.v1@6d493db93cf2c39d"

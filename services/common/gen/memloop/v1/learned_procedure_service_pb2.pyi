@@ -583,8 +583,11 @@ class BackfillLearnedProceduresRequest(_message.Message):
 
     TENANT_FIELD_NUMBER: _builtins.int
     RULES_FIELD_NUMBER: _builtins.int
+    VALIDATE_ONLY_FIELD_NUMBER: _builtins.int
     tenant: _builtins.str
     """Tenant to import into; checked against the caller's token. At most 256 characters."""
+    validate_only: _builtins.bool
+    """True to preview: the response says what would be inserted, refused and left active, and nothing is written."""
     @_builtins.property
     def rules(self) -> _containers.RepeatedCompositeFieldContainer[Global___LegacyRule]:
         """The legacy rules, in the order they were appended. At most 1000 items."""
@@ -594,10 +597,11 @@ class BackfillLearnedProceduresRequest(_message.Message):
         *,
         tenant: _builtins.str = ...,
         rules: _abc.Iterable[Global___LegacyRule] | None = ...,
+        validate_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "tenant", b"tenant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["rules", b"rules", "tenant", b"tenant", "validate_only", b"validate_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -8,6 +8,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -18,6 +19,82 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _AuthenticationResult:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _AuthenticationResultEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_AuthenticationResult.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    AUTHENTICATION_RESULT_UNSPECIFIED: _AuthenticationResult.ValueType  # 0
+    """Not evaluated, or not reported by the mail system."""
+    AUTHENTICATION_RESULT_PASS: _AuthenticationResult.ValueType  # 1
+    """The mechanism verified the sender."""
+    AUTHENTICATION_RESULT_FAIL: _AuthenticationResult.ValueType  # 2
+    """The mechanism found the sender not authorised or the signature invalid."""
+    AUTHENTICATION_RESULT_SOFTFAIL: _AuthenticationResult.ValueType  # 3
+    """SPF: the sender is probably not authorised (a weak fail)."""
+    AUTHENTICATION_RESULT_NEUTRAL: _AuthenticationResult.ValueType  # 4
+    """The domain states nothing either way about the sender."""
+    AUTHENTICATION_RESULT_NONE: _AuthenticationResult.ValueType  # 5
+    """The domain publishes no record, or the mail carries no signature."""
+    AUTHENTICATION_RESULT_TEMPERROR: _AuthenticationResult.ValueType  # 6
+    """A transient error (such as a DNS timeout) prevented a verdict."""
+    AUTHENTICATION_RESULT_PERMERROR: _AuthenticationResult.ValueType  # 7
+    """A permanent error (such as a malformed record) prevented a verdict."""
+    AUTHENTICATION_RESULT_POLICY: _AuthenticationResult.ValueType  # 8
+    """The mechanism passed but a local policy rejected the result."""
+
+class AuthenticationResult(_AuthenticationResult, metaclass=_AuthenticationResultEnumTypeWrapper):
+    """One mechanism's result as an Authentication-Results header (RFC 8601) reports it."""
+
+AUTHENTICATION_RESULT_UNSPECIFIED: AuthenticationResult.ValueType  # 0
+"""Not evaluated, or not reported by the mail system."""
+AUTHENTICATION_RESULT_PASS: AuthenticationResult.ValueType  # 1
+"""The mechanism verified the sender."""
+AUTHENTICATION_RESULT_FAIL: AuthenticationResult.ValueType  # 2
+"""The mechanism found the sender not authorised or the signature invalid."""
+AUTHENTICATION_RESULT_SOFTFAIL: AuthenticationResult.ValueType  # 3
+"""SPF: the sender is probably not authorised (a weak fail)."""
+AUTHENTICATION_RESULT_NEUTRAL: AuthenticationResult.ValueType  # 4
+"""The domain states nothing either way about the sender."""
+AUTHENTICATION_RESULT_NONE: AuthenticationResult.ValueType  # 5
+"""The domain publishes no record, or the mail carries no signature."""
+AUTHENTICATION_RESULT_TEMPERROR: AuthenticationResult.ValueType  # 6
+"""A transient error (such as a DNS timeout) prevented a verdict."""
+AUTHENTICATION_RESULT_PERMERROR: AuthenticationResult.ValueType  # 7
+"""A permanent error (such as a malformed record) prevented a verdict."""
+AUTHENTICATION_RESULT_POLICY: AuthenticationResult.ValueType  # 8
+"""The mechanism passed but a local policy rejected the result."""
+Global___AuthenticationResult: _TypeAlias = AuthenticationResult  # noqa: Y015
+
+class _OwnerClaim:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _OwnerClaimEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_OwnerClaim.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    OWNER_CLAIM_UNSPECIFIED: _OwnerClaim.ValueType  # 0
+    """Not decided (events written before sender authentication existed)."""
+    OWNER_CLAIM_NOT_OWNER: _OwnerClaim.ValueType  # 1
+    """The From address is not the owner's: the mail is external."""
+    OWNER_CLAIM_VERIFIED: _OwnerClaim.ValueType  # 2
+    """The From address is the owner's and the verdict authenticated it: the owner wrote the mail."""
+    OWNER_CLAIM_UNVERIFIED: _OwnerClaim.ValueType  # 3
+    """The From address is the owner's but no passing verdict backs it: treated as external."""
+
+class OwnerClaim(_OwnerClaim, metaclass=_OwnerClaimEnumTypeWrapper):
+    """What serving concluded about a mail that may come from the mailbox owner."""
+
+OWNER_CLAIM_UNSPECIFIED: OwnerClaim.ValueType  # 0
+"""Not decided (events written before sender authentication existed)."""
+OWNER_CLAIM_NOT_OWNER: OwnerClaim.ValueType  # 1
+"""The From address is not the owner's: the mail is external."""
+OWNER_CLAIM_VERIFIED: OwnerClaim.ValueType  # 2
+"""The From address is the owner's and the verdict authenticated it: the owner wrote the mail."""
+OWNER_CLAIM_UNVERIFIED: OwnerClaim.ValueType  # 3
+"""The From address is the owner's but no passing verdict backs it: treated as external."""
+Global___OwnerClaim: _TypeAlias = OwnerClaim  # noqa: Y015
 
 @_typing.final
 class ToolOutcome(_message.Message):
@@ -92,6 +169,9 @@ class LearningEvent(_message.Message):
     CONTENT_REF_FIELD_NUMBER: _builtins.int
     OWNER_ADDRESS_FIELD_NUMBER: _builtins.int
     COMMIT_TIME_FIELD_NUMBER: _builtins.int
+    SENDER_AUTHENTICATION_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_REASON_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """Immutable id of this event; also the JetStream Nats-Msg-Id and the memory idempotency key."""
     trace_id: _builtins.str
@@ -112,6 +192,10 @@ class LearningEvent(_message.Message):
     """Opaque reference to the redacted content blob held by serving."""
     owner_address: _builtins.str
     """The mailbox owner's own address, so the worker can tell owner text from external text."""
+    owner_claim: Global___OwnerClaim.ValueType
+    """Whether the mail claimed the owner's address and whether the verdict backed that claim."""
+    owner_claim_reason: _builtins.str
+    """Why an owner claim was not trusted (empty unless owner_claim is OWNER_CLAIM_UNVERIFIED). At most 500 characters."""
     @_builtins.property
     def procedure_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Exact procedure versions used to handle the request, keyed by procedure name."""
@@ -123,6 +207,10 @@ class LearningEvent(_message.Message):
     @_builtins.property
     def commit_time(self) -> _timestamp_pb2.Timestamp:
         """When serving committed the result and this event."""
+
+    @_builtins.property
+    def sender_authentication(self) -> Global___SenderAuthentication:
+        """The mail system's sender-authentication verdict on the handled mail, as serving received it."""
 
     def __init__(
         self,
@@ -140,11 +228,57 @@ class LearningEvent(_message.Message):
         content_ref: _builtins.str = ...,
         owner_address: _builtins.str = ...,
         commit_time: _timestamp_pb2.Timestamp | None = ...,
+        sender_authentication: Global___SenderAuthentication | None = ...,
+        owner_claim: Global___OwnerClaim.ValueType = ...,
+        owner_claim_reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "sender_authentication", b"sender_authentication"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "content_ref", b"content_ref", "event_id", b"event_id", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "procedure_versions", b"procedure_versions", "request_id", b"request_id", "route", b"route", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "content_ref", b"content_ref", "event_id", b"event_id", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "owner_claim", b"owner_claim", "owner_claim_reason", b"owner_claim_reason", "procedure_versions", b"procedure_versions", "request_id", b"request_id", "route", b"route", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LearningEvent: _TypeAlias = LearningEvent  # noqa: Y015
+
+@_typing.final
+class SenderAuthentication(_message.Message):
+    """The mail system's sender-authentication verdict: DMARC, DKIM and SPF, as in an Authentication-Results header."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DMARC_FIELD_NUMBER: _builtins.int
+    DKIM_FIELD_NUMBER: _builtins.int
+    SPF_FIELD_NUMBER: _builtins.int
+    DKIM_DOMAIN_FIELD_NUMBER: _builtins.int
+    AUTHENTICATION_RESULTS_FIELD_NUMBER: _builtins.int
+    dmarc: Global___AuthenticationResult.ValueType
+    """DMARC result for the From domain; a pass means SPF or DKIM passed aligned with the From header."""
+    dkim: Global___AuthenticationResult.ValueType
+    """Best DKIM result among the mail's signatures."""
+    spf: Global___AuthenticationResult.ValueType
+    """SPF result for the envelope sender (which need not be the From address)."""
+    dkim_domain: _builtins.str
+    """The signing domain (header.d) of the DKIM signature that passed, compared with the From domain; serving
+    reads it from requests and never writes it into events, which outlive a forgotten user's content. At most
+    253 characters.
+    """
+    authentication_results: _builtins.str
+    """The raw Authentication-Results header, if the caller has it; parsed when the three results are unspecified. At most
+    8000 characters.
+    """
+    def __init__(
+        self,
+        *,
+        dmarc: Global___AuthenticationResult.ValueType = ...,
+        dkim: Global___AuthenticationResult.ValueType = ...,
+        spf: Global___AuthenticationResult.ValueType = ...,
+        dkim_domain: _builtins.str = ...,
+        authentication_results: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["authentication_results", b"authentication_results", "dkim", b"dkim", "dkim_domain", b"dkim_domain", "dmarc", b"dmarc", "spf", b"spf"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SenderAuthentication: _TypeAlias = SenderAuthentication  # noqa: Y015

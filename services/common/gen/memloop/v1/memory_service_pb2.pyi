@@ -12,6 +12,7 @@ from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from services.common.gen.memloop.v1 import candidate_pb2 as _candidate_pb2
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as _learned_procedure_service_pb2
+from services.common.gen.memloop.v1 import learning_event_pb2 as _learning_event_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -309,6 +310,9 @@ class ApplyLearningRequest(_message.Message):
     USER_FIELD_NUMBER: _builtins.int
     DECISIONS_FIELD_NUMBER: _builtins.int
     EVENT_TIME_FIELD_NUMBER: _builtins.int
+    SENDER_AUTHENTICATION_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_FIELD_NUMBER: _builtins.int
+    OWNER_CLAIM_REASON_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """The learning event whose decisions these are; the idempotency key, so a redelivery changes nothing. At most 256 characters."""
     trace_id: _builtins.str
@@ -317,6 +321,10 @@ class ApplyLearningRequest(_message.Message):
     """Tenant of the event; letters, digits, '_' and '-'. At most 256 characters."""
     user: _builtins.str
     """User within the tenant the memories belong to. At most 256 characters."""
+    owner_claim: _learning_event_pb2.OwnerClaim.ValueType
+    """Serving's conclusion on an owner claim, kept in the event's audit entry."""
+    owner_claim_reason: _builtins.str
+    """Why an owner claim was not trusted, kept in the event's audit entry. At most 500 characters."""
     @_builtins.property
     def decisions(self) -> _containers.RepeatedCompositeFieldContainer[_candidate_pb2.Decision]:
         """Every policy decision of the event, applied in one transaction. At most 256 items."""
@@ -324,6 +332,10 @@ class ApplyLearningRequest(_message.Message):
     @_builtins.property
     def event_time(self) -> _timestamp_pb2.Timestamp:
         """When serving committed the event; orders statements of one intent that arrive out of order."""
+
+    @_builtins.property
+    def sender_authentication(self) -> _learning_event_pb2.SenderAuthentication:
+        """The handled mail's sender-authentication verdict, kept in the event's audit entry."""
 
     def __init__(
         self,
@@ -334,10 +346,13 @@ class ApplyLearningRequest(_message.Message):
         user: _builtins.str = ...,
         decisions: _abc.Iterable[_candidate_pb2.Decision] | None = ...,
         event_time: _timestamp_pb2.Timestamp | None = ...,
+        sender_authentication: _learning_event_pb2.SenderAuthentication | None = ...,
+        owner_claim: _learning_event_pb2.OwnerClaim.ValueType = ...,
+        owner_claim_reason: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event_time", b"event_time"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event_time", b"event_time", "sender_authentication", b"sender_authentication"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "event_time", b"event_time", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decisions", b"decisions", "event_id", b"event_id", "event_time", b"event_time", "owner_claim", b"owner_claim", "owner_claim_reason", b"owner_claim_reason", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

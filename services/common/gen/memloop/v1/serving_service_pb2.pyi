@@ -160,6 +160,7 @@ class HandleRequestRequest(_message.Message):
     CONTENT_FIELD_NUMBER: _builtins.int
     REPLY_FIELD_NUMBER: _builtins.int
     OWNER_ADDRESS_FIELD_NUMBER: _builtins.int
+    SENDER_AUTHENTICATION_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Client-chosen idempotency key; a repeat returns the first response. At most 256 characters."""
     tenant: _builtins.str
@@ -188,6 +189,12 @@ class HandleRequestRequest(_message.Message):
     def content(self) -> Global___EmailContent:
         """The email handled."""
 
+    @_builtins.property
+    def sender_authentication(self) -> _learning_event_pb2.SenderAuthentication:
+        """The mail system's sender-authentication verdict; without a passing one, mail from the owner's address is
+        treated as external.
+        """
+
     def __init__(
         self,
         *,
@@ -202,10 +209,11 @@ class HandleRequestRequest(_message.Message):
         content: Global___EmailContent | None = ...,
         reply: _builtins.str = ...,
         owner_address: _builtins.str = ...,
+        sender_authentication: _learning_event_pb2.SenderAuthentication | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["content", b"content"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "sender_authentication", b"sender_authentication"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "procedure_versions", b"procedure_versions", "reply", b"reply", "request_id", b"request_id", "route", b"route", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "procedure_versions", b"procedure_versions", "reply", b"reply", "request_id", b"request_id", "route", b"route", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,188 @@
+"""National identity numbers and dates of birth.
+
+Ids with a checksum or a distinctive shape are found anywhere (US SSN, UK National Insurance,
+Spanish DNI/NIE, Italian codice fiscale, French NIR, Brazilian CPF); ids that are just digits or
+letters and digits (passports, Dutch BSN, German tax id, Indian Aadhaar, Canadian SIN, driving
+licences...) only next to a word that names them, so order numbers, tracking ids and ISBNs survive.
+A date is a date of birth only next to a word that says so ("born", "DOB", "geboren am", "né le").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.model import FindingKind, Hit, bounded, hit, luhn_ok
+
+_SSN = re.compile(r"\d\d\d([\- ])\d\d\1\d{4}")
+# UK NI number: two prefix letters (not D F I Q U V; second not O; not BG GB NK KN TN NT ZZ), six digits, A-D.
+_UK_NINO = re.compile(r"[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d\d ?\d\d ?\d\d ?[A-D]")
+_NINO_BAD_PREFIXES = frozenset({"BG", "GB", "NK", "KN", "TN", "NT", "ZZ"})
+_DNI = re.compile(r"\d{8}-?[A-Z]|[XYZ]-?\d{7}-?[A-Z]")
+_DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+_CODICE_FISCALE = re.compile(r"[A-Z]{6}\d\d[A-EHLMPR-T]\d\d[A-Z]\d{3}[A-Z]")
+_NIR = re.compile(r"[12] ?\d\d ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d\d|2[AB]) ?\d{3} ?\d{3} ?\d\d")
+_CPF = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d\d")
+
+# Words (folded, lower case) that name an identity document or number. No alternative starts with \b, so
+# the engine can skip ahead on their first letters; `_word_start` checks the boundary instead.
+_ID_LABELS = (
+    r"passport|passeport|pasaporte|passaporto|paspoort|passaporte|reisepass|pass nr|pass-nr|paszport"
+    r"|national insurance|nino\b|ni (?:number|no)|social security|ssn\b|sin\b|social insurance"
+    r"|national id|identity (?:card|number|no)|id card|id number|id no|personalausweis|ausweis"
+    r"|carte d.identite|carte nationale|numero de securite sociale|securite sociale|insee\b|nir\b"
+    r"|dni\b|nie\b|nif\b|documento nacional|bsn\b|burgerservicenummer|sofinummer|steuer.?id"
+    r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
+    r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs number"
+    r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
+    r"|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number"
+    r"|fuhrerschein|permis de conduire"
+    r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
+)
+_LABEL = re.compile(_ID_LABELS)
+# After the label: "number", "no.", "#", ":", "is" and the like, then the id itself (upper case and digits,
+# in groups; a group without a digit may only be a short prefix or a check letter).
+_LABELLED_VALUE = re.compile(
+    r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
+    r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
+    r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
+    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#]))*)\s*"
+    r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,14}"
+    r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
+    r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
+)
+_MONTHS = (
+    r"jan(?:uary|vier|uar|eiro|naio)?|feb(?:ruary|ruar|rero|braio)?|fev(?:rier|ereiro)?|mar(?:ch|s|z|zo|co)?|maerz"
+    r"|apr(?:il|ile)?|avr(?:il)?|abr(?:il)?|may|mai|mayo|maggio|maio|mei|jun(?:e|i|io|ho)?|juin|giugno"
+    r"|jul(?:y|i|io|ho)?|juil(?:let)?|luglio|aug(?:ust|ustus)?|aout|ago(?:sto)?|sep(?:t|tember|tembre|tiembre)?"
+    r"|set(?:tembre|embro)?|oct(?:ober|obre|ubre)?|okt(?:ober)?|ott(?:obre)?|out(?:ubro)?|nov(?:ember|embre|iembre)?"
+    r"|dec(?:ember|embre)?|dez(?:ember|embro)?|dic(?:embre|iembre)?"
+)
+_DATE = re.compile(
+    r"(?:\d{1,2}[./\-]\d{1,2}[./\-](?:\d{4}|\d\d)(?!\d)"  # 14/03/1985, 03-14-85, 14.3.1985
+    r"|\d{4}[./\-]\d{1,2}[./\-]\d{1,2}(?!\d)"  # 1985-03-14
+    r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\.?,?\s+(?:de\s+)?\d{4}"  # 14 March 1985
+    r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"  # March 14, 1985
+    r"|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
+    r"|\d{1,2}[\-/. ](?:" + _MONTHS + r")[\-/. ]\d{2,4}"  # 14-Mar-1985
+    r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\b"  # birthday: 14 March
+    r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"  # birthday: March 14
+    r")",
+)
+_BIRTH = re.compile(
+    r"date of birth|birth ?date|birthday|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
+    r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
+    r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
+    r"|year of birth|b\.(?=\s*\d)"
+)
+_BIRTH_WINDOW = 40
+_BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
+                          "nato", "nata", "urodzony", "urodzona"})  # fmt: skip
+
+
+def _word_start(lower: str, index: int) -> bool:
+    """Labels are matched without a leading \\b (which would stop the regex engine skipping ahead)."""
+    return index == 0 or not lower[index - 1].isalnum()
+
+
+def _dni_ok(value: str) -> bool:
+    compact = value.replace("-", "")
+    digits = compact[:-1].replace("X", "0").replace("Y", "1").replace("Z", "2")
+    return digits.isdigit() and _DNI_LETTERS[int(digits) % 23] == compact[-1]
+
+
+def _nir_ok(value: str) -> bool:
+    compact = value.replace(" ", "").replace("2A", "19").replace("2B", "18")
+    return compact.isdigit() and len(compact) == 15 and 97 - int(compact[:13]) % 97 == int(compact[13:])
+
+
+def _cpf_ok(value: str) -> bool:
+    digits = [int(c) for c in value if c.isdigit()]
+    if len(set(digits)) == 1:
+        return False
+    for n in (9, 10):
+        check = sum(d * w for d, w in zip(digits[:n], range(n + 1, 1, -1), strict=False)) * 10 % 11 % 10
+        if check != digits[n]:
+            return False
+    return True
+
+
+def national_ids(text: str) -> Iterator[Hit]:
+    """Ids whose shape or checksum is enough on their own."""
+    for m in _SSN.finditer(text):
+        area, group, serial = m.group()[:3], m.group()[4:6], m.group()[7:]
+        valid = area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+        if valid and bounded(text, m.start(), m.end()):
+            yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:ssn")
+    for m in _UK_NINO.finditer(text):
+        if m.group()[:2] not in _NINO_BAD_PREFIXES and bounded(text, m.start(), m.end()):
+            yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:uk-nino")
+    for regex, check, name in (
+        (_DNI, _dni_ok, "id:es-dni"),
+        (_CODICE_FISCALE, lambda _: True, "id:it-codice-fiscale"),
+        (_NIR, _nir_ok, "id:fr-nir"),
+        (_CPF, _cpf_ok, "id:br-cpf"),
+    ):
+        for m in regex.finditer(text):
+            if bounded(text, m.start(), m.end()) and check(m.group()):
+                yield hit(m.start(), m.end(), FindingKind.GOV_ID, name)
+
+
+_DIGIT_RUN = re.compile(r"\d{2,}")
+_BIRTH_STEMS = (
+    "birth", "born", "dob", "d.o.b", "b.", "nee ", "ne le", "ne en", "naissance", "geburt", "geboren", "geb.",
+    "nacimiento", "nacid",
+    "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
+)  # fmt: skip
+
+
+def labelled_ids(text: str, lower: str) -> Iterator[Hit]:
+    """An id written after a word that names an identity document or number.
+
+    Anchored on the id's digits: the label is looked for only just before each run of digits.
+    """
+    done = -1
+    for run in _DIGIT_RUN.finditer(text):
+        if run.start() < done:
+            continue
+        lo = max(0, run.start() - 50)
+        labels = [m for m in _LABEL.finditer(lower, lo, run.start()) if _word_start(lower, m.start())]
+        if not labels:
+            continue
+        m = _LABELLED_VALUE.match(text, labels[-1].end())
+        if m is None or not m.start("value") <= run.start() < m.end("value"):
+            continue
+        done = m.end("value")
+        value = m.group("value")
+        if sum(c.isalnum() for c in value) >= 6:
+            start = m.start("value")
+            yield hit(start, start + len(value), FindingKind.GOV_ID, "id:labelled")
+    for m in re.finditer(r"\d{3}[ \-]\d{3}[ \-]\d{3}(?!\d)", text):  # Canadian SIN, in context
+        if luhn_ok(m.group().replace(" ", "").replace("-", "")) and re.search(
+            r"\bsin\b|social insurance|nas\b", lower[max(0, m.start() - 40) : m.start()]
+        ):
+            yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:ca-sin")
+
+
+def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:
+    """A date next to a word that makes it a birth date, in numeric and written formats of several languages."""
+    if not any(stem in lower for stem in _BIRTH_STEMS):
+        return
+    for label in _BIRTH.finditer(lower):
+        if not _word_start(lower, label.start()):
+            continue
+        window_end = min(len(text), label.end() + _BIRTH_WINDOW)
+        for m in _DATE.finditer(lower, label.end(), window_end):
+            between = lower[label.end() : m.start()]
+            if "." in between.replace("d.o.b.", "").strip(" .") and not re.fullmatch(r"[\s:.]*", between):
+                break  # a sentence ended: the date belongs to something else
+            yield hit(m.start(), m.end(), FindingKind.DATE_OF_BIRTH, "dob:context")
+            break
+        else:
+            # "14/03/1985 (date of birth)": the label after the date
+            if label.group().strip() in _BIRTH_VERBS:
+                continue  # "14 March 2026, born of necessity": a verb after a date says nothing about it
+            lo = max(0, label.start() - 30)
+            for m in _DATE.finditer(lower, lo, label.start()):
+                if re.fullmatch(r"[\s(,\-\u2013:]*(?:my |her |his |their )?", lower[m.end() : label.start()]):
+                    yield hit(m.start(), m.end(), FindingKind.DATE_OF_BIRTH, "dob:context")

@@ -1,0 +1,65 @@
+"""Every framework-free detector, run over folded text, with spans mapped back to the original.
+
+`find` is what the `Redactor` builds on; `contains_secret_pattern` is policy's and the extractor's
+last line ("does a secret survive in this candidate?"), importable from any domain package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from services.common.pii import addresses, contact, credentials, financial, identity, secret_formats
+from services.common.pii.model import LAST_LINE_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
+from services.common.text_folding import fold_for_matching, fold_with_map
+
+_Plain = Callable[[str], Iterable[Hit]]
+_WithLower = Callable[[str, str], Iterable[Hit]]
+
+_PLAIN: tuple[_Plain, ...] = (
+    secret_formats.provider_tokens,
+    credentials.credential_statements,
+    credentials.key_pairs,
+    credentials.random_tokens,
+    credentials.passphrases,
+    financial.cards,
+    financial.ibans,
+    identity.national_ids,
+    contact.emails,
+)
+_WITH_LOWER: tuple[_WithLower, ...] = (identity.labelled_ids, identity.dates_of_birth, addresses.addresses)
+
+
+def find_folded(folded: str) -> list[Hit]:
+    """Every detector's hits on already-folded text (unmerged, folded coordinates)."""
+    lower = folded.lower()
+    if len(lower) != len(folded):
+        lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in folded)
+    hits = [h for detector in _PLAIN for h in detector(folded)]
+    hits += [h for detector in _WITH_LOWER for h in detector(folded, lower)]
+    return [h for h in hits if h[1] > h[0]]
+
+
+def find(text: str, extra: Iterable[Callable[[str], Iterable[Hit]]] = ()) -> list[Hit]:
+    """Merged hits in the coordinates of the original `text`; `extra` detectors see the folded text too."""
+    folded, origin = fold_with_map(text)
+    raw = find_folded(folded) + [h for detector in extra for h in detector(folded) if h[1] > h[0]]
+    mapped = [(origin[s], origin[e - 1] + 1, kind, name, rep) for s, e, kind, name, rep in raw]
+    return merge(mapped)
+
+
+def scan(text: str) -> tuple[Finding, ...]:
+    """What would be redacted, without phone numbers (those need phonenumbers, see `Redactor`)."""
+    return tuple(Finding(kind, start, end, name) for start, end, kind, name, _ in find(text))
+
+
+def contains_secret_pattern(text: str) -> bool:
+    """Policy's last line: does a secret, password, card, IBAN, national id or birth date survive in `text`?
+
+    Look-alike and zero-width tricks are folded first. Placeholders do not count.
+    """
+    return any(f.kind in LAST_LINE_KINDS for f in scan(text))
+
+
+def contains_secret_placeholder(text: str) -> bool:
+    """Whether `text` sits where a secret was: the context of a secret is not to be remembered."""
+    return SECRET_PLACEHOLDER.search(fold_for_matching(text)) is not None

@@ -1,0 +1,104 @@
+"""Secrets that are recognisable by their shape alone: provider key formats, JWTs, PEM blocks, URL credentials.
+
+Each provider format starts with a literal, which lets the regex engine skip ahead with a fast
+search; one alternation of them all would be several times slower. The list covers the providers
+detect-secrets knows (AWS, Artifactory, Azure, Cloudant, Discord, GitHub, GitLab, JWT, Mailchimp,
+npm, OpenAI, PyPI, SendGrid, Slack, SoftLayer, Square, Stripe, Telegram, Twilio) and more.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.model import FindingKind, Hit, hit
+
+_AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA", "ABIA", "ACCA")
+#: Ids of key pairs whose secret half is often pasted beside them without a label, each with the literals
+#: a text must hold for it to match (a substring test is far cheaper than a regex search).
+KEY_ID_FORMATS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
+    (_AWS_PREFIXES, re.compile(r"(?:" + "|".join(_AWS_PREFIXES) + r")[0-9A-Z]{16}")),  # AWS
+    (("A3T",), re.compile(r"A3T[A-Z0-9][0-9A-Z]{16}")),  # AWS (older)
+    (("LTAI",), re.compile(r"LTAI[A-Za-z0-9]{12,20}")),  # Alibaba Cloud AccessKey id
+    (("AKID",), re.compile(r"AKID[A-Za-z0-9]{13,40}")),  # Tencent Cloud SecretId
+    (("GOOG",), re.compile(r"GOOG[A-Z0-9]{10,40}")),  # Google Cloud Storage HMAC access id
+    (("AC",), re.compile(r"AC[a-f0-9]{32}")),  # Twilio account SID (its auth token is 32 hex)
+)
+_PROVIDER_SOURCE = r"""
+    gh[pousr]_[A-Za-z0-9_]{30,} github_pat_\w{22,}
+    glpat-[\w\-]{20,} gldt-[\w\-]{20,} glft-[\w\-]{20,} glsoat-[\w\-]{20,} glrt-[\w\-]{20,} glcbt-[\w\-]{20,}
+    glimt-[\w\-]{25} glptt-[\w\-]{40} glagent-[\w\-]{50,} gloas-[\w\-]{64} GR1348941[\w\-]{20,}
+    xox[abposre]-[\w\-]{10,} xapp-[\w\-]{20,} hooks\.slack\.com/services/T\w+/B\w+/\w+
+    sk_(?:live|test)_[0-9A-Za-z]{16,} rk_(?:live|test)_[0-9A-Za-z]{16,} whsec_[0-9A-Za-z]{20,}
+    sk-ant-[\w\-]{20,} sk-[A-Za-z0-9_\-]{20,}
+    AIza[0-9A-Za-z_\-]{35} GOCSPX-[\w\-]{20,} ya29\.[\w\-]{20,}
+    npm_[A-Za-z0-9]{36} pypi-AgE[\w\-]{50,}
+    SG\.[\w\-]{16,32}\.[\w\-]{30,50}
+    sq0csp-[\w\-]{40,} sq0atp-[\w\-]{22,} EAAA[\w\-]{60,}
+    AccountKey=[A-Za-z0-9+/=]{40,} SharedAccessSignature=[^\s;]{20,} sig=[A-Za-z0-9%]{30,}
+    shpat_[a-fA-F0-9]{32} shpss_[a-fA-F0-9]{32} shpca_[a-fA-F0-9]{32}
+    dop_v1_[a-f0-9]{64} hvs\.[\w\-]{24,} hvb\.[\w\-]{24,} ATATT3[\w\-=]{50,} lin_api_\w{32,}
+    secret_[A-Za-z0-9]{43} ntn_[A-Za-z0-9]{40,} hf_[A-Za-z]{30,} PMAK-[a-f0-9]{24}-[a-f0-9]{34}
+    sntrys_[\w=+/]{40,} glsa_\w{32}_[a-f0-9]{8} dp\.st\.\w+\.\w{40,} AGE-SECRET-KEY-1[0-9A-Z]{58}
+    key-[0-9a-f]{32} SK[0-9a-f]{32} AKCp[A-Za-z0-9]{60,}
+    [0-9a-f]{32}-us[0-9]{1,2} [A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}
+    \d{8,10}:AA[0-9A-Za-z_\-]{33} [MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,}
+    api\.softlayer\.com/soap/v3[\d.]*/[a-z0-9]{64}
+"""
+# Literals for the formats that do not start with one.
+_LITERAL_OVERRIDES = {"[0-9a-f]{32}-us": "-us", "[A-Za-z0-9_~.": "Q~", "\\d{8,10}:AA": ":AA", "[MNO][A-Za-z": "."}
+
+
+def _leading_literal(pattern: str) -> str:
+    for prefix, literal in _LITERAL_OVERRIDES.items():
+        if pattern.startswith(prefix):
+            return literal
+    leading = re.match(r"(?:[^\\\[\](){}.*+?|^$]|\\\.)+", pattern)
+    return leading.group().replace("\\.", ".") if leading else ""
+
+
+_PROVIDER_FORMATS = tuple((_leading_literal(p), re.compile(p)) for p in _PROVIDER_SOURCE.split())
+_LITERAL_SECRETS = (
+    re.compile(r"eyJ[\w\-]{8,}\.eyJ[\w\-]{8,}\.[\w\-]*"),  # JWT
+    re.compile(
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S
+    ),
+    re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: \w+|\Z)", re.S),
+    re.compile(r"(?<=://)[^\s:/@\[\]]+:[^\s@/\[\]]+(?=@)"),  # user:password in a URL
+    re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
+    re.compile(r"(?<=[Aa]uthorization: )[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}"),
+    re.compile(r"//[^\s/]+/:_authToken=\S+"),  # .npmrc
+)
+
+
+def _starts_cleanly(text: str, start: int) -> bool:
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")
+
+
+def _ends_cleanly(text: str, end: int) -> bool:
+    return end >= len(text) or not (text[end].isalnum() or text[end] == "_")
+
+
+def key_ids(text: str) -> Iterator[tuple[int, int]]:
+    """Spans of key ids (the public half of a pair), standing alone."""
+    for literals, regex in KEY_ID_FORMATS:
+        if not any(literal in text for literal in literals):
+            continue
+        for m in regex.finditer(text):
+            if _starts_cleanly(text, m.start()) and _ends_cleanly(text, m.end()):
+                yield m.start(), m.end()
+
+
+def provider_tokens(text: str) -> Iterator[Hit]:
+    """Provider keys and tokens by their format, key ids included (they name an account)."""
+    for start, end in key_ids(text):
+        yield hit(start, end, FindingKind.SECRET, "format:key-id")
+    for literal, regex in _PROVIDER_FORMATS:
+        if literal not in text:
+            continue
+        for m in regex.finditer(text):
+            if _starts_cleanly(text, m.start()):
+                yield hit(m.start(), m.end(), FindingKind.SECRET, "format:provider")
+    for regex in _LITERAL_SECRETS:
+        for m in regex.finditer(text):
+            yield hit(m.start(), m.end(), FindingKind.SECRET, "format:literal")

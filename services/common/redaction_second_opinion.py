@@ -1,0 +1,103 @@
+"""detect-secrets' regex plugins as a second opinion on every text, affordable on the request path.
+
+Run naively over a whole e-mail, its ~50 patterns cost several milliseconds (the keyword ones try
+every position). detect-secrets itself scans line by line, so we do too, and run a pattern on a line
+only when the line holds a literal the pattern cannot match without (its key prefix, or one of its
+keywords). That changes no match, since a pattern can only match a line that holds its literal, and
+it costs a few microseconds for the lines of ordinary prose. Imported lazily from the plugins; used
+through their compiled patterns, so the global settings singleton is untouched and no plugin's
+network ``verify()`` ever runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from typing import Any
+
+from services.common.pii.credentials import CODE_REFERENCE, NON_VALUES
+from services.common.pii.model import PLACEHOLDER, FindingKind, Hit, hit, is_placeholder_at
+
+# What a line must hold (lower case) for a plugin's pattern to have any chance; None: always run.
+_KEYWORDS = ("key", "pwd", "pw", "pass", "token")  # (key|pwd|pw|password|pass|token), as their patterns say
+_GATES: dict[str, tuple[str, ...] | None] = {
+    "Artifactory Credentials": ("akc", "ap"),
+    "AWS Access Key": ("a3t", "abia", "acca", "akia", "asia", "aws"),
+    "Azure Storage Account access key": ("accountkey=",),
+    "Basic Auth Credentials": ("://",),
+    "Cloudant Credentials": (*_KEYWORDS, "cloudant"),
+    "Discord Bot Token": ("m", "n", "o"),
+    "GitHub Token": ("gh",),
+    "GitLab Token": ("gl", "gr1348941"),
+    "IBM Cloud IAM Key": _KEYWORDS,
+    "IBM COS HMAC Credentials": ("secret",),
+    "JSON Web Token": ("eyj",),
+    "Mailchimp Access Key": ("-us",),
+    "NPM tokens": ("_authtoken",),
+    "OpenAI Token": ("t3blbkfj",),
+    "Private Key": ("begin", "putty"),
+    "PyPI Token": ("pypi-",),
+    "SendGrid API Key": ("sg.",),
+    "Slack Token": ("xox", "hooks.slack.com"),
+    "SoftLayer Credentials": (*_KEYWORDS, "softlayer"),
+    "Square OAuth Secret": ("sq0csp-",),
+    "Stripe Access Key": ("k_live_",),
+    "Telegram Bot Token": (":",),
+    "Twilio API Key": ("ac", "sk"),
+    "Secret Keyword": ("key", "pass", "pwd", "secret", "contrase"),
+}
+_SKIPPED = {"Public IP (ipv4)"}  # an IP address is not a secret and breaks meeting text
+
+
+@cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str], int, tuple[str, ...] | None], ...]:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins import keyword
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    patterns: list[tuple[str, re.Pattern[str], int, tuple[str, ...] | None]] = []
+    plugin_classes: dict[str, Any] = get_mapping_from_secret_type_to_class()  # typed with an unbound TypeVar
+    for secret_type, plugin_class in plugin_classes.items():
+        if secret_type not in _SKIPPED and issubclass(plugin_class, RegexBasedDetector):
+            gate = _GATES.get(secret_type)
+            patterns += [(secret_type, regex, 0, gate) for regex in plugin_class().denylist]
+    for regex, group in keyword.CONFIG_DENYLIST_REGEX_TO_GROUP.items():
+        patterns.append(("Secret Keyword", regex, group, _GATES["Secret Keyword"]))
+    return tuple(patterns)
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    start = 0
+    for line in text.split("\n"):
+        yield start, line
+        start += len(line) + 1
+
+
+def detect_secrets_hits(text: str) -> Iterator[Hit]:
+    """Spans detect-secrets' plugins flag, one line at a time, skipping our own placeholders."""
+    whole = text.lower()
+    candidates = [p for p in _patterns() if p[3] is None or any(literal in whole for literal in p[3])]
+    if not candidates:
+        return
+    for offset, line in _lines(text):
+        if len(line) < 8:
+            continue
+        lower = line.lower()
+        placeholders: list[range] | None = None
+        for secret_type, regex, group, gate in candidates:
+            if gate is not None and not any(literal in lower for literal in gate):
+                continue
+            for m in regex.finditer(line):
+                if placeholders is None:
+                    placeholders = [range(p.start(), p.end()) for p in PLACEHOLDER.finditer(line)]
+                value = m.group(group) or ""
+                start = m.start(group) + len(value) - len(value.lstrip())
+                keyword_is_placeholder = any(m.start() in span or m.start() + 1 in span for span in placeholders)
+                if value.strip() and not keyword_is_placeholder and not is_placeholder_at(line, start):
+                    # Config-file patterns take the rest of the line; in prose the value is one token.
+                    token = value.split()[0].rstrip(".,;:)\"'") or value.split()[0]
+                    token = re.split(r"&\w+=", token)[0]  # a URL query: the value ends at the next parameter
+                    if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
+                        continue
+                    yield hit(offset + start, offset + start + len(token), FindingKind.SECRET, f"ds:{secret_type}")

