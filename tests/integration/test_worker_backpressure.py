@@ -9,7 +9,6 @@ scheduling from /proc.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from services.common.auth import issue_token
+from services.common.auth_keys import SigningKey
 from services.common.infra.processes import ServiceProcess, free_port
 from tests.helpers import SpawnService, TestInfra
 from tests.integration.worker_support import metric_value, wait_until
@@ -69,10 +69,10 @@ def serving_page() -> Iterator[tuple[_ServingPage, str]]:
 
 
 def _start_worker(spawn: SpawnService, infra: TestInfra, prefix: str, pressure_url: str) -> tuple[ServiceProcess, int]:
-    secret, port, metrics = secrets.token_hex(16), free_port(), free_port()
+    key, port, metrics = SigningKey.generate(), free_port(), free_port()
     env = {
-        "MEMLOOP_AUTH_SECRET": secret,
-        "MEMLOOP_SERVICE_TOKEN": issue_token(secret, subject="worker", tenant="*", roles=("service",)),
+        "MEMLOOP_AUTH_PUBLIC_KEYS": key.public_pem(),
+        "MEMLOOP_SERVICE_TOKEN": issue_token(key, subject="worker", tenant="*", roles=("service",)),
         "MEMLOOP_GRPC_PORT": str(port),
         "MEMLOOP_METRICS_PORT": str(metrics),
         "MEMLOOP_NATS_URL": infra.nats_url,
