@@ -103,6 +103,7 @@ def modules() -> list[Module]:
     found = [_load("bench_serving"), _load("bench_pipeline"), _load("bench_relay"), _load("bench_retrieval")]
     found.append(_load("bench_deletion"))
     found.append(_load("bench_context"))
+    found.append(_load("bench_search"))  # issue 15: SearchMemories on memory's own partitioned index
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
     found.append(_load("bench_redaction"))

@@ -30,6 +30,7 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
+from services.common.priority import background_executor, bound_math_threads, lower_thread
 from services.memory.consolidation.adapters.fault_pause import FilePauseHook
 from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
 from services.memory.consolidation.adapters.repository import (
@@ -120,7 +121,12 @@ def build(settings: MemorySettings) -> App:
         application_name=f"memloop-memory-{settings.replica_id}"[:63],
     )
     sessions = sessionmaker(engine)
+    bound_math_threads(settings.learning.threads)  # env before torch loads...
     embedder = BatchingEmbedder(build_embedder(settings.embedder))  # each text once; concurrent calls together
+    bound_math_threads(settings.learning.threads)  # ...and the calls once it has
+    # Retrieval stays on the gRPC server's threads at normal priority; ingestion gets its own (issue 15).
+    ingest = background_executor(settings.learning, workers=settings.ingest_workers, name="memory-ingest")
+    lower: Callable[[], object] = lower_thread if settings.learning.lowered else (lambda: None)
     metrics = PrometheusMemoryMetrics(settings.replica_id)
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
@@ -141,13 +147,15 @@ def build(settings: MemorySettings) -> App:
         tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
         decisions=load_verifier(settings.policy_verify_key),
     )
-    replica = ReplicaSync(sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds)
+    replica = ReplicaSync(
+        sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds, on_thread_start=lower
+    )
     consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
     deletion = _build_deletion(settings, engine, ports, sync, bus)
     servicers = [
         Registration(
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
-            MemoryServicer(ports, deletion.deps),
+            MemoryServicer(ports, deletion.deps, ingest),
             full_service_name(memory_service_pb2, "MemoryService"),
         ),
         Registration(
@@ -167,7 +175,7 @@ def build(settings: MemorySettings) -> App:
         servicers=servicers,
         # sleep-time consolidation runs off the request path (issue 8), started once the replica is up
         on_start=[this_replica.start, scheduler.start],
-        on_stop=[scheduler.stop, this_replica.stop],
+        on_stop=[scheduler.stop, this_replica.stop, lambda: ingest.shutdown(wait=True)],
     )
 
 

@@ -18,6 +18,14 @@ Deletion (issue 6):
 | MEMLOOP_DELETION_PARALLELISM | 16 | concurrent calls to serving while deleting content |
 | MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS | 10 | deadline of each call to serving and NATS |
 | MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP | off | TEST ONLY: SIGKILL self right after that location is done |
+
+Learning yields to serving (issue 15; `services/common/priority.py`):
+
+| variable | default | meaning |
+|---|---|---|
+| MEMLOOP_LEARNING_PRIORITY | idle | `idle`: ingestion threads run at SCHED_IDLE (else nice 19); `normal`: no change |
+| MEMLOOP_LEARNING_THREADS | 1 | torch/OpenMP/BLAS threads for embedding |
+| MEMLOOP_INGEST_WORKERS | 4 | threads of the ingestion executor (ApplyLearning, FindConflicts) |
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.common.priority import LearningPriority
 from services.common.settings import (
     CommonSettings,
     app_role_password,
@@ -127,6 +136,9 @@ class MemorySettings:
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)  # issue 8
     deletion: DeletionSettings = field(default_factory=DeletionSettings)  # issue 6
     app_password: str = ""  # MEMLOOP_MEMORY_DB_PASSWORD(_FILE); empty: libpq's own sources
+    # issue 15: ingestion (ApplyLearning, FindConflicts, index catch-up) on its own low-priority threads
+    learning: LearningPriority = field(default_factory=LearningPriority)
+    ingest_workers: int = 4
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MemorySettings:
@@ -160,4 +172,9 @@ class MemorySettings:
             consolidation=ConsolidationSettings.from_env(env),
             deletion=DeletionSettings.from_env(env),
             app_password=app_role_password(env, "memory"),
+            learning=LearningPriority(
+                mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
+                threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
+            ),
+            ingest_workers=env_int(env, "MEMLOOP_INGEST_WORKERS", 4),
         )

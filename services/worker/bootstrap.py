@@ -17,6 +17,14 @@ Settings (environment variable — default — why):
 * MEMLOOP_EXTRACTOR — `learned` when MEMLOOP_EMBEDDER is minilm (the default), else `rules` — or `llm`
   with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY. `learned` is the rules plus the
   sentence classifier over the offline MiniLM model; the hashing-embedder mode keeps the rules alone;
+* MEMLOOP_LEARNING_PRIORITY — idle — the whole worker process runs at SCHED_IDLE (else nice 19),
+  so learning never takes a core a reply needs (issue 15; `normal` turns it off);
+* MEMLOOP_LEARNING_THREADS — 1 — OpenMP/BLAS/torch threads;
+* MEMLOOP_WORKER_PRESSURE_URLS — (none) — comma-separated Prometheus endpoints of serving and the
+  relay (`http://host:port/metrics`); when set, the in-flight limit follows back-pressure (AIMD:
+  halved while serving's p99 is above MEMLOOP_WORKER_PRESSURE_P99_MS (50) or the outbox's oldest
+  row is older than MEMLOOP_WORKER_PRESSURE_OUTBOX_AGE_SECONDS (5), +1 per quiet tick of
+  MEMLOOP_WORKER_PRESSURE_INTERVAL_SECONDS (1)), between 1 and MEMLOOP_WORKER_CONCURRENCY;
 * MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY — off — test fault hook: exit after the policy decisions,
   before ApplyLearning.
 """
@@ -26,9 +34,10 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.app import App
+from services.common.priority import LearningPriority, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
 from services.worker.adapters.channels import PeerChannel
@@ -43,11 +52,36 @@ from services.worker.adapters.jetstream import ConsumerSettings, StreamNames
 from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
 from services.worker.domain.extraction import CandidateExtractor, RuleBasedExtractor
 from services.worker.entrypoints.process import WorkerProcess
+from services.worker.service.backpressure import PressureLimits
 from services.worker.service.ports import MemoryApplier
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
 EXTRACTORS = ("learned", "rules", "llm")
+
+
+@dataclass(frozen=True)
+class PressureSettings:
+    """Where back-pressure is read from (no URL: off) and what counts as overloaded."""
+
+    urls: tuple[str, ...] = ()
+    limits: PressureLimits = field(default_factory=PressureLimits)
+    interval_seconds: float = 1.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> PressureSettings:
+        urls = tuple(u.strip() for u in env_str(env, "MEMLOOP_WORKER_PRESSURE_URLS").split(",") if u.strip())
+        settings = cls(
+            urls=urls,
+            limits=PressureLimits(
+                serving_p99_seconds=env_float(env, "MEMLOOP_WORKER_PRESSURE_P99_MS", 50.0) / 1000.0,
+                outbox_age_seconds=env_float(env, "MEMLOOP_WORKER_PRESSURE_OUTBOX_AGE_SECONDS", 5.0),
+            ),
+            interval_seconds=env_float(env, "MEMLOOP_WORKER_PRESSURE_INTERVAL_SECONDS", 1.0),
+        )
+        if settings.interval_seconds <= 0:
+            raise SystemExit("setting MEMLOOP_WORKER_PRESSURE_INTERVAL_SECONDS must be > 0")
+        return settings
 
 
 @dataclass(frozen=True)
@@ -69,6 +103,8 @@ class WorkerSettings:
     extractor: str
     llm: LlmExtractorSettings | None
     fault_crash_before_apply: bool
+    learning: LearningPriority = field(default_factory=LearningPriority)
+    pressure: PressureSettings = field(default_factory=PressureSettings)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -117,6 +153,11 @@ class WorkerSettings:
             extractor=extractor,
             llm=llm,
             fault_crash_before_apply=env_str(env, "MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY") in ("1", "true", "yes"),
+            learning=LearningPriority(
+                mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
+                threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
+            ),
+            pressure=PressureSettings.from_env(env),
         )
 
 
@@ -186,7 +227,11 @@ def build_redactor() -> Redactor:
 
 def build(settings: WorkerSettings) -> App:
     """The worker process: join NATS and set up the consumer (start hook), then consume and report
-    the backlog (tasks) until SIGTERM; the health server reports SERVING once consuming can start."""
+    the backlog (tasks) until SIGTERM; the health server reports SERVING once consuming can start.
+
+    The worker is all background, so it lowers its whole process here, before it starts any thread
+    (threads inherit the scheduling policy and nice value of the thread that creates them)."""
+    lower_process(settings.learning)
     stopping = asyncio.Event()
     process = WorkerProcess(
         settings,
@@ -197,7 +242,7 @@ def build(settings: WorkerSettings) -> App:
     )
     return App(
         settings.common,
-        tasks=[process.consume, process.report_backlog],
+        tasks=[process.consume, process.report_backlog, process.follow_pressure],
         on_start=[process.open],
         on_stop=[process.close],
         stopping=stopping,

@@ -7,6 +7,8 @@ Only the root entrypoints see several capabilities.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+
 from services.memory.core.entrypoints.grpc_server import CoreMemoryRpcs
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.deletion.entrypoints.forget_rpc import DeletionRpcs
@@ -15,7 +17,7 @@ from services.memory.entrypoints.context_grpc import ContextRpcs
 
 
 class MemoryServicer(CoreMemoryRpcs, DeletionRpcs, ContextRpcs):
-    def __init__(self, ports: MemoryPorts, deletions: DeletionDeps) -> None:
-        CoreMemoryRpcs.__init__(self, ports)
+    def __init__(self, ports: MemoryPorts, deletions: DeletionDeps, ingest: Executor | None = None) -> None:
+        CoreMemoryRpcs.__init__(self, ports, ingest)
         DeletionRpcs.__init__(self, deletions)
         ContextRpcs.__init__(self, ports)

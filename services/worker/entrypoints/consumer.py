@@ -221,19 +221,21 @@ class LearningConsumer:
         subscription: JetStreamContext.PullSubscription,
         handle: Callable[[Msg], Coroutine[Any, Any, None]],
         *,
-        concurrency: int,
+        concurrency: int | Callable[[], int],
         fetch_timeout: float = 2.0,
     ) -> None:
+        """`concurrency` may be a callable read before every fetch: the back-pressure limit
+        (`services/worker/service/backpressure.py`) lowers it while serving is overloaded."""
         self._subscription = subscription
         self._handle = handle
-        self._concurrency = concurrency
+        self._concurrency: Callable[[], int] = concurrency if callable(concurrency) else (lambda: concurrency)
         self._fetch_timeout = fetch_timeout
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def run(self, stop: asyncio.Event) -> None:
         """Fetch and dispatch until `stop` is set. In-flight deliveries are left to `drain`."""
         while not stop.is_set():
-            free = self._concurrency - len(self._tasks)
+            free = self._concurrency() - len(self._tasks)
             if free <= 0:
                 await asyncio.wait(self._tasks, timeout=self._fetch_timeout, return_when=asyncio.FIRST_COMPLETED)
                 continue

@@ -26,8 +26,10 @@ from services.worker.adapters.dead_letters import DeadLetterPublisher
 from services.worker.adapters.grpc_peers import close_peers
 from services.worker.adapters.jetstream import ensure_consumer, ensure_streams
 from services.worker.adapters.metrics import poll_backlog
+from services.worker.adapters.pressure import MetricsPressure, control
 from services.worker.domain.extraction import CandidateExtractor
 from services.worker.entrypoints.consumer import DeliveryHandler, LearningConsumer
+from services.worker.service.backpressure import AimdLimit
 
 if TYPE_CHECKING:  # bootstrap builds this process; importing it at run time would be circular
     from services.worker.bootstrap import Peers, WorkerSettings
@@ -101,6 +103,7 @@ class WorkerProcess:
         self._peers: Peers | None = None
         self._consumer: LearningConsumer | None = None
         self._js: JetStreamContext | None = None
+        self._limit = AimdLimit(settings.concurrency, limits=settings.pressure.limits)
 
     async def open(self) -> None:
         """Connect and set up the consumer; returns early (the process then stops) on SIGTERM."""
@@ -121,7 +124,7 @@ class WorkerProcess:
             retry=settings.retry,
             heartbeat_interval=max(0.5, settings.consumer.ack_wait / 3),
         )
-        self._consumer = LearningConsumer(subscription, handler.handle, concurrency=settings.concurrency)
+        self._consumer = LearningConsumer(subscription, handler.handle, concurrency=self._limit)
         _log.info(
             "worker consuming %s (consumer %s, concurrency %d, in flight %d)",
             settings.streams.learning_stream,
@@ -140,6 +143,13 @@ class WorkerProcess:
             drain = self._settings.common.drain_seconds
             _exit_if_stuck(drain + _SHUTDOWN_MARGIN_SECONDS)
             await _bounded("in-flight deliveries", self._consumer.drain(drain), drain + 1.0)
+
+    async def follow_pressure(self) -> None:
+        """Lower the in-flight limit while serving is slow or its outbox ages (issue 15); off
+        (fixed concurrency) when no metrics endpoint is configured."""
+        pressure = self._settings.pressure
+        if pressure.urls:
+            await control(self._limit, MetricsPressure(pressure.urls), pressure.interval_seconds, self._stopping)
 
     async def report_backlog(self) -> None:
         """Poll the consumer's backlog into metrics until stopped."""

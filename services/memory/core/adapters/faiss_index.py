@@ -1,17 +1,14 @@
-"""Per-tenant FAISS indexes over active memories, persisted with the cursor they reflect.
+"""FAISS indexes over active memories, one per (tenant, user), persisted with the cursor they reflect.
 
 Where a forget ends (the fourth of its four files, after `core/service/index_sync.py`): `apply`
 removes the vector of every change that is no longer active, by id.
 
-Index type: `IndexIDMap2` over `IndexFlatIP` on L2-normalised vectors (inner product = cosine).
-- It removes by id (`remove_ids`), which supersession and deletion need; HNSW cannot remove.
-- It is exact, so retrieval quality is the embedder's alone, with nothing to train or tune; one
-  tenant's memories fit (1e5 vectors of dimension 384 are ~150 MB and search in milliseconds).
-  The cost is a linear scan and an O(n) compaction per removal batch; a tenant far past that
-  size would move to `IndexIVFFlat` with a hashtable direct map (removable, approximate; see
-  bench/bench_retrieval.py for the trade-off measured at 1e6).
-- Users are separated with an `IDSelectorBatch` of the caller's ids, so one user's query never
-  scores another's vectors; the database re-check after search is the second guard.
+Partitioned by (tenant, user): every query memory serves is one user's, so a search scans that
+user's vectors only (before issue 15 one index per tenant was scanned whole under an id selector,
+22.7 ms at 1e5 and 201 ms at 1e6). A partition is exact (`IndexIDMap2(IndexFlatIP)`, inner product
+on L2-normalised vectors = cosine) while small and IVF with a hashtable direct map past a measured
+size; both remove by id, which supersession and deletion need (`faiss_partition.py`). The database
+re-check after search stays the second guard.
 
 Persistence writes a fresh generation directory and then atomically replaces `manifest.json`,
 which names it; a crash mid-write leaves the previous generation in force. Applying a row's state
@@ -36,6 +33,7 @@ import faiss
 import numpy as np
 
 from services.common.vocabulary import MemoryType
+from services.memory.core.adapters.faiss_partition import Partition, readable_partition
 from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
 
 _log = logging.getLogger(__name__)
@@ -44,39 +42,42 @@ _MANIFEST = "manifest.json"
 
 @dataclass
 class _TenantIndex:
-    index: faiss.IndexIDMap2
-    owners: dict[int, tuple[str, MemoryType]] = field(default_factory=dict)
-    by_user: dict[str, set[int]] = field(default_factory=dict)
+    dim: int
+    partitions: dict[str, Partition] = field(default_factory=dict)
+    owners: dict[int, str] = field(default_factory=dict)
+    """row id → user: routes a removal to its partition."""
 
-    @classmethod
-    def empty(cls, dim: int) -> _TenantIndex:
-        return cls(faiss.IndexIDMap2(faiss.IndexFlatIP(dim)))
+    @property
+    def ntotal(self) -> int:
+        return sum(p.index.ntotal for p in self.partitions.values())
 
     def apply(self, changes: Sequence[IndexedChange]) -> None:
-        present = [c.row_id for c in changes if c.row_id in self.owners]
-        if present:
-            self.index.remove_ids(faiss.IDSelectorBatch(np.asarray(present, dtype=np.int64)))
-            for row_id in present:
-                user, _ = self.owners.pop(row_id)
-                self.by_user.get(user, set()).discard(row_id)
-        adds = {c.row_id: c for c in changes if c.active and c.vector is not None}
-        if not adds:
-            return
-        ids = np.fromiter(adds, dtype=np.int64, count=len(adds))
-        vectors = np.stack([np.asarray(c.vector, dtype=np.float32) for c in adds.values()])
-        self.index.add_with_ids(vectors, ids)
-        for change in adds.values():
-            self.owners[change.row_id] = (change.user, change.type)
-            self.by_user.setdefault(change.user, set()).add(change.row_id)
+        gone: dict[str, list[int]] = {}
+        for change in changes:
+            if change.row_id in self.owners:
+                gone.setdefault(self.owners.pop(change.row_id), []).append(change.row_id)
+        for user, row_ids in gone.items():
+            self.partitions[user].remove(row_ids)
+        adds: dict[str, dict[int, IndexedChange]] = {}
+        for change in changes:
+            if change.active and change.vector is not None:
+                adds.setdefault(change.user, {})[change.row_id] = change
+        for user, rows in adds.items():
+            ids = np.fromiter(rows, dtype=np.int64, count=len(rows))
+            vectors = np.stack([np.asarray(c.vector, dtype=np.float32) for c in rows.values()])
+            self.partitions.setdefault(user, Partition.empty(self.dim)).add(
+                ids, vectors, [c.type for c in rows.values()]
+            )
+            self.owners.update((row_id, user) for row_id in rows)
+        for user in gone:
+            if self.partitions[user].index.ntotal == 0:
+                del self.partitions[user]
 
     def search(self, user: str, query: Vector, k: int, types: frozenset[MemoryType]) -> list[tuple[int, float]]:
-        ids = [i for i in self.by_user.get(user, ()) if not types or self.owners[i][1] in types]
-        if not ids:
+        partition = self.partitions.get(user)
+        if partition is None:
             return []
-        params = faiss.SearchParameters()
-        params.sel = faiss.IDSelectorBatch(np.asarray(ids, dtype=np.int64))
-        scores, found = self.index.search(query.reshape(1, -1).astype(np.float32), min(k, len(ids)), params=params)
-        return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]
+        return partition.search(query.reshape(1, -1).astype(np.float32), k, types)
 
 
 class FaissVectorIndex:
@@ -94,7 +95,20 @@ class FaissVectorIndex:
             by_tenant.setdefault(change.tenant, []).append(change)
         with self._lock:
             for tenant, batch in by_tenant.items():
-                self._tenants.setdefault(tenant, _TenantIndex.empty(self._dim)).apply(batch)
+                self._tenants.setdefault(tenant, _TenantIndex(self._dim)).apply(batch)
+            due = [
+                (partition, *partition.snapshot())
+                for tenant in by_tenant
+                for partition in self._tenants[tenant].partitions.values()
+                if partition.needs_rebuild
+            ]
+        # Training an IVF takes seconds: build it off the lock (searches go on against the old
+        # index), install it only if the partition did not change meanwhile.
+        for partition, version, ids, vectors in due:
+            rebuilt = Partition.build(ids, vectors)
+            with self._lock:
+                if partition.install(version, rebuilt, len(ids)):
+                    _log.info("index partition of %d vectors rebuilt as IVF", len(ids))
 
     def reset(self) -> None:
         with self._lock:
@@ -109,7 +123,7 @@ class FaissVectorIndex:
 
     def size(self) -> int:
         with self._lock:
-            return sum(t.index.ntotal for t in self._tenants.values())
+            return sum(t.ntotal for t in self._tenants.values())
 
     def holds(self, tenant: str, row_ids: Sequence[int]) -> list[int]:
         with self._lock:
@@ -125,9 +139,13 @@ class FaissVectorIndex:
             files = {}
             for tenant, index in self._tenants.items():
                 stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
-                faiss.write_index(index.index, str(target / f"{stem}.faiss"))
-                owners = [[row_id, user, kind.value] for row_id, (user, kind) in index.owners.items()]
-                (target / f"{stem}.owners.json").write_text(json.dumps(owners))
+                partitions = {}
+                for user, partition in index.partitions.items():
+                    name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}.faiss"
+                    faiss.write_index(partition.index, str(target / name))
+                    kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
+                    partitions[user] = {"file": name, "types": kinds, "trained": partition.trained_size}
+                (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
                 files[tenant] = stem
         body = {
             "database_id": manifest.database_id,
@@ -174,18 +192,19 @@ class FaissVectorIndex:
         )
 
     def _read_tenant(self, directory: Path, stem: str) -> _TenantIndex:
-        faiss_path = directory / f"{stem}.faiss"
-        if not faiss_path.exists():
-            raise FileNotFoundError(faiss_path)
-        index = faiss.read_index(str(faiss_path))
-        if not isinstance(index, faiss.IndexIDMap2) or index.d != self._dim:
-            raise ValueError(f"{faiss_path} is not an IndexIDMap2 of dimension {self._dim}")
-        loaded = _TenantIndex(index)
-        for row_id, user, kind in json.loads((directory / f"{stem}.owners.json").read_text()):
-            loaded.owners[int(row_id)] = (str(user), MemoryType(kind))
-            loaded.by_user.setdefault(str(user), set()).add(int(row_id))
-        if len(loaded.owners) != index.ntotal:
-            raise ValueError(f"{faiss_path} holds {index.ntotal} vectors but {len(loaded.owners)} owners")
+        loaded = _TenantIndex(self._dim)
+        for user, entry in json.loads((directory / f"{stem}.partitions.json").read_text()).items():
+            path = directory / str(entry["file"])
+            if not path.exists():
+                raise FileNotFoundError(path)
+            index = faiss.read_index(str(path))
+            if not readable_partition(index, self._dim):
+                raise ValueError(f"{path} is not a partition index of dimension {self._dim}")
+            types = {int(row_id): MemoryType(kind) for row_id, kind in entry["types"]}
+            if len(types) != index.ntotal:
+                raise ValueError(f"{path} holds {index.ntotal} vectors but {len(types)} owners")
+            loaded.partitions[str(user)] = Partition(index, types, int(entry.get("trained", 0)))
+            loaded.owners.update((row_id, str(user)) for row_id in types)
         return loaded
 
     def clear_files(self) -> None:

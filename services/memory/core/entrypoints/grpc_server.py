@@ -7,6 +7,11 @@ one roles table in `services.common.access`; domain errors are mapped to canonic
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import TypeVar
+
 import grpc
 
 from services.common.auth import authorize_tenant
@@ -29,14 +34,27 @@ from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.pagination import page_request
 
 DOMAIN = "memory.memloop"
+_T = TypeVar("_T")
 
 
 class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     """MemoryService's core RPCs; the deletion RPCs of the same proto service come from the deletion
     capability, and `services.memory.entrypoints.grpc_server` joins both into the one servicer."""
 
-    def __init__(self, ports: MemoryPorts) -> None:
+    def __init__(self, ports: MemoryPorts, ingest: Executor | None = None) -> None:
         self._ports = ports
+        self._ingest = ingest
+
+    def _ingesting(self, work: Callable[[], _T]) -> _T:
+        """Run learning-path work (embedding, conflicts, apply, the index catch-up after its commit)
+        on the ingestion executor, whose threads run at idle priority (issue 15), and wait for it.
+
+        The gRPC thread only waits, so retrieval RPCs on the other server threads keep normal
+        priority. The call's context (principal, trace) travels with the work.
+        """
+        if self._ingest is None:
+            return work()
+        return self._ingest.submit(contextvars.copy_context().run, work).result()
 
     @grpc_method(DOMAIN)
     def ApplyLearning(
@@ -44,7 +62,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     ) -> pb.ApplyLearningResponse:
         principal = authorize_tenant(request.tenant)
         command = requests.apply_learning(request, actor=principal.subject)
-        return outcome_to_response(apply_learning(command, self._ports))
+        return outcome_to_response(self._ingesting(lambda: apply_learning(command, self._ports)))
 
     @grpc_method(DOMAIN)
     def GetProcessedEvent(
@@ -105,7 +123,8 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     ) -> pb.FindConflictsResponse:
         authorize_tenant(request.tenant)
         tenant, user = requests.tenant_of(request.tenant), require(request.user, "user")
-        found = retrieval.find_conflicts(tenant, user, requests.candidates(request), self._ports)
+        candidates = requests.candidates(request)
+        found = self._ingesting(lambda: retrieval.find_conflicts(tenant, user, candidates, self._ports))
         return pb.FindConflictsResponse(
             results=[
                 pb.CandidateConflicts(candidate_key=key, conflicts=[memory_to_pb(m) for m in conflicts])

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from services.memory.core.service.index_sync import IndexSynchroniser
 
@@ -18,8 +18,18 @@ _log = logging.getLogger(__name__)
 
 
 class ReplicaSync:
-    def __init__(self, sync: IndexSynchroniser, *, poll_seconds: float, persist_seconds: float) -> None:
+    def __init__(
+        self,
+        sync: IndexSynchroniser,
+        *,
+        poll_seconds: float,
+        persist_seconds: float,
+        on_thread_start: Callable[[], object] = lambda: None,
+    ) -> None:
+        """`on_thread_start` runs first on the sync thread: bootstrap passes the idle-priority
+        lowering (issue 15), since index catch-up embeds back-filled rows and is learning work."""
         self._sync = sync
+        self._on_thread_start = on_thread_start
         self._poll = poll_seconds
         self._persist = persist_seconds
         self._wake = threading.Event()
@@ -45,6 +55,7 @@ class ReplicaSync:
             self._wake.set()
 
     def _run(self) -> None:
+        self._on_thread_start()
         last_persist = time.monotonic()
         while not self._stop.is_set():
             self._wake.wait(self._poll)

@@ -1,0 +1,173 @@
+"""SearchMemories over gRPC on memory's own index: a tenant of many users plus one large user.
+
+Not a test: prints figures, and `run(quick)` returns rows for `bench/run_all.py`.
+
+Issue 15's shape: one tenant with 1,000 users x 1,000 memories plus one user with 1e5 memories
+(1.1e6 in all); `--quick` uses 100 users x 200 plus one user with 30,000 (past the partition's IVF
+threshold, so both index kinds are measured). Memory runs as a process in the whole stack on
+embedded PostgreSQL (`running_stack`); the memories and their vectors (hashing embedder, computed
+here by the same code memory runs) are COPYed into memory's tables, and memory is restarted so it
+builds its index from them exactly as after any restart.
+
+Per user class, sequential SearchMemories calls, k=10, each with a query never asked before (the
+hit cache never answers). Baseline: numpy exact search (one matrix-vector product and a partial
+sort) over the same user's same vectors, in this process. recall@10 is tie-aware: a returned memory
+counts when its exact score reaches the exact 10th best (hashing vectors of short texts tie often).
+
+    .venv/bin/python -m bench.bench_search [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import grpc
+import numpy as np
+import psycopg
+
+from bench._harness import Row, load_average, pct, row, running_stack
+from services.cli.stack import Stack
+from services.common.auth import bearer_metadata
+from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
+from services.memory.core.adapters.embedders import HashingEmbedder
+
+TENANT = "bench"
+K = 10
+WORDS = [
+    "rollout", "budget", "hiring", "offsite", "invoice", "roadmap", "security", "launch", "review", "audit",
+    "Bob", "Carol", "Dan", "Erin", "Frank", "Grace", "Heidi", "Ivan", "Judy", "Mallory", "Niaj", "Olivia",
+    "Berlin", "Lisbon", "Austin", "Osaka", "Nairobi", "Lima", "Oslo", "prefers", "morning", "evening",
+    "tea", "coffee", "window", "aisle", "email", "phone", "weekly", "monthly", "draft", "final",
+]  # fmt: skip
+EMBEDDER = HashingEmbedder()
+
+
+def _text(rng: np.random.Generator) -> str:
+    return " ".join(WORDS[i] for i in rng.choice(len(WORDS), size=6, replace=False)) + f" #{rng.integers(1_000_000)}"
+
+
+def _seed(stack: Stack, users: dict[str, int]) -> dict[str, tuple[list[str], np.ndarray]]:
+    """COPY memories, provenance and vectors; return each user's (memory ids, vectors)."""
+    url = stack.memory_db_url.replace("postgresql+psycopg://", "postgresql://", 1)
+    rng = np.random.default_rng(11)
+    kept: dict[str, tuple[list[str], np.ndarray]] = {}
+    with psycopg.connect(url) as conn:
+        for user, n in users.items():
+            ids = [f"m-{user}-{i}" for i in range(n)]
+            texts = [_text(rng) for _ in range(n)]
+            vectors = EMBEDDER.embed(texts)
+            with conn.cursor().copy(
+                "COPY memories (memory_id, tenant, user_id, type, text, status, confidence, origin, candidate_key,"
+                " event_id, trace_id, policy_version, status_event_id) FROM STDIN"
+            ) as copy:
+                for i, (memory_id, text) in enumerate(zip(ids, texts, strict=True)):
+                    event = f"evt-{memory_id}"
+                    kind = ("episode", "preference", "fact")[i % 3]
+                    copy.write_row(
+                        (memory_id, TENANT, user, kind, text, "active", 0.8, "owner", f"ck-{memory_id}", event,
+                         "t" * 32, "bench-policy-1", event)
+                    )  # fmt: skip
+            with conn.cursor().copy("COPY memory_sources (memory_id, event_id, tenant, trace_id) FROM STDIN") as copy:
+                for memory_id in ids:
+                    copy.write_row((memory_id, f"evt-{memory_id}", TENANT, "t" * 32))
+            with conn.cursor().copy(
+                "COPY memory_vectors (memory_id, embedder, tenant, dim, vector) FROM STDIN"
+            ) as copy:
+                for memory_id, vector in zip(ids, vectors, strict=True):
+                    copy.write_row((memory_id, EMBEDDER.name, TENANT, EMBEDDER.dim, vector.astype("<f4").tobytes()))
+            kept[user] = (ids, vectors)
+    return kept
+
+
+def _numpy_exact(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    scores = vectors @ query
+    top = np.argpartition(-scores, K)[:K]
+    return top[np.argsort(-scores[top])]
+
+
+def measure(stack: Stack, user: str, ids: list[str], vectors: np.ndarray, calls: int) -> dict[str, Any]:
+    metadata = bearer_metadata(stack.token(TENANT, roles=("reader",), subject="bench"))
+    rng = np.random.default_rng(hash(user) % 2**32)
+    search_ms, exact_ms, found = [], [], 0
+    position = {memory_id: i for i, memory_id in enumerate(ids)}
+    with grpc.insecure_channel(stack.services["memory"].target) as channel:
+        stub = pb_grpc.MemoryServiceStub(channel)
+        stub.SearchMemories(pb.SearchMemoriesRequest(tenant=TENANT, user=user, query="warm up", k=K), metadata=metadata)
+        for i in range(calls):
+            query = f"{_text(rng)} q{i}"
+            started = time.perf_counter()
+            response = stub.SearchMemories(
+                pb.SearchMemoriesRequest(tenant=TENANT, user=user, query=query, k=K), metadata=metadata, timeout=30
+            )
+            search_ms.append((time.perf_counter() - started) * 1000)
+            vector = EMBEDDER.embed([query])[0]
+            started = time.perf_counter()
+            truth = _numpy_exact(vectors, vector)
+            exact_ms.append((time.perf_counter() - started) * 1000)
+            # Tie-aware recall: the hashing embedder gives many memories the same score, so a returned
+            # memory counts if its exact score reaches the exact 10th best (any of the tied is right).
+            scores = vectors @ vector
+            tenth = float(scores[truth[-1]]) - 1e-5
+            found += sum(1 for r in response.results[:K] if scores[position[r.memory.memory_id]] >= tenth)
+    return {"search": search_ms, "exact": exact_ms, "recall": found / (calls * K)}
+
+
+def run(quick: bool) -> list[Row]:
+    typical_users, typical_n, big_n = (100, 200, 30_000) if quick else (1_000, 1_000, 100_000)
+    users = {f"u{i}": typical_n for i in range(typical_users)} | {"whale": big_n}
+    total = sum(users.values())
+    rows: list[Row] = []
+    with running_stack("search", "hashing") as stack:
+        started = time.perf_counter()
+        kept = _seed(stack, users)
+        print(f"   seeded {total:,} memories by COPY in {time.perf_counter() - started:.1f} s", flush=True)
+        memory = stack.services["memory"]
+        memory.process.terminate(timeout=60)
+        started = time.perf_counter()
+        memory.process.start()  # builds the index from the seeded vectors, as after any restart
+        memory.process.wait_healthy(memory.grpc_port, timeout=3600.0)
+        print(f"   memory restarted and indexed {total:,} memories in {time.perf_counter() - started:.1f} s")
+        for label, user in (("typical user", "u7"), ("large user", "whale")):
+            before = load_average()
+            ids, vectors = kept[user]
+            m = measure(stack, user, ids, vectors, 100 if quick else 300)
+            print(f"   {label}: load average {before} before, {load_average()} after", flush=True)
+            p99, base = pct(m["search"], 99), pct(m["exact"], 99)
+            p50s, p50e = pct(m["search"], 50), pct(m["exact"], 50)
+            print(f"   {label}: SearchMemories p50 {p50s:.2f} ms, numpy exact p50 {p50e:.3f} ms", flush=True)
+            size = f"{len(ids):,} of {total:,} memories"
+            rows += [
+                row(
+                    f"SearchMemories p99 ms over gRPC, {label} ({size}), k={K} [baseline: numpy exact, in-process]",
+                    round(p99, 2),
+                    round(base, 3),
+                    round(p99 / base, 2),
+                    goal="<= 10 ms",
+                    met=p99 <= 10,
+                ),
+                row(
+                    f"SearchMemories recall@10, {label} [baseline: numpy exact = 1.0]",
+                    round(m["recall"], 3),
+                    1.0,
+                    round(m["recall"], 3),
+                    goal=">= 0.95",
+                    met=m["recall"] >= 0.95,
+                ),
+            ]
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--quick", action="store_true", help="100 x 200 + 30,000 instead of 1,000 x 1,000 + 1e5")
+    rows = run(parser.parse_args().quick)
+    print(f"{'figure':<110} {'memloop':>9} {'baseline':>9} {'ratio':>7}")
+    for r in rows:
+        print(f"{r['figure']:<110} {r['memloop']:>9} {r['baseline']:>9} {r['ratio']:>7}")
+
+
+if __name__ == "__main__":
+    main()

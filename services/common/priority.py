@@ -1,0 +1,125 @@
+"""Learning yields to serving: idle CPU priority and bounded math threads for background work.
+
+memloop's promise is "answer at once, learn afterwards". On a shared machine that only holds if
+the learning path (the worker, and memory's ingestion: embedding, FindConflicts, ApplyLearning,
+index catch-up) cannot take the cores a reply needs. Two levers, both set by each service itself
+from `MEMLOOP_LEARNING_PRIORITY` (`idle`, the default, or `normal`):
+
+- **CPU priority.** `SCHED_IDLE` where the OS allows it (Linux: runs only when no normal-priority
+  thread wants the core), else nice 19. On Linux both are attributes of a *thread* (a task), so
+  memory lowers only its ingestion executor's threads and keeps retrieval at normal priority; the
+  worker, all background, lowers every thread of its process.
+- **Math threads.** torch, OpenMP, MKL and OpenBLAS each default to one thread per core and spin
+  while waiting; a background embedder with 2 spinning threads on a 2-core machine occupies both
+  cores. `bound_math_threads` caps them (env for the libraries that read it at import, calls for
+  the ones already loaded).
+
+Where the OS refuses (non-Linux, seccomp), the functions log and carry on at normal priority:
+priority is an optimisation, never a reason not to serve.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+_log = logging.getLogger(__name__)
+
+PRIORITIES = ("idle", "normal")
+_IDLE_NICE = 19
+_THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class LearningPriority:
+    """What the background path runs at: `idle` (SCHED_IDLE or nice 19) or `normal`, and how many
+    math threads it may use."""
+
+    mode: str = "idle"
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.mode not in PRIORITIES:
+            raise SystemExit(f"MEMLOOP_LEARNING_PRIORITY must be one of {PRIORITIES}, not {self.mode!r}")
+        if self.threads < 1:
+            raise SystemExit("MEMLOOP_LEARNING_THREADS must be >= 1")
+
+    @property
+    def lowered(self) -> bool:
+        return self.mode == "idle"
+
+
+def bound_math_threads(threads: int, env: MutableMapping[str, str] | None = None) -> None:
+    """Cap OpenMP/MKL/OpenBLAS (via env: read when those libraries load, so call this before
+    importing numpy/torch where possible) and torch/faiss if already imported (via their calls)."""
+    env = os.environ if env is None else env
+    for name in _THREAD_ENV:
+        env.setdefault(name, str(threads))
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    faiss = sys.modules.get("faiss")
+    if faiss is not None:
+        faiss.omp_set_num_threads(threads)
+
+
+def lower_thread(tid: int = 0) -> str:
+    """Put one OS thread (`tid` a native thread id; 0 = the calling thread) at idle priority.
+
+    Returns what was applied: "sched_idle", "nice" or "none". On Linux `sched_setscheduler` and
+    `setpriority(PRIO_PROCESS, tid)` act on that one task, not the whole process.
+    """
+    tid = tid or threading.get_native_id()
+    setscheduler = getattr(os, "sched_setscheduler", None)
+    idle = getattr(os, "SCHED_IDLE", None)
+    if setscheduler is not None and idle is not None:
+        try:
+            setscheduler(tid, idle, os.sched_param(0))
+            return "sched_idle"
+        except OSError as exc:
+            _log.debug("SCHED_IDLE refused for thread %d (%s); trying nice", tid, exc)
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, _IDLE_NICE)
+        return "nice"
+    except (OSError, AttributeError) as exc:
+        _log.warning("cannot lower the priority of thread %d (%s); it runs at normal priority", tid, exc)
+        return "none"
+
+
+def lower_process(priority: LearningPriority) -> str:
+    """For an all-background process (the worker): every thread it has and will have.
+
+    New threads inherit the creating thread's policy and nice value, so lowering the main thread
+    before the others start covers them; threads already running are lowered one by one.
+    """
+    bound_math_threads(priority.threads)
+    if not priority.lowered:
+        return "none"
+    applied = lower_thread()
+    for tid in _task_ids():
+        if tid != threading.get_native_id():
+            lower_thread(tid)
+    _log.info("background process at idle CPU priority (%s), %d math thread(s)", applied, priority.threads)
+    return applied
+
+
+def _task_ids() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return []
+
+
+def background_executor(priority: LearningPriority, *, workers: int, name: str) -> ThreadPoolExecutor:
+    """A thread pool whose threads lower themselves as they start (when the priority is `idle`).
+
+    Memory submits ingestion here and keeps retrieval on the gRPC server's threads, so the two
+    never share a thread and the kernel can prefer retrieval.
+    """
+    initializer: Callable[[], object] | None = lower_thread if priority.lowered else None
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)

@@ -1,0 +1,95 @@
+"""Learning yields to serving (issue 15): ingestion threads run at idle priority, retrieval's do not.
+
+Reads the kernel's view of each thread (its scheduling policy, its nice value from
+/proc/self/task/<tid>/stat), so the tests fail if the lowering silently did nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.priority import LearningPriority, background_executor
+from services.memory.core.entrypoints import grpc_server as core_rpcs
+
+
+def _nice(tid: int) -> int:
+    stat = Path(f"/proc/self/task/{tid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])  # field 19 of stat: nice
+
+
+def _lowered(tid: int) -> bool:
+    return os.sched_getscheduler(tid) == os.SCHED_IDLE or _nice(tid) == 19
+
+
+def _thread_state() -> tuple[int, bool]:
+    tid = threading.get_native_id()
+    return tid, _lowered(tid)
+
+
+def test_idle_executor_threads_run_at_idle_priority_and_the_caller_does_not() -> None:
+    executor = background_executor(LearningPriority("idle"), workers=2, name="t-ingest")
+    try:
+        tid, lowered = executor.submit(_thread_state).result()
+    finally:
+        executor.shutdown(wait=True)
+    assert tid != threading.get_native_id()
+    assert lowered, "the ingestion thread is neither SCHED_IDLE nor nice 19"
+    assert not _lowered(threading.get_native_id()), "lowering leaked to the submitting thread"
+
+
+def test_normal_priority_leaves_threads_alone() -> None:
+    executor = background_executor(LearningPriority("normal"), workers=1, name="t-normal")
+    try:
+        _, lowered = executor.submit(_thread_state).result()
+    finally:
+        executor.shutdown(wait=True)
+    assert not lowered
+
+
+def test_an_unknown_priority_is_refused_at_start_up() -> None:
+    with pytest.raises(SystemExit, match="MEMLOOP_LEARNING_PRIORITY"):
+        LearningPriority("low")
+
+
+class _Context:
+    def abort(self, code: Any, details: str) -> None:  # pragma: no cover - only on a failure
+        raise AssertionError(f"aborted {code}: {details}")
+
+
+def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foreground(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: dict[str, bool] = {}
+
+    def find_conflicts(*_: Any) -> list[Any]:
+        seen["FindConflicts"] = _thread_state()[1]
+        return []
+
+    def search_memories(*_: Any) -> list[Any]:
+        seen["SearchMemories"] = _thread_state()[1]
+        return []
+
+    monkeypatch.setattr(core_rpcs, "authorize_tenant", lambda *_, **__: None)
+    monkeypatch.setattr(core_rpcs.retrieval, "find_conflicts", find_conflicts)
+    monkeypatch.setattr(core_rpcs.retrieval, "search_memories", search_memories)
+    monkeypatch.setattr(core_rpcs.requests, "search", lambda *_, **__: None)
+    monkeypatch.setattr(core_rpcs.requests, "candidates", lambda *_: [])
+
+    class _Ports:
+        class tuning:
+            default_k, max_k = 5, 50
+
+    executor = background_executor(LearningPriority("idle"), workers=1, name="t-memory-ingest")
+    try:
+        rpcs = core_rpcs.CoreMemoryRpcs(_Ports(), executor)  # type: ignore[arg-type]
+        rpcs.FindConflicts(pb.FindConflictsRequest(tenant="t", user="u"), _Context())  # type: ignore[arg-type]
+        rpcs.SearchMemories(pb.SearchMemoriesRequest(tenant="t", user="u", query="q"), _Context())  # type: ignore[arg-type]
+    finally:
+        executor.shutdown(wait=True)
+    assert seen == {"FindConflicts": True, "SearchMemories": False}

@@ -1,0 +1,72 @@
+"""The per-(tenant, user) index (issue 15): exact while small, IVF past the threshold, with
+removal, type filters, persistence and recall kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from services.common.vocabulary import MemoryType
+from services.memory.core.adapters import faiss_partition
+from services.memory.core.adapters.faiss_index import FaissVectorIndex
+from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest
+
+DIM = 32
+
+
+def _vectors(n: int, seed: int = 3) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((40, DIM)).astype(np.float32)
+    rows = centres[rng.integers(0, 40, n)] + 0.3 * rng.standard_normal((n, DIM)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def _changes(vectors: np.ndarray, user: str, first: int = 1) -> list[IndexedChange]:
+    kinds = (MemoryType.FACT, MemoryType.PREFERENCE)
+    return [
+        IndexedChange(first + i, f"m{first + i}", "acme", user, kinds[i % 2], True, v) for i, v in enumerate(vectors)
+    ]
+
+
+def test_a_large_users_partition_turns_ivf_keeps_recall_and_the_others_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(faiss_partition, "IVF_THRESHOLD", 1_000)
+    big, small = _vectors(3_000), _vectors(50, seed=4)
+    index = FaissVectorIndex(tmp_path, DIM)
+    index.apply(_changes(big, "whale"))
+    index.apply(_changes(small, "minnow", first=10_000))
+    partitions = index._tenants["acme"].partitions
+    assert partitions["whale"].approximate and not partitions["minnow"].approximate
+
+    queries = _vectors(100, seed=5)
+    found = 0
+    for query in queries:
+        truth = set((np.argsort(-(big @ query))[:10] + 1).tolist())
+        found += len(truth & {r for r, _ in index.search("acme", "whale", query, 10, frozenset())})
+    assert found / 1000 >= 0.95
+
+    # a user's query never reaches another user's partition
+    assert {r for r, _ in index.search("acme", "minnow", queries[0], 10, frozenset())} <= set(range(10_000, 10_050))
+    # removal and the type filter work on the IVF partition
+    top = index.search("acme", "whale", big[0], 1, frozenset())[0][0]
+    index.apply([IndexedChange(top, f"m{top}", "acme", "whale", MemoryType.FACT, False, None)])
+    assert top not in {r for r, _ in index.search("acme", "whale", big[0], 10, frozenset())}
+    facts = index.search("acme", "whale", big[0], 10, frozenset({MemoryType.FACT}))
+    assert facts and all(r % 2 == 1 for r, _ in facts)  # odd row ids are the facts
+    assert index.size() == 3_049
+
+    # persisted and loaded back: same kind of partition, same answers
+    manifest = IndexManifest("db", "e", DIM, FeedCursor(1, 1), vectors=3_049)
+    index.save(manifest)
+    loaded = FaissVectorIndex(tmp_path, DIM)
+    assert loaded.load(database_id="db", embedder="e", dim=DIM) == manifest
+    assert loaded._tenants["acme"].partitions["whale"].approximate
+    for query in queries[:10]:
+        assert loaded.search("acme", "whale", query, 10, frozenset()) == index.search(
+            "acme", "whale", query, 10, frozenset()
+        )
+    loaded.apply([IndexedChange(2, "m2", "acme", "whale", MemoryType.PREFERENCE, False, None)])
+    assert loaded.size() == 3_048 and loaded.holds("acme", [2, 3]) == [3]
