@@ -174,34 +174,26 @@ def context(response: memory_service_pb2.GetContextResponse) -> Context:
 def forget_request(
     *, tenant: str, memory_id: str, user: str, event_id: str, source_request_id: str, reason: str, request_id: str
 ) -> memory_service_pb2.ForgetRequest:
-    """Exactly one target decides the scope; none or several is InvalidArgument on `scope`."""
-    given = [name for name, value in (("memory_id", memory_id), ("user", user)) if value]
-    if event_id or source_request_id:
-        given.append("event_id")
+    """Exactly one target decides the scope (the contract's `target` oneof); none or several is
+    InvalidArgument on `scope` before any call, since the wire could carry only the last one set."""
+    targets = {
+        "memory_id": memory_id,
+        "user": user,
+        "event_id": event_id,
+        "source_request_id": source_request_id,
+    }
+    given = {name: value for name, value in targets.items() if value}
     if len(given) != 1:
         raise _local_invalid("scope", "name exactly one of memory_id, user, event_id or source_request_id")
-    scope = {
-        "memory_id": memory_service_pb2.FORGET_SCOPE_MEMORY,
-        "user": memory_service_pb2.FORGET_SCOPE_USER,
-        "event_id": memory_service_pb2.FORGET_SCOPE_EVENT,
-    }[given[0]]
-    return memory_service_pb2.ForgetRequest(
-        tenant=tenant,
-        scope=scope,
-        memory_id=memory_id,
-        user=user,
-        event_id=event_id,
-        source_request_id=source_request_id,
-        request_id=request_id,
-        reason=reason,
-    )
+    return memory_service_pb2.ForgetRequest(tenant=tenant, request_id=request_id, reason=reason, **given)
 
 
 def forgotten(response: memory_service_pb2.ForgetResponse) -> Forgotten:
     return Forgotten(deletion_id=response.deletion_id, memories_affected=response.memories_affected)
 
 
-def deletion(response: memory_service_pb2.GetDeletionResponse) -> Deletion:
+def deletion(answer: memory_service_pb2.GetDeletionResponse) -> Deletion:
+    response = answer.deletion
     return Deletion(
         deletion_id=response.deletion_id,
         scope=_name(memory_service_pb2.ForgetScope, response.scope, "FORGET_SCOPE_"),
