@@ -171,8 +171,9 @@ def test_retries_stop_at_the_total_deadline(serving: tuple[str, Script]) -> None
         pytest.raises(Unavailable) as raised,
     ):
         _record(client)
-    # Then the call gives up within its deadline, after several attempts with the same id
-    assert time.monotonic() - started < 1.5
+    # Then the call gives up at its deadline, not after the 1000 scripted failures (~100 s of backoff),
+    # after several attempts with the same id; the bound is 10x the deadline so a loaded machine passes
+    assert time.monotonic() - started < 5.0
     assert raised.value.attempts >= 3 and len(set(script.request_ids)) == 1
 
 
