@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import grpc
@@ -138,9 +139,9 @@ def measure(stack: Stack, user: str, calls: int) -> dict[str, list[float]]:
             asked = _query(i, "a")
             context = pb.GetContextRequest(tenant=TENANT, user=user, query=_query(i, "c"), k=K)
             search = pb.SearchMemoriesRequest(tenant=TENANT, user=user, query=_query(i, "s"), k=K)
-            times["context"].append(_timed(lambda r=context: stub.GetContext(r, metadata=metadata, timeout=30)))
-            times["search"].append(_timed(lambda r=search: stub.SearchMemories(r, metadata=metadata, timeout=30)))
-            times["client"].append(_timed(lambda q=asked: client.context(user, q, k=K)))
+            times["context"].append(_timed(partial(stub.GetContext, context, metadata=metadata, timeout=30)))
+            times["search"].append(_timed(partial(stub.SearchMemories, search, metadata=metadata, timeout=30)))
+            times["client"].append(_timed(partial(client.context, user, asked, k=K)))
     return times
 
 

@@ -7,7 +7,7 @@ change meaning. Adding messages, fields, enum values, methods or services is com
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from google.protobuf import descriptor_pb2
 
@@ -102,7 +102,7 @@ def _index(
 
 
 def _messages(
-    prefix: str, messages: Iterator[descriptor_pb2.DescriptorProto] | list[descriptor_pb2.DescriptorProto]
+    prefix: str, messages: Iterable[descriptor_pb2.DescriptorProto]
 ) -> Iterator[tuple[descriptor_pb2.DescriptorProto, str]]:
     for message in messages:
         full = f"{prefix}.{message.name}"

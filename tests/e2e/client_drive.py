@@ -15,6 +15,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TypedDict
 
 from memloop_client import CONTRACT_VERSION, AsyncClient, Client, Email, InvalidArgument
 
@@ -23,11 +24,19 @@ AUTH = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.mailfrom
 MAIL = Email(OWNER, "assistant@acme.example", "Scheduling", "Please keep my meetings after 10:00.", AUTH)
 
 
+class Targets(TypedDict):
+    """Where the stack listens, as the clients' keyword arguments (typed so `**` keeps the names checked)."""
+
+    serving: str
+    memory: str
+    tenant: str
+
+
 def main() -> None:
     if importlib.util.find_spec("services") is not None:
         sys.exit("the services package is importable here; this must run without it")
     token_file = Path(os.environ["MEMLOOP_TOKEN_FILE"])
-    settings = {
+    settings: Targets = {
         "serving": os.environ["MEMLOOP_SERVING_TARGET"],
         "memory": os.environ["MEMLOOP_MEMORY_TARGET"],
         "tenant": os.environ["MEMLOOP_TENANT"],
@@ -76,7 +85,7 @@ def main() -> None:
     print(json.dumps(report))
 
 
-async def _async_context(settings: dict[str, str], token_file: Path) -> list[str]:
+async def _async_context(settings: Targets, token_file: Path) -> list[str]:
     async with AsyncClient(**settings, token=lambda: token_file.read_text().strip()) as memloop:
         return [m.memory_id for m in (await memloop.context(USER, QUERY)).memories]
 

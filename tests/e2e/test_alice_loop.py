@@ -165,8 +165,22 @@ def test_the_trace_shows_every_hop_with_one_event_id_and_one_trace_id(stack: Sta
     response = clients.serving.HandleRequest(alice_request("schedule-with-bob", clients.tenant), timeout=10)
     eventually(lambda: clients.processed(response.event_id), what="the event was learned")
 
-    # When its timeline is collected the way `memloop trace` does
-    def timeline_with_policy() -> list[TimelineEntry] | None:
+    # When its timeline is collected the way `memloop trace` does, once every hop asserted below
+    # is there (each service exports its spans on its own schedule, so one span says nothing of the others)
+    def has_every_hop(entries: list[TimelineEntry]) -> bool:
+        hops = [e.hop for e in entries]
+        return (
+            "span memloop-serving" in hops
+            and "serving.commit" in hops
+            and "relay.published" in hops
+            and any("worker" in e.hop or "worker" in e.detail for e in entries)
+            and any("PolicyService/Evaluate" in e.detail for e in entries)
+            and any("MemoryService/ApplyLearning" in e.detail for e in entries)
+            and any(h.startswith("memory.candidate.rejected") for h in hops)
+            and any(h.startswith("memory.memory.stored") for h in hops)
+        )
+
+    def complete_timeline() -> list[TimelineEntry] | None:
         entries = collect_timeline(
             stack.services["serving"].target,
             stack.services["memory"].target,
@@ -175,9 +189,9 @@ def test_the_trace_shows_every_hop_with_one_event_id_and_one_trace_id(stack: Sta
             "req-alice-0001",
             stack.span_file,
         )
-        return entries if any("PolicyService/Evaluate" in e.detail for e in entries) else None
+        return entries if has_every_hop(entries) else None
 
-    entries = eventually(timeline_with_policy, what="the policy span reached the span file")
+    entries = eventually(complete_timeline, what="every hop's span and audit entry reached the timeline")
     hops = [e.hop for e in entries]
     # Then serving's commit, the relay's publish, the worker, policy and memory all appear
     assert len(format_timeline(entries)) == len(entries)

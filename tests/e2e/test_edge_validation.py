@@ -46,7 +46,7 @@ class Stubs:
     """One stub per service, the tenant's for user calls and the loop's for loop-only calls."""
 
     def __init__(self, stack: Stack, tenant: str) -> None:
-        self._channels = []
+        self._channels: list[grpc.Channel] = []
         user, loop = stack.token(tenant, roles=ROLES), stack.service_token()
         memory = self._channel(stack, "memory", user)
         loop_memory = self._channel(stack, "memory", loop)

@@ -55,6 +55,7 @@ async def test_each_tenant_lists_and_replays_only_its_own_dead_letters(infra: Te
         # Then it left the DLQ and is back on the learning stream
         assert await console.list("acme") == []
         replayed = await js.get_last_msg(names.learning_stream, names.learning_subject("acme"))
+        assert replayed.data is not None
         assert learning_event_pb2.LearningEvent.FromString(replayed.data).event_id == acme_event
     finally:
         await client.close()

@@ -310,20 +310,23 @@ def test_a_memory_process_killed_in_the_middle_of_a_deletion_finishes_it_after_r
     assert stream_hits(rig.nats_url, (rig.learning_stream, f"{rig.learning_stream}_DLQ"), NEEDLES) == []
 
 
+# 300 rounds of store → replica sees it → forget → search both replicas, each several gRPC calls into
+# two memory processes while a thread keeps searching one of them: ~25 s on an idle 2-core machine,
+# past the default 120 s when the machine is shared. Fewer rounds would mean fewer chances to catch the race.
+@pytest.mark.timeout(600)
 def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgement(rig: DeletionRig) -> None:
     # Given: a second thread searching replica memory-b without pause for whatever is being forgotten
     a, b, watcher = rig.memory("memory-a"), rig.memory("memory-b"), rig.memory("memory-b")
     current: dict[str, object] = {"text": "", "memory_id": "", "acked": None}
     late: list[str] = []
     searches = 0
-    stop = threading.Event()
+    stop, first_round = threading.Event(), threading.Event()
 
     def search_forever() -> None:
         nonlocal searches
+        first_round.wait()  # blocked, not spinning on the GIL the main thread needs
         while not stop.is_set():
             text, memory_id, acked = current["text"], current["memory_id"], current["acked"]
-            if not text:
-                continue
             started = time.monotonic()
             request = pb.SearchMemoriesRequest(tenant="acme", user="racer", query=str(text), k=5)
             found = {h.memory.memory_id for h in watcher.SearchMemories(request).results}
@@ -343,6 +346,7 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
             visible = lambda q=query, m=memory_id: m in {h.memory.memory_id for h in b.SearchMemories(q).results}  # noqa: E731
             assert wait_until(visible, interval=0.002)
             current.update(text=text, memory_id=memory_id, acked=None)
+            first_round.set()
             # When: memory-a forgets it while the other thread keeps searching memory-b
             a.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
             current["acked"] = time.monotonic()
@@ -351,6 +355,7 @@ def test_a_search_racing_forget_never_returns_the_record_after_the_acknowledgeme
                 assert memory_id not in {h.memory.memory_id for h in replica.SearchMemories(query).results}
     finally:
         stop.set()
+        first_round.set()
         thread.join(10)
     assert late == [], f"searches started after the acknowledgement returned {late}"
     assert searches > rounds  # the other thread really did race every round

@@ -80,7 +80,7 @@ def test_context_is_the_search_plus_the_applicable_procedures_with_a_stable_vers
 
 def test_context_is_authorized_and_validated_like_search(node: MemoryNode) -> None:
     other = node.stub(token("globex", ("reader",)), tenant="globex")
-    for call, code, field in (
+    cases: tuple[tuple[Callable[[], object], grpc.StatusCode, str | None], ...] = (
         (lambda: _context(other), grpc.StatusCode.PERMISSION_DENIED, None),
         (lambda: _context(node.stub(), k=-1), grpc.StatusCode.INVALID_ARGUMENT, "k"),
         (lambda: _context(node.stub(), user=""), grpc.StatusCode.INVALID_ARGUMENT, "user"),
@@ -90,7 +90,8 @@ def test_context_is_authorized_and_validated_like_search(node: MemoryNode) -> No
             grpc.StatusCode.INVALID_ARGUMENT,
             "procedure_scope",
         ),
-    ):
+    )
+    for call, code, field in cases:
         with pytest.raises(grpc.RpcError) as caught:
             call()
         assert caught.value.code() == code

@@ -34,15 +34,12 @@ def test_reply_returns_without_any_worker_and_the_event_waits_in_the_stream(stac
     stub = stack.stub(stack.token())
     request = alice_request(0)
 
-    # When Alice's request is handled
-    started = time.perf_counter()
+    # When Alice's request is handled (bench/bench_serving.py measures how fast)
     response = stub.HandleRequest(request, timeout=30)
-    elapsed = time.perf_counter() - started
 
-    # Then the reply arrived at once, committed with its event
+    # Then the reply arrived with no consumer on the stream, committed with its event
     assert response.replayed is False and response.event_id and len(response.trace_id) == 32
     assert response.reply == request.reply
-    assert elapsed < 2.0, f"reply took {elapsed:.3f}s"
     outbox = serving_service_pb2.GetOutboxEventRequest(tenant="acme", request_id=request.request_id)
     wait_until(
         lambda: stub.GetOutboxEvent(outbox).state == serving_service_pb2.OUTBOX_STATE_PUBLISHED, 15, "publication"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import descriptor_pb2
-from grpc_tools import protoc
+from grpc_tools import protoc  # type: ignore[import-untyped]  # grpcio-tools ships no type hints
 
 from tests.contract_rules import breaking_changes
 

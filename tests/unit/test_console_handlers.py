@@ -23,7 +23,9 @@ def token(tenant: str = "acme", roles: tuple[str, ...] = ("reviewer",), subject:
     return issue_token(ISSUER, subject=subject, tenant=tenant, roles=roles)
 
 
-def pending(item_id: str, user: str, text: str, type_: int = candidate_pb2.MEMORY_TYPE_PROCEDURAL) -> mem.ReviewItem:
+def pending(
+    item_id: str, user: str, text: str, type_: candidate_pb2.MemoryType.ValueType = candidate_pb2.MEMORY_TYPE_PROCEDURAL
+) -> mem.ReviewItem:
     candidate = candidate_pb2.Candidate(type=type_, origin=candidate_pb2.ORIGIN_OWNER, text=text, intent_key="")
     decision = candidate_pb2.Decision(
         candidate=candidate,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
@@ -188,21 +187,6 @@ def test_fast_and_thorough_modes_have_the_same_coverage(text: str) -> None:
     fast, thorough = Redactor(RedactionMode.FAST).redact(text), Redactor(RedactionMode.THOROUGH).redact(text)
     # Then both remove the same spans: serving (thorough) stores nothing the worker would remove
     assert fast.text == thorough.text != text
-
-
-def test_thorough_mode_is_cheap_enough_for_the_request_path() -> None:
-    # Given a 2 KB e-mail
-    body = alice()["requests"][0]["content"]["body"]
-    text = (body + "\n" + "We reviewed the Q1 rollout plan with the team and agreed the milestones. " * 30)[:2048]
-    redactor = Redactor(RedactionMode.THOROUGH)
-    redactor.redact(text)
-    # When redacted 50 times (CPU time, so other processes on the machine do not count)
-    started = time.process_time()
-    for _ in range(50):
-        redactor.redact(text)
-    mean = (time.process_time() - started) / 50
-    # Then the mean stays within the request path's budget (bench/bench_redaction.py prints the figures)
-    assert mean < 0.005
 
 
 @pytest.mark.parametrize(

@@ -147,7 +147,7 @@ def _apply_decision(
     if decision.outcome is Outcome.STORE:
         result = store_candidate(
             uow,
-            _new_memory(cmd, decision),
+            NewMemory.from_decision(cmd.tenant, cmd.user, decision),
             vectors[candidate.text],
             embedder=ports.embedder.name,
             by=by,
@@ -199,19 +199,3 @@ def _stamped(decision: Decision, cmd: ApplyLearning) -> Decision:
         trace_id=decision.candidate.trace_id or cmd.trace_id,
     )
     return replace(decision, candidate=candidate)
-
-
-def _new_memory(cmd: ApplyLearning, decision: Decision) -> NewMemory:
-    candidate = decision.candidate
-    return NewMemory(
-        tenant=cmd.tenant,
-        user=cmd.user,
-        type=candidate.type,
-        text=candidate.text,
-        intent_key=candidate.intent_key,
-        confidence=candidate.confidence,
-        origin=candidate.origin,
-        sensitivity=candidate.sensitivity,
-        candidate_key=candidate.candidate_key,
-        policy_version=decision.policy_version,
-    )

@@ -69,7 +69,8 @@ def _resolve_once(cmd: ResolveReviewItem, ports: MemoryPorts, vector: Vector | N
         )
         memory_id, changed = "", []
         if cmd.resolution is Resolution.APPROVE and vector is not None:
-            result = store_candidate(uow, _new_memory(item), vector, embedder=ports.embedder.name, by=by)
+            new = NewMemory.from_decision(item.tenant, item.user, item.decision)
+            result = store_candidate(uow, new, vector, embedder=ports.embedder.name, by=by)
             memory_id = result.memory.memory_id
             changed = [memory_id] + ([result.superseded.memory_id] if result.superseded else [])
             if item.decision.candidate.type is MemoryType.PROCEDURAL:
@@ -97,22 +98,6 @@ def list_review_items(
     with ports.uow(tenant) as uow:
         rows = uow.reviews.page(user=user, state=state, after_row_id=page.after, limit=page.size + 1)
     return Page.from_rows(rows, page)
-
-
-def _new_memory(item: ReviewItem) -> NewMemory:
-    candidate = item.decision.candidate
-    return NewMemory(
-        tenant=item.tenant,
-        user=item.user,
-        type=candidate.type,
-        text=candidate.text,
-        intent_key=candidate.intent_key,
-        confidence=candidate.confidence,
-        origin=candidate.origin,
-        sensitivity=candidate.sensitivity,
-        candidate_key=candidate.candidate_key,
-        policy_version=item.decision.policy_version,
-    )
 
 
 def _get(uow: MemoryUnitOfWork, review_item_id: str, *, lock: bool) -> ReviewItem:

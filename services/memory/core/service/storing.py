@@ -8,7 +8,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, replace
 
-from services.common.vocabulary import MemoryType, Origin, Sensitivity
+from services.common.vocabulary import Decision, MemoryType, Origin, Sensitivity
 from services.memory.core.domain.audit import AuditAction
 from services.memory.core.domain.model import (
     MemoryRecord,
@@ -36,6 +36,23 @@ class NewMemory:
     sensitivity: Sensitivity
     candidate_key: str
     policy_version: str
+
+    @classmethod
+    def from_decision(cls, tenant: str, user: str, decision: Decision) -> NewMemory:
+        """A decision's candidate as stored: one mapping for ApplyLearning and review approvals alike."""
+        candidate = decision.candidate
+        return cls(
+            tenant=tenant,
+            user=user,
+            type=candidate.type,
+            text=candidate.text,
+            intent_key=candidate.intent_key,
+            confidence=candidate.confidence,
+            origin=candidate.origin,
+            sensitivity=candidate.sensitivity,
+            candidate_key=candidate.candidate_key,
+            policy_version=decision.policy_version,
+        )
 
 
 @dataclass(frozen=True)
