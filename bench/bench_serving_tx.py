@@ -20,7 +20,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from bench._harness import pct
 from services.common.db import make_engine, run_migrations, url_for_role
@@ -64,8 +64,8 @@ def _pipelined(uow: SqlServingUnitOfWork, new: NewResult) -> None:
 
 
 def _run(
-    sessions: sessionmaker, write: Callable[[SqlServingUnitOfWork, NewResult], None], n: int, tag: str
-) -> list[float]:  # type: ignore[type-arg]
+    sessions: sessionmaker[Session], write: Callable[[SqlServingUnitOfWork, NewResult], None], n: int, tag: str
+) -> list[float]:
     times = []
     rows = [_new(i, tag) for i in range(n)]
     for new in rows:

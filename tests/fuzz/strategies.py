@@ -72,7 +72,10 @@ def _scalar(fd: d.FieldDescriptor, known: KnownIds) -> st.SearchStrategy[Any]:
         big = 3.0e38 if t == d.FieldDescriptor.TYPE_FLOAT else None
         return st.floats(allow_nan=True, allow_infinity=True, max_value=big, min_value=-big if big else None)
     if t == d.FieldDescriptor.TYPE_ENUM:
-        return st.one_of(st.sampled_from([v.number for v in fd.enum_type.values]), st.integers(-3, 40))
+        return st.one_of(
+            st.sampled_from([v.number for v in (fd.enum_type.values if fd.enum_type else [])] or [0]),
+            st.integers(-3, 40),
+        )
     if t in (d.FieldDescriptor.TYPE_INT32, d.FieldDescriptor.TYPE_SINT32, d.FieldDescriptor.TYPE_SFIXED32):
         return st.one_of(st.sampled_from([0, 1, -1, 10, 500, 1001, *_INT32]), st.integers(*_INT32))
     if t in (d.FieldDescriptor.TYPE_UINT32, d.FieldDescriptor.TYPE_FIXED32):

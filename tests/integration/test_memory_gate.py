@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import grpc
@@ -79,7 +80,7 @@ def test_the_loop_token_cannot_apply_an_unsigned_or_forged_decision(node: Memory
     junk.decisions[0].signature = b"\x01" * 64
     for request in (unsigned, junk):
         # When it is applied
-        code, reason, message = _refused(lambda r=request: loop.ApplyLearning(r))
+        code, reason, message = _refused(partial(loop.ApplyLearning, request))
         # Then memory refuses it naming the decision and its candidate, and writes nothing
         assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "DECISION_SIGNATURE_INVALID")
         assert "decisions[0]" in message and request.decisions[0].candidate.candidate_key in message
@@ -101,7 +102,7 @@ def test_a_valid_signature_over_a_different_candidate_is_refused(node: MemoryNod
     other_user = apply_request(event_id, decision("Prefers tea", user=user), user=user)
     other_user.user = random_ref("victim")
     for request in (moved, flipped, other_user):
-        code, reason, _ = _refused(lambda r=request: loop.ApplyLearning(r))
+        code, reason, _ = _refused(partial(loop.ApplyLearning, request))
         assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "DECISION_SIGNATURE_INVALID")
     # Then nothing was written, and the genuine request still applies
     assert _memories(node, user) == []
@@ -125,7 +126,7 @@ def test_memory_enforces_the_hard_rules_even_for_a_validly_signed_decision(node:
     ):
         request = apply_request(random_ref("evt"), bad, user=user)
         # When the loop applies it
-        code, reason, message = _refused(lambda r=request: loop.ApplyLearning(r))
+        code, reason, message = _refused(partial(loop.ApplyLearning, request))
         # Then memory refuses it by its own rule
         assert (code, reason) == (grpc.StatusCode.PERMISSION_DENIED, "HARD_RULE_VIOLATED"), rule
         assert rule in message

@@ -16,6 +16,8 @@ import pytest
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.priority import LearningPriority, background_executor
 from services.memory.core.entrypoints import grpc_server as core_rpcs
+from services.memory.core.entrypoints import requests
+from services.memory.core.service import retrieval
 
 
 def _nice(tid: int) -> int:
@@ -76,10 +78,10 @@ def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foregrou
         return []
 
     monkeypatch.setattr(core_rpcs, "authorize_tenant", lambda *_, **__: None)
-    monkeypatch.setattr(core_rpcs.retrieval, "find_conflicts", find_conflicts)
-    monkeypatch.setattr(core_rpcs.retrieval, "search_memories", search_memories)
-    monkeypatch.setattr(core_rpcs.requests, "search", lambda *_, **__: None)
-    monkeypatch.setattr(core_rpcs.requests, "candidates", lambda *_: [])
+    monkeypatch.setattr(retrieval, "find_conflicts", find_conflicts)
+    monkeypatch.setattr(retrieval, "search_memories", search_memories)
+    monkeypatch.setattr(requests, "search", lambda *_, **__: None)
+    monkeypatch.setattr(requests, "candidates", lambda *_: [])
 
     class _Ports:
         class tuning:
@@ -87,7 +89,7 @@ def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foregrou
 
     executor = background_executor(LearningPriority("idle"), workers=1, name="t-memory-ingest")
     try:
-        rpcs = core_rpcs.CoreMemoryRpcs(_Ports(), executor)  # type: ignore[arg-type]
+        rpcs = core_rpcs.CoreMemoryRpcs(_Ports(), executor)  # type: ignore[arg-type,abstract]
         rpcs.FindConflicts(pb.FindConflictsRequest(tenant="t", user="u"), _Context())  # type: ignore[arg-type]
         rpcs.SearchMemories(pb.SearchMemoriesRequest(tenant="t", user="u", query="q"), _Context())  # type: ignore[arg-type]
     finally:

@@ -20,7 +20,8 @@ def _vectors(n: int, seed: int = 3) -> np.ndarray:
     rng = np.random.default_rng(seed)
     centres = rng.standard_normal((40, DIM)).astype(np.float32)
     rows = centres[rng.integers(0, 40, n)] + 0.3 * rng.standard_normal((n, DIM)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    normalised: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return normalised
 
 
 def _changes(vectors: np.ndarray, user: str, first: int = 1) -> list[IndexedChange]:
