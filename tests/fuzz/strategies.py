@@ -56,7 +56,7 @@ def strings(known: KnownIds) -> st.SearchStrategy[str]:
         st.sampled_from(_HOSTILE),
         st.text(max_size=40),
         st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x1F), max_size=8),
-        st.builds(lambda c, n: c * n, st.characters(), st.integers(1_000, 100_000)),
+        st.builds(lambda c, n: c * n, st.characters(codec="utf-8"), st.integers(1_000, 100_000)),
     )
 
 
