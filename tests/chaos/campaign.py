@@ -37,6 +37,7 @@ import nats
 import psycopg
 
 from services.cli.stack import Stack, StackSpec
+from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
@@ -46,6 +47,10 @@ from tests.chaos.proxy import CuttingProxy
 
 TENANT = "acme"
 INTENT = "meeting_time_window"
+_OWNER_VERDICT = (
+    "mx.acme.example; dkim=pass header.d=acme.example header.s=mail; spf=pass smtp.mailfrom=acme.example;"
+    " dmarc=pass header.from=acme.example"
+)
 RETRY_CODES = frozenset(
     {
         grpc.StatusCode.UNAVAILABLE,
@@ -248,6 +253,9 @@ class Campaign:
             ),
             reply="Noted.",
             owner_address=f"{statement.user}@acme.example",
+            # The owner's own mail, as the mail system verified it: without a passing verdict serving
+            # would (rightly) treat a mail claiming the owner's address as external.
+            sender_authentication=lpb.SenderAuthentication(authentication_results=_OWNER_VERDICT),
         )
         delay = 0.2
         deadline = time.monotonic() + 600
