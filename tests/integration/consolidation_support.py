@@ -27,6 +27,7 @@ from services.common.gen.memloop.v1 import consolidation_service_pb2_grpc as cs_
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Sensitivity, candidate_key
 from tests.fixtures import fixture_path
+from tests.helpers import sign_decisions
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, Stub, token
 
 FIXTURE = fixture_path("priya_sessions.json")
@@ -107,7 +108,8 @@ def turn_request(tenant: str, *turns: Turn, user: str = USER, event_id: str = ""
     event = event_id or turns[0].event_id
     decisions = [decision_to_pb(_store(tenant, user, t.text, event)) for t in turns]
     trace_id = (event.encode().hex() + "0" * 32)[:32]
-    return pb.ApplyLearningRequest(event_id=event, trace_id=trace_id, tenant=tenant, user=user, decisions=decisions)
+    request = pb.ApplyLearningRequest(event_id=event, trace_id=trace_id, tenant=tenant, user=user, decisions=decisions)
+    return sign_decisions(request)  # as policy signs them: memory accepts no other decision
 
 
 def _store(tenant: str, user: str, text: str, event_id: str) -> Decision:
