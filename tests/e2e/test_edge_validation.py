@@ -51,6 +51,7 @@ class Stubs:
         memory = self._channel(stack, "memory", user)
         loop_memory = self._channel(stack, "memory", loop)
         self.serving = serving_service_pb2_grpc.ServingServiceStub(self._channel(stack, "serving", user))
+        self.loop_serving = serving_service_pb2_grpc.ServingServiceStub(self._channel(stack, "serving", loop))
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(memory)
         self.loop_memory = memory_service_pb2_grpc.MemoryServiceStub(loop_memory)
         self.procedures = learned_procedure_service_pb2_grpc.LearnedProcedureServiceStub(memory)
@@ -108,7 +109,9 @@ def hostile_calls(s: Stubs, tenant: str) -> list[tuple[str, Callable[[], Any], s
         ("HandleRequest oversized", lambda: s.serving.HandleRequest(huge_reply, timeout=30), "reply"),
         (
             "ReadContent NUL",
-            lambda: s.serving.ReadContent(serving_service_pb2.ReadContentRequest(tenant=tenant, content_ref="c\x00")),
+            lambda: s.loop_serving.ReadContent(
+                serving_service_pb2.ReadContentRequest(tenant=tenant, content_ref="c\x00")
+            ),
             "content_ref",
         ),
         (
