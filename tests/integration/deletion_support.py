@@ -236,7 +236,9 @@ def persisted_row_ids(index_dir: Path) -> set[int]:
     generation = index_dir / manifest["generation"]
     ids: set[int] = set()
     for stem in manifest["tenants"].values():
-        ids |= {int(row[0]) for row in json.loads((generation / f"{stem}.owners.json").read_text())}
+        # one partition per user; each lists the row ids of the vectors its index file holds
+        partitions = json.loads((generation / f"{stem}.partitions.json").read_text())
+        ids |= {int(row[0]) for entry in partitions.values() for row in entry["types"]}
     return ids
 
 

@@ -11,7 +11,6 @@ from the event. The whole stack (real relay and worker, the Alice fixture) is in
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from google.protobuf.json_format import MessageToDict
 
 from services.cli.fixtures import handle_request_from_fixture
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
@@ -395,7 +395,7 @@ def test_a_free_text_reason_stays_out_of_the_append_only_audit_and_a_forget_remo
     stub.DeprecateMemory(pb.DeprecateMemoryRequest(tenant="acme", memory_id=memory_id, reason=reason))
     # Then: the audit trail still reads the reason back, but no append-only audit row holds the text
     audit = stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", memory_id=memory_id)).audit_events
-    assert reason in [json.loads(a.detail_json).get("reason") for a in audit]
+    assert reason in [MessageToDict(a.detail).get("reason") for a in audit]
     assert [hit for hit in database_hits(rig.memory_db, ["pregnancy"]) if hit.startswith("audit_events")] == []
     # When: the memory is forgotten
     ack = stub.Forget(pb.ForgetRequest(tenant="acme", memory_id=memory_id))
@@ -403,7 +403,7 @@ def test_a_free_text_reason_stays_out_of_the_append_only_audit_and_a_forget_remo
     # Then: the reason is nowhere in memory's database, and the audit row names only the note it had
     assert database_hits(rig.memory_db, ["pregnancy"]) == []
     details = [
-        json.loads(a.detail_json)
+        MessageToDict(a.detail)
         for a in stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", memory_id=memory_id)).audit_events
     ]
     assert all("reason" not in d for d in details if "reason_note" in d) and any("reason_note" in d for d in details)
