@@ -109,7 +109,8 @@ def turn_request(tenant: str, *turns: Turn, user: str = USER, event_id: str = ""
     decisions = [decision_to_pb(_store(tenant, user, t.text, event)) for t in turns]
     trace_id = (event.encode().hex() + "0" * 32)[:32]
     request = pb.ApplyLearningRequest(event_id=event, trace_id=trace_id, tenant=tenant, user=user, decisions=decisions)
-    return sign_decisions(request)  # as policy signs them: memory accepts no other decision
+    signed: pb.ApplyLearningRequest = sign_decisions(request)  # as policy signs: memory accepts no other decision
+    return signed
 
 
 def _store(tenant: str, user: str, text: str, event_id: str) -> Decision:
