@@ -6,8 +6,9 @@ never by hand in a servicer:
 - an agent (`writer`) may record (`HandleRequest`), read its own tenant's context and memories,
   and ask to forget its own data;
 - only the loop's service identity (`service`, the token the worker and memory's deletion steps
-  carry) may call `ApplyLearning`, `FindConflicts`, `ReadContent` and `Evaluate`: these are the
-  hops of the learning path, and a client that could call them could skip the policy gate;
+  carry) may call `ApplyLearning`, `FindConflicts`, `ReadContent` and `Evaluate` (and their batch
+  forms): these are the hops of the learning path, and a client that could call them could skip
+  the policy gate;
 - only reviewers and operators (`reviewer`, `admin`) may supersede, deprecate or resolve.
 
 A method missing from the table is refused (fail closed); a unit test checks the table covers every
@@ -48,15 +49,18 @@ ACCESS: dict[str, Rule] = {
     # ServingService: the agent records; the loop reads content; deletion steps remove it.
     "/memloop.v1.ServingService/HandleRequest": _rule(WRITER),
     "/memloop.v1.ServingService/ReadContent": _rule(SERVICE),
+    "/memloop.v1.ServingService/BatchReadContent": _rule(SERVICE),
     "/memloop.v1.ServingService/DeleteContent": _rule(SERVICE, ADMIN),
     "/memloop.v1.ServingService/DeleteContents": _rule(SERVICE, ADMIN),
     "/memloop.v1.ServingService/GetOutboxEvent": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
     # PolicyService: only the loop asks for (signed) decisions.
     "/memloop.v1.PolicyService/Evaluate": _rule(SERVICE, tenant_field="context.tenant"),
+    "/memloop.v1.PolicyService/BatchEvaluate": _rule(SERVICE),  # each request's context.tenant must match
     # MemoryService.
     "/memloop.v1.MemoryService/ApplyLearning": _rule(SERVICE),
     "/memloop.v1.MemoryService/FindConflicts": _rule(SERVICE),
     "/memloop.v1.MemoryService/GetProcessedEvent": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
+    "/memloop.v1.MemoryService/BatchGetProcessedEvents": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
     "/memloop.v1.MemoryService/GetMemory": _READ,
     "/memloop.v1.MemoryService/ListMemories": _READ,
     "/memloop.v1.MemoryService/GetLineage": _READ,

@@ -143,6 +143,23 @@ def span_from_headers(name: str, headers: Mapping[str, str] | None, **attributes
         yield span
 
 
+def start_span_from_headers(name: str, headers: Mapping[str, str] | None, **attributes: Any) -> trace.Span:
+    """`span_from_headers` for work spread over time and tasks (a message of a batch): the span is
+    started but not made current; the caller activates it with `trace.use_span` and ends it."""
+    span = trace.get_tracer("memloop").start_span(
+        name, context=propagate.extract(dict(headers or {})), kind=trace.SpanKind.CONSUMER
+    )
+    for key, value in attributes.items():
+        span.set_attribute(key, value)
+    return span
+
+
+def span_trace_id(span: trace.Span) -> str:
+    """The 32-hex trace id of `span`, or "" for a span that records nothing."""
+    ctx = span.get_span_context()
+    return format(ctx.trace_id, "032x") if ctx.is_valid else ""
+
+
 def traceparent_for(trace_id: str, span_id: str = "") -> str:
     """A traceparent header naming a known trace id, used when no live span carries it (relay)."""
     return f"00-{trace_id}-{(span_id or '0' * 15 + '1')}-01"

@@ -10,7 +10,11 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_ACK_WAIT_SECONDS — 30 — redelivery after a silent worker (crash); heartbeats
   (`in_progress`) every third of it keep a long event alive;
 * MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
-* MEMLOOP_WORKER_CONCURRENCY — 8 — events handled in parallel by this process;
+* MEMLOOP_WORKER_CONCURRENCY — 64 — events in flight in this process (across its batches);
+* MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
+  RPCs' limit): their content is read, and their candidates decided, in one call each;
+* MEMLOOP_WORKER_BATCH_WAIT_MS — 25 — after the first message, how long a pull waits for more
+  (a backlog fills a batch at once; a lone event waits at most this long);
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
@@ -37,6 +41,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from services.common.app import App
+from services.common.gen.memloop.v1 import field_limits
 from services.common.priority import LearningPriority, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
@@ -58,6 +63,8 @@ from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
 EXTRACTORS = ("learned", "rules", "llm")
+# A batch's reads and lookups are one call each up to the batch RPCs' documented item limit.
+MAX_BATCH_SIZE = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
 
 
 @dataclass(frozen=True)
@@ -105,12 +112,20 @@ class WorkerSettings:
     fault_crash_before_apply: bool
     learning: LearningPriority = field(default_factory=LearningPriority)
     pressure: PressureSettings = field(default_factory=PressureSettings)
+    batch_size: int = 32
+    batch_wait_seconds: float = 0.025
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
         env = os.environ if env is None else env
         max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 64), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
-        concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 8), "MEMLOOP_WORKER_CONCURRENCY")
+        concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 64), "MEMLOOP_WORKER_CONCURRENCY")
+        batch_size = _positive(env_int(env, "MEMLOOP_WORKER_BATCH_SIZE", 32), "MEMLOOP_WORKER_BATCH_SIZE")
+        if batch_size > MAX_BATCH_SIZE:
+            raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_SIZE={batch_size} must be at most {MAX_BATCH_SIZE}")
+        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 25.0)
+        if not batch_wait_ms >= 1.0:
+            raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_WAIT_MS={batch_wait_ms} must be at least 1")
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
         extractor = env_str(env, "MEMLOOP_EXTRACTOR", "learned" if embedder == "minilm" else "rules").lower()
         if extractor not in EXTRACTORS:
@@ -158,6 +173,8 @@ class WorkerSettings:
                 threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
             ),
             pressure=PressureSettings.from_env(env),
+            batch_size=batch_size,
+            batch_wait_seconds=batch_wait_ms / 1000.0,
         )
 
 

@@ -39,7 +39,7 @@ TENANT_ROLES = ("reader", "writer", "reviewer", "admin")
 EVERYONE = (*TENANT_ROLES, "service")
 
 # The promise, restated independently of services/common/access.py.
-ONLY_LOOP = {"ApplyLearning", "FindConflicts", "ReadContent", "Evaluate"}
+ONLY_LOOP = {"ApplyLearning", "FindConflicts", "ReadContent", "BatchReadContent", "Evaluate", "BatchEvaluate"}
 ONLY_DECIDERS = {
     "SupersedeMemory",
     "DeprecateMemory",
@@ -54,6 +54,7 @@ EXPECTED: dict[str, set[str]] = {
     "DeleteContents": {"service", "admin"},
     "GetOutboxEvent": set(EVERYONE),
     "GetProcessedEvent": set(EVERYONE),
+    "BatchGetProcessedEvents": set(EVERYONE),
     "Forget": {"writer", "admin"},
     "BackfillLearnedProcedures": {"admin"},
     "RunConsolidation": {"admin", "service"},

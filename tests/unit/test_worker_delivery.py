@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +22,7 @@ from services.policy.domain import rules
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
 from services.worker.domain.extraction import RuleBasedExtractor
 from services.worker.entrypoints.consumer import DeliveryHandler
-from services.worker.service.model import ConflictRecord, EmailView, TransientError
+from services.worker.service.model import ConflictRecord, EmailView, PermanentError, TransientError
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
@@ -193,9 +193,9 @@ async def test_an_outage_past_attempts_and_age_dead_letters_with_reason_and_no_c
 async def test_a_long_event_sends_in_progress_heartbeats_before_its_ack() -> None:
     # Given serving answering slowly
     class SlowContent(InMemoryContentReader):
-        async def read(self, tenant: str, content_ref: str) -> EmailView:
+        async def read_many(self, tenant: str, content_refs: Sequence[str]) -> Mapping[str, EmailView | PermanentError]:
             await asyncio.sleep(0.35)
-            return await super().read(tenant, content_ref)
+            return await super().read_many(tenant, content_refs)
 
     rig, client = _rig(heartbeat=0.1, content=SlowContent()), RecordingClient()
     msg = _delivery(client, _event_bytes(rig, "evt-slow"), sequence=3, delivered=1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from types import TracebackType
@@ -89,6 +90,10 @@ class _Contents:
     def get(self, content_ref: str) -> StoredContent | None:
         found = self._t.contents.get(content_ref)
         return found if found is not None and found.tenant == self._tenant else None
+
+    def get_many(self, content_refs: Sequence[str]) -> dict[str, StoredContent]:
+        found = {ref: self.get(ref) for ref in content_refs}
+        return {ref: content for ref, content in found.items() if content is not None}
 
     def tenant_known(self) -> bool:
         return any(tenant == self._tenant for tenant, _ in self._t.results)

@@ -90,6 +90,19 @@ class StoredContent:
     from_owner: bool
 
 
+TENANT_NOT_FOUND = "TENANT_NOT_FOUND"
+CONTENT_NOT_FOUND = "CONTENT_NOT_FOUND"
+
+
+@dataclass(frozen=True)
+class ContentRead:
+    """One reference of a batch read: its blob, or why there is none (CONTENT_NOT_FOUND, TENANT_NOT_FOUND)."""
+
+    content_ref: str
+    content: StoredContent | None
+    error_reason: str = ""
+
+
 @dataclass(frozen=True)
 class LearningEventRecord:
     """The learning event of a result: references and routing only (no body, no attachments)."""

@@ -7,6 +7,7 @@ from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_p
 from services.serving.adapters.event_codec import AUTH_RESULT_FROM_PB
 from services.serving.domain.model import (
     Attachment,
+    ContentRead,
     Email,
     HandleRequestCommand,
     OutboxState,
@@ -116,3 +117,16 @@ def to_outbox_response(status: OutboxStatus) -> serving_service_pb2.GetOutboxEve
     if status.published_at is not None:
         response.publish_time.FromDatetime(status.published_at)
     return response
+
+
+def to_batch_read_response(reads: list[ContentRead]) -> serving_service_pb2.BatchReadContentResponse:
+    return serving_service_pb2.BatchReadContentResponse(
+        results=[
+            serving_service_pb2.ReadContentResult(
+                content_ref=read.content_ref,
+                content=to_read_response(read.content) if read.content is not None else None,
+                error_reason=read.error_reason,
+            )
+            for read in reads
+        ]
+    )

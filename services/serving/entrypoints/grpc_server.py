@@ -14,7 +14,13 @@ from services.common.auth import authorize_tenant
 from services.common.errors import require
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_errors import grpc_method
-from services.serving.entrypoints.convert import to_command, to_handle_response, to_outbox_response, to_read_response
+from services.serving.entrypoints.convert import (
+    to_batch_read_response,
+    to_command,
+    to_handle_response,
+    to_outbox_response,
+    to_read_response,
+)
 from services.serving.service import use_cases
 from services.serving.service.use_cases import ServingDeps
 
@@ -51,6 +57,13 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
     ) -> serving_service_pb2.ReadContentResponse:
         _authorize(request.tenant)
         return to_read_response(use_cases.read_content(request.tenant, request.content_ref, self._deps))
+
+    @grpc_method(DOMAIN)
+    def BatchReadContent(
+        self, request: serving_service_pb2.BatchReadContentRequest, context: grpc.ServicerContext
+    ) -> serving_service_pb2.BatchReadContentResponse:
+        _authorize(request.tenant)
+        return to_batch_read_response(use_cases.read_contents(request.tenant, list(request.content_refs), self._deps))
 
     @grpc_method(DOMAIN)
     def DeleteContent(

@@ -6,7 +6,7 @@ Real adapters live in `services.serving.adapters.repository` (PostgreSQL); in-me
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol, Self
@@ -51,6 +51,10 @@ class ContentRepository(Protocol):
     def add(self, content: StoredContent) -> None: ...
 
     def get(self, content_ref: str) -> StoredContent | None: ...
+
+    def get_many(self, content_refs: Sequence[str]) -> dict[str, StoredContent]:
+        """The blobs that exist among `content_refs`, by reference (absent ones are simply missing)."""
+        ...
 
     def tenant_known(self) -> bool:
         """True when serving has handled any request of this tenant (to tell apart NOT_FOUND causes)."""

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from services.common.errors import Aborted, InvalidArgument, NotFound, require
 from services.serving.domain.model import (
+    CONTENT_NOT_FOUND,
+    TENANT_NOT_FOUND,
     ContentDeletion,
+    ContentRead,
     Email,
     HandleRequestCommand,
     LearningEventRecord,
@@ -149,10 +152,29 @@ def read_content(tenant: str, content_ref: str, deps: ServingDeps) -> StoredCont
         content = uow.contents.get(content_ref)
         known = content is not None or uow.contents.tenant_known()
     if not known:
-        raise NotFound(f"tenant {tenant[:64]!r} is unknown to serving", reason="TENANT_NOT_FOUND")
+        raise NotFound(f"tenant {tenant[:64]!r} is unknown to serving", reason=TENANT_NOT_FOUND)
     if content is None:
-        raise NotFound(f"content {content_ref[:64]!r} not found", reason="CONTENT_NOT_FOUND")
+        raise NotFound(f"content {content_ref[:64]!r} not found", reason=CONTENT_NOT_FOUND)
     return content
+
+
+def read_contents(tenant: str, content_refs: Sequence[str], deps: ServingDeps) -> list[ContentRead]:
+    """Many blobs of one tenant in one transaction and one statement: one result per reference, in
+    request order. A missing blob is its own result's `error_reason` (the reasons `read_content`
+    raises), never the call's failure: a batch of the worker is not failed by one forgotten event.
+    Raises InvalidArgument for an empty reference, naming it."""
+    for index, ref in enumerate(content_refs):
+        require(ref, f"content_refs[{index}]")
+    if not content_refs:
+        return []
+    with deps.uow_factory(tenant) as uow:
+        found = uow.contents.get_many(content_refs)
+        known = bool(found) or uow.contents.tenant_known()
+    missing = CONTENT_NOT_FOUND if known else TENANT_NOT_FOUND
+    return [
+        ContentRead(ref, found[ref]) if ref in found else ContentRead(ref, None, error_reason=missing)
+        for ref in content_refs
+    ]
 
 
 def delete_content(tenant: str, content_ref: str, deletion_id: str, deps: ServingDeps, *, event_id: str = "") -> bool:

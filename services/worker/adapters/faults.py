@@ -31,6 +31,9 @@ class CrashBeforeApply:
     async def already_processed(self, tenant: str, event_id: str) -> bool:
         return await self._inner.already_processed(tenant, event_id)
 
+    async def processed_among(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        return await self._inner.processed_among(tenant, event_ids)
+
     async def apply(
         self,
         *,

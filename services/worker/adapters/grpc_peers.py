@@ -21,6 +21,7 @@ import grpc
 from services.common import convert
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import (
+    field_limits,
     learning_event_pb2,
     memory_service_pb2,
     memory_service_pb2_grpc,
@@ -36,6 +37,7 @@ from services.worker.service.model import (
     ApplyOutcome,
     ConflictRecord,
     EmailView,
+    Evaluation,
     PermanentError,
     SenderVerdict,
     TransientError,
@@ -43,6 +45,11 @@ from services.worker.service.model import (
 )
 
 T = TypeVar("T")
+
+# The batch RPCs' documented item limits (their proto comments, enforced at the peers' edge).
+_BATCH_READ_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
+_BATCH_EVALUATE_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchEvaluateRequest.requests"]
+_BATCH_LOOKUP_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchGetProcessedEventsRequest.event_ids"]
 
 #: Codes after which the same request can succeed later without anyone changing the event.
 #: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
@@ -124,15 +131,44 @@ class GrpcContentReader:
             if exc.reason in ("SERVING_NOT_FOUND", "SERVING_PERMISSION_DENIED"):
                 raise PermanentError("CONTENT_NOT_FOUND", exc.detail, dependency="serving") from None
             raise
-        content = response.content
-        return EmailView(
-            user=response.user,
-            from_address=content.from_address,
-            to_address=content.to_address,
-            subject=content.subject,
-            body=content.body,
-            from_owner=response.from_owner,
-        )
+        return _email(response)
+
+    async def read_many(self, tenant: str, content_refs: Sequence[str]) -> Mapping[str, EmailView | PermanentError]:
+        """One BatchReadContent per `_BATCH_READ_MAX` references; a missing blob is its item's
+        PermanentError with the reason `read` would raise for it."""
+        found: dict[str, EmailView | PermanentError] = {}
+        for start in range(0, len(content_refs), _BATCH_READ_MAX):
+            request = serving_service_pb2.BatchReadContentRequest(
+                tenant=tenant, content_refs=content_refs[start : start + _BATCH_READ_MAX]
+            )
+            response = await self._batch_read(request)
+            if len(response.results) != len(request.content_refs):
+                raise TransientError("SERVING_BAD_RESPONSE", "results", dependency="serving")
+            for ref, result in zip(request.content_refs, response.results, strict=True):
+                if result.HasField("content"):
+                    found[ref] = _email(result.content)
+                else:
+                    reason = result.error_reason if result.error_reason == "TENANT_NOT_FOUND" else "CONTENT_NOT_FOUND"
+                    found[ref] = PermanentError(reason, f"status=NOT_FOUND reason={reason}", dependency="serving")
+        return found
+
+    async def _batch_read(
+        self, request: serving_service_pb2.BatchReadContentRequest
+    ) -> serving_service_pb2.BatchReadContentResponse:
+        stub = serving_service_pb2_grpc.ServingServiceStub
+        return await _call(self._peer, "serving", lambda ch: stub(ch).BatchReadContent(request, timeout=self._timeout))
+
+
+def _email(response: serving_service_pb2.ReadContentResponse) -> EmailView:
+    content = response.content
+    return EmailView(
+        user=response.user,
+        from_address=content.from_address,
+        to_address=content.to_address,
+        subject=content.subject,
+        body=content.body,
+        from_owner=response.from_owner,
+    )
 
 
 class GrpcConflictFinder:
@@ -180,31 +216,59 @@ class GrpcPolicyGate:
     async def evaluate(
         self, candidate: Candidate, conflicts: Sequence[ConflictRecord], *, tenant: str, user: str, route: str
     ) -> Decision:
-        request = policy_service_pb2.EvaluateRequest(
-            candidate=convert.candidate_to_pb(candidate),
-            conflicts=[
-                policy_service_pb2.ConflictingRecord(
-                    memory_id=c.memory_id,
-                    intent_key=c.intent_key,
-                    text=c.text,
-                    type=convert.memory_type_to_pb(c.type),
-                )
-                for c in conflicts
-            ],
-            context=policy_service_pb2.EvaluationContext(tenant=tenant, user=user, route=route),
-        )
+        request = _evaluate_request(Evaluation(candidate, tuple(conflicts), user=user, route=route), tenant)
         response = await _call(
             self._peer,
             "policy",
             lambda ch: policy_service_pb2_grpc.PolicyServiceStub(ch).Evaluate(request, timeout=self._timeout),
         )
-        try:
-            decision = convert.decision_from_pb(response.decision)
-        except InvalidArgument as exc:
-            raise TransientError("POLICY_BAD_RESPONSE", exc.violations[0].field, dependency="policy") from None
-        if decision.candidate.candidate_key != candidate.candidate_key:
-            raise TransientError("POLICY_BAD_RESPONSE", "decision.candidate.candidate_key", dependency="policy")
-        return decision
+        return _decision(response, candidate)
+
+    async def evaluate_many(self, evaluations: Sequence[Evaluation], *, tenant: str) -> list[Decision]:
+        """One BatchEvaluate per `_BATCH_EVALUATE_MAX` evaluations; every decision checked against its candidate."""
+        decisions: list[Decision] = []
+        for start in range(0, len(evaluations), _BATCH_EVALUATE_MAX):
+            chunk = evaluations[start : start + _BATCH_EVALUATE_MAX]
+            request = policy_service_pb2.BatchEvaluateRequest(
+                tenant=tenant, requests=[_evaluate_request(e, tenant) for e in chunk]
+            )
+            response = await self._batch_evaluate(request)
+            if len(response.responses) != len(chunk):
+                raise TransientError("POLICY_BAD_RESPONSE", "responses", dependency="policy")
+            decisions += [_decision(r, e.candidate) for r, e in zip(response.responses, chunk, strict=True)]
+        return decisions
+
+    async def _batch_evaluate(
+        self, request: policy_service_pb2.BatchEvaluateRequest
+    ) -> policy_service_pb2.BatchEvaluateResponse:
+        stub = policy_service_pb2_grpc.PolicyServiceStub
+        return await _call(self._peer, "policy", lambda ch: stub(ch).BatchEvaluate(request, timeout=self._timeout))
+
+
+def _evaluate_request(evaluation: Evaluation, tenant: str) -> policy_service_pb2.EvaluateRequest:
+    return policy_service_pb2.EvaluateRequest(
+        candidate=convert.candidate_to_pb(evaluation.candidate),
+        conflicts=[
+            policy_service_pb2.ConflictingRecord(
+                memory_id=c.memory_id,
+                intent_key=c.intent_key,
+                text=c.text,
+                type=convert.memory_type_to_pb(c.type),
+            )
+            for c in evaluation.conflicts
+        ],
+        context=policy_service_pb2.EvaluationContext(tenant=tenant, user=evaluation.user, route=evaluation.route),
+    )
+
+
+def _decision(response: policy_service_pb2.EvaluateResponse, candidate: Candidate) -> Decision:
+    try:
+        decision = convert.decision_from_pb(response.decision)
+    except InvalidArgument as exc:
+        raise TransientError("POLICY_BAD_RESPONSE", exc.violations[0].field, dependency="policy") from None
+    if decision.candidate.candidate_key != candidate.candidate_key:
+        raise TransientError("POLICY_BAD_RESPONSE", "decision.candidate.candidate_key", dependency="policy")
+    return decision
 
 
 class GrpcMemoryApplier:
@@ -222,6 +286,28 @@ class GrpcMemoryApplier:
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).GetProcessedEvent(request, timeout=self._timeout),
         )
         return response.processed
+
+    async def processed_among(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        """One BatchGetProcessedEvents per `_BATCH_LOOKUP_MAX` ids."""
+        processed: set[str] = set()
+        for start in range(0, len(event_ids), _BATCH_LOOKUP_MAX):
+            request = memory_service_pb2.BatchGetProcessedEventsRequest(
+                tenant=tenant, event_ids=event_ids[start : start + _BATCH_LOOKUP_MAX]
+            )
+            response = await self._batch_lookup(request)
+            if len(response.processed_events) != len(request.event_ids):
+                raise TransientError("MEMORY_BAD_RESPONSE", "processed_events", dependency="memory")
+            answers = zip(request.event_ids, response.processed_events, strict=True)
+            processed |= {event_id for event_id, answer in answers if answer.processed}
+        return processed
+
+    async def _batch_lookup(
+        self, request: memory_service_pb2.BatchGetProcessedEventsRequest
+    ) -> memory_service_pb2.BatchGetProcessedEventsResponse:
+        stub = memory_service_pb2_grpc.MemoryServiceStub
+        return await _call(
+            self._peer, "memory", lambda ch: stub(ch).BatchGetProcessedEvents(request, timeout=self._timeout)
+        )
 
     async def apply(
         self,

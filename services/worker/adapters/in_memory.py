@@ -20,6 +20,7 @@ from services.worker.service.model import (
     ApplyOutcome,
     ConflictRecord,
     EmailView,
+    Evaluation,
     PermanentError,
     SenderVerdict,
     WorkerError,
@@ -44,6 +45,7 @@ class InMemoryContentReader:
     blobs: dict[tuple[str, str], EmailView] = field(default_factory=dict)
     failures: _Failures = field(default_factory=_Failures)
     reads: int = 0
+    batch_reads: int = 0
 
     def put(self, tenant: str, content_ref: str, email: EmailView) -> None:
         self.blobs[(tenant, content_ref)] = email
@@ -54,12 +56,23 @@ class InMemoryContentReader:
     async def read(self, tenant: str, content_ref: str) -> EmailView:
         self.reads += 1
         self.failures.raise_if_due()
+        found = self._lookup(tenant, content_ref)
+        if isinstance(found, PermanentError):
+            raise found
+        return found
+
+    async def read_many(self, tenant: str, content_refs: Sequence[str]) -> Mapping[str, EmailView | PermanentError]:
+        self.batch_reads += 1
+        self.failures.raise_if_due()
+        return {ref: self._lookup(tenant, ref) for ref in content_refs}
+
+    def _lookup(self, tenant: str, content_ref: str) -> EmailView | PermanentError:
         try:
             return self.blobs[(tenant, content_ref)]
         except KeyError:
             if not any(known == tenant for known, _ in self.blobs):
-                raise PermanentError("TENANT_NOT_FOUND", "status=NOT_FOUND", dependency="serving") from None
-            raise PermanentError("CONTENT_NOT_FOUND", "status=NOT_FOUND", dependency="serving") from None
+                return PermanentError("TENANT_NOT_FOUND", "status=NOT_FOUND", dependency="serving")
+            return PermanentError("CONTENT_NOT_FOUND", "status=NOT_FOUND", dependency="serving")
 
 
 @dataclass
@@ -80,6 +93,8 @@ class InMemoryMemory:
 
     applied: dict[tuple[str, str], StoredEvent] = field(default_factory=dict)
     apply_calls: int = 0
+    lookups: int = 0  # already-processed calls, single or batch
+    find_calls: int = 0
     failures: _Failures = field(default_factory=_Failures)
     apply_failures: _Failures = field(default_factory=_Failures)
 
@@ -114,6 +129,7 @@ class InMemoryMemory:
         self, tenant: str, user: str, candidates: Sequence[Candidate]
     ) -> Mapping[str, Sequence[ConflictRecord]]:
         """Same-intent active records, leaving out the candidate's own meaning (a repeat, not a conflict)."""
+        self.find_calls += 1
         self.failures.raise_if_due()
         active = self.active_records(tenant, user)
         return {
@@ -126,8 +142,14 @@ class InMemoryMemory:
         }
 
     async def already_processed(self, tenant: str, event_id: str) -> bool:
+        self.lookups += 1
         self.failures.raise_if_due()
         return (tenant, event_id) in self.applied
+
+    async def processed_among(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        self.lookups += 1
+        self.failures.raise_if_due()
+        return {event_id for event_id in event_ids if (tenant, event_id) in self.applied}
 
     async def apply(
         self,
@@ -154,7 +176,8 @@ Decide = Callable[[Candidate, Sequence[ConflictRecord]], Decision]
 
 
 class InProcessPolicyGate:
-    """A PolicyGate that calls a decision function in process instead of the policy service."""
+    """A PolicyGate that calls a decision function in process instead of the policy service; a batch
+    counts as one call, like the one BatchEvaluate it stands for."""
 
     def __init__(self, decide: Decide) -> None:
         self._decide = decide
@@ -170,3 +193,8 @@ class InProcessPolicyGate:
         self.calls += 1
         self.failures.raise_if_due()
         return self._decide(candidate, conflicts)
+
+    async def evaluate_many(self, evaluations: Sequence[Evaluation], *, tenant: str) -> list[Decision]:
+        self.calls += 1
+        self.failures.raise_if_due()
+        return [self._decide(e.candidate, e.conflicts) for e in evaluations]

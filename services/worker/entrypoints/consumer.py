@@ -1,10 +1,17 @@
-"""The JetStream side of the worker: pull deliveries, hand each to the use case, settle it.
+"""The JetStream side of the worker: pull deliveries in batches, prepare each batch together, apply
+and settle each event on its own.
 
-Settling is the only decision made here, and it is delegated too: success → `ack` (only after
-memory confirmed); failure → `services.worker.service.retry.on_failure` says `nak(delay)` or
-dead-letter. A delivery that cannot even be parsed is dead-lettered at once. Each delivery runs
-in its own task under a concurrency bound, so one slow, failing or malformed event never blocks
-the ones behind it; `in_progress` heartbeats keep a long event from being redelivered meanwhile.
+A batch is up to N messages or whatever arrived within T ms of the first (`LearningConsumer`).
+Its read-only steps share one call per peer (`services.worker.service.process_batch`); then every
+event is applied by its own ApplyLearning, concurrently, and settled by its own outcome: success →
+`ack` (only after memory confirmed); failure → `services.worker.service.retry.on_failure` says
+`nak(delay)` or dead-letter. A delivery that cannot even be parsed is dead-lettered at once. So one
+slow, failing or malformed event never acks, naks or blocks another beyond its batch's shared
+calls; `in_progress` heartbeats keep every unsettled message of a long batch from redelivery.
+
+Tracing: every message keeps its own consumer span continuing its trace, and its ApplyLearning runs
+inside it. The batch's shared calls run in a `worker.process_batch` span, a child of the first
+event's span that links to the others (OpenTelemetry's convention for batch processing).
 """
 
 from __future__ import annotations
@@ -13,66 +20,48 @@ import asyncio
 import logging
 import time
 import traceback
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import replace
-from typing import Any, Protocol
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 import nats.errors
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext
+from opentelemetry import trace
 
 from services.common import telemetry
 from services.common.redaction import Redactor
 from services.worker.adapters import metrics
 from services.worker.domain.extraction import CandidateExtractor
 from services.worker.entrypoints.messages import parse_learning_event
+from services.worker.entrypoints.settle import Clock, DeadLetterSink, FirstSeen, settle_failure, settle_success
 from services.worker.service.model import LearningEventView, PermanentError, ProcessResult, WorkerError
-from services.worker.service.process_event import LearningPorts, process_event
-from services.worker.service.retry import DeadLetter, FailureAction, RetryPolicy, as_worker_error, on_failure
+from services.worker.service.process_batch import prepare_batch
+from services.worker.service.process_event import LearningPorts, Prepared, ReadyToApply, apply_prepared
+from services.worker.service.retry import RetryPolicy, as_worker_error, on_failure
 
 _log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
+__all__ = ["DeadLetterSink", "DeliveryHandler", "FirstSeen", "LearningConsumer"]
 
 
-class DeadLetterSink(Protocol):
-    """Where a failed delivery goes for good (`DeadLetterPublisher` in production)."""
+@dataclass
+class _Delivery:
+    """One message of a batch: its delivery facts, its parsed event (or why not), its span."""
 
-    async def dead_letter(self, msg: Msg, *, event_id: str, reason: str, attempts: int, last_error: str) -> None:
-        """File `msg` with its reason and terminate it; raise if it could not be filed."""
-        ...
-
-
-class FirstSeen:
-    """When this process first saw each stream message, for the dead-letter age rule.
-
-    JetStream tells how often a message was delivered, not when it was first delivered (its
-    timestamp is when it was *stored*, which for a backlog can be long before the outage began).
-    A redelivery this process has not seen (after a restart, or first seen by another replica)
-    starts the clock now: that can only postpone a dead letter, never bring one forward.
-    Bounded, oldest entries evicted first.
-    """
-
-    def __init__(self, clock: Clock = time.monotonic, capacity: int = 10_000) -> None:
-        self._clock = clock
-        self._capacity = capacity
-        self._seen: OrderedDict[int, float] = OrderedDict()
-
-    def mark(self, sequence: int) -> float:
-        """The first-seen time of `sequence`, recording now if it is new."""
-        if sequence not in self._seen:
-            self._seen[sequence] = self._clock()
-            while len(self._seen) > self._capacity:
-                self._seen.popitem(last=False)
-        return self._seen[sequence]
-
-    def forget(self, sequence: int) -> None:
-        self._seen.pop(sequence, None)
+    msg: Msg
+    attempts: int
+    sequence: int
+    first_seen: float
+    event: LearningEventView | None
+    malformed: PermanentError | None
+    span: trace.Span
+    settled: bool = False
+    finishing: bool = False  # `_finish` owns (and ends) the span from here on
 
 
 class DeliveryHandler:
-    """Handles one delivery end to end: trace, parse, process, settle. Never raises (bar cancellation)."""
+    """Handles a batch of deliveries end to end. Never raises (bar cancellation)."""
 
     def __init__(
         self,
@@ -95,107 +84,119 @@ class DeliveryHandler:
         self._first_seen = FirstSeen(clock)
 
     async def handle(self, msg: Msg) -> None:
+        """One delivery: a batch of one."""
+        await self.handle_batch([msg])
+
+    async def handle_batch(self, msgs: Sequence[Msg]) -> None:
         started = self._clock()
+        deliveries = [self._open(msg) for msg in msgs]
+        heartbeat = asyncio.create_task(self._heartbeats(deliveries))
+        try:
+            parsed = [d for d in deliveries if d.event is not None]
+            prepared = await self._prepare(parsed)
+            await asyncio.gather(
+                *(self._finish(d, p, started) for d, p in zip(parsed, prepared, strict=True)),
+                *(
+                    self._finish(d, d.malformed or PermanentError("MALFORMED_EVENT"), started)
+                    for d in deliveries
+                    if d.event is None
+                ),
+            )
+        finally:
+            heartbeat.cancel()
+            for delivery in deliveries:
+                if not delivery.finishing:  # cancelled before settling: JetStream redelivers after AckWait
+                    delivery.span.end()
+
+    def _open(self, msg: Msg) -> _Delivery:
         attempts = msg.metadata.num_delivered or 1
         sequence = msg.metadata.sequence.stream
         first_seen = self._first_seen.mark(sequence)
         try:
             event: LearningEventView | None = parse_learning_event(msg.data)
-            failure: WorkerError | None = None
-        except PermanentError as malformed:
-            event, failure = None, malformed
-        attributes = {
-            "messaging.system": "nats",
-            "messaging.destination.name": msg.subject,
-            "memloop.attempt": attempts,
-        }
-        with telemetry.span_from_headers("worker.process_event", _trace_headers(msg, event), **attributes) as span:
-            token = telemetry.current_event_id.set(event.event_id if event else "")
+            malformed: PermanentError | None = None
+        except PermanentError as exc:
+            event, malformed = None, exc
+        span = telemetry.start_span_from_headers(
+            "worker.process_event",
+            _trace_headers(msg, event),
+            **{"messaging.system": "nats", "messaging.destination.name": msg.subject, "memloop.attempt": attempts},
+        )
+        if event is not None:
+            span.set_attribute("memloop.event_id", event.event_id)
+            if not event.trace_id:  # candidates and memory rows must name a trace: this one
+                event = replace(event, trace_id=telemetry.span_trace_id(span))
+        return _Delivery(msg, attempts, sequence, first_seen, event, malformed, span)
+
+    async def _prepare(self, parsed: list[_Delivery]) -> list[Prepared]:
+        """The batch's shared calls, in a span of the first event's trace linking the others."""
+        if not parsed:
+            return []
+        links = [trace.Link(d.span.get_span_context()) for d in parsed[1:]]
+        tracer = trace.get_tracer("memloop")
+        parent = trace.set_span_in_context(parsed[0].span)
+        with tracer.start_as_current_span("worker.process_batch", context=parent, links=links) as span:
+            span.set_attribute("memloop.batch_size", len(parsed))
+            events = [d.event for d in parsed if d.event is not None]
+            return await prepare_batch(events, self._ports, redactor=self._redactor, extractor=self._extractor)
+
+    async def _finish(self, delivery: _Delivery, prepared: Prepared, started: float) -> None:
+        """Apply the event if it is ready, then settle its message by its own outcome, in its span."""
+        event_id = delivery.event.event_id if delivery.event else ""
+        delivery.finishing = True
+        with trace.use_span(delivery.span, end_on_exit=True):
+            token = telemetry.current_event_id.set(event_id)
             try:
-                if event is None:
-                    raise failure or PermanentError("MALFORMED_EVENT")
-                if not event.trace_id:  # candidates and memory rows must name a trace: this one
-                    event = replace(event, trace_id=telemetry.current_trace_id())
-                span.set_attribute("memloop.event_id", event.event_id)
-                work = process_event(event, self._ports, redactor=self._redactor, extractor=self._extractor)
-                result = await self._with_heartbeats(msg, work)
+                if isinstance(prepared, ReadyToApply):
+                    result = await apply_prepared(prepared, self._ports)
+                elif isinstance(prepared, ProcessResult):
+                    result = prepared
+                else:
+                    raise prepared if isinstance(prepared, Exception) else as_worker_error(prepared)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                error = as_worker_error(exc)
-                if not isinstance(exc, WorkerError):
-                    # A bug: keep the frames for the developer, drop the message (it might quote content).
-                    frames = "".join(traceback.format_tb(exc.__traceback__))
-                    _log.error("unexpected %s at\n%s", type(exc).__name__, frames)
-                action = on_failure(error, attempts=attempts, elapsed=self._clock() - first_seen, policy=self._retry)
-                event_id = event.event_id if event else ""
-                outcome = await self._settle_failure(msg, action, event_id=event_id, attempts=attempts)
+                outcome = await self._failed(delivery, exc, event_id)
             else:
-                outcome = await self._settle_success(msg, result)
+                outcome = await settle_success(delivery.msg, result)
             finally:
                 telemetry.current_event_id.reset(token)
+            delivery.settled = True
             if outcome != "retry":
-                self._first_seen.forget(sequence)
-            span.set_attribute("memloop.result", outcome)
+                self._first_seen.forget(delivery.sequence)
+            delivery.span.set_attribute("memloop.result", outcome)
         metrics.DELIVERIES.labels(outcome).inc()
         metrics.PROCESSING_SECONDS.labels(outcome).observe(self._clock() - started)
 
-    async def _with_heartbeats(self, msg: Msg, work: Awaitable[ProcessResult]) -> ProcessResult:
-        """Run `work` while telling JetStream every `heartbeat_interval` that the event is in progress."""
+    async def _failed(self, delivery: _Delivery, exc: Exception, event_id: str) -> str:
+        error = as_worker_error(exc)
+        if not isinstance(exc, WorkerError):
+            # A bug: keep the frames for the developer, drop the message (it might quote content).
+            frames = "".join(traceback.format_tb(exc.__traceback__))
+            _log.error("unexpected %s at\n%s", type(exc).__name__, frames)
+        action = on_failure(
+            error, attempts=delivery.attempts, elapsed=self._clock() - delivery.first_seen, policy=self._retry
+        )
+        return await settle_failure(
+            delivery.msg,
+            action,
+            event_id=event_id,
+            attempts=delivery.attempts,
+            dead_letters=self._dead_letters,
+            retry=self._retry,
+        )
 
-        async def beat() -> None:
-            while True:
-                await asyncio.sleep(self._heartbeat_interval)
+    async def _heartbeats(self, deliveries: list[_Delivery]) -> None:
+        """Tell JetStream every `heartbeat_interval` that each unsettled message is in progress."""
+        while True:
+            await asyncio.sleep(self._heartbeat_interval)
+            for delivery in deliveries:
+                if delivery.settled:
+                    continue
                 try:
-                    await msg.in_progress()
+                    await delivery.msg.in_progress()
                 except nats.errors.Error as exc:
                     _log.warning("in_progress heartbeat failed: %s", type(exc).__name__)
-
-        heartbeat = asyncio.create_task(beat())
-        try:
-            return await work
-        finally:
-            heartbeat.cancel()
-
-    async def _settle_success(self, msg: Msg, result: ProcessResult) -> str:
-        try:
-            await msg.ack()
-        except nats.errors.Error as exc:
-            # Memory committed; a lost ack means a redelivery that memory answers "already processed".
-            _log.warning("ack failed (%s); the redelivery will be a no-op", type(exc).__name__)
-        if result.already_processed:
-            _log.info("event already processed: acknowledged without work")
-            return "duplicate"
-        for outcome, count in result.count_by_outcome().items():
-            if count:
-                metrics.DECISIONS.labels(outcome.value).inc(count)
-        _log.info(
-            "event applied: %s",
-            ", ".join(f"{outcome.value}={count}" for outcome, count in result.count_by_outcome().items()),
-        )
-        return "processed"
-
-    async def _settle_failure(self, msg: Msg, action: FailureAction, *, event_id: str, attempts: int) -> str:
-        if isinstance(action, DeadLetter):
-            try:
-                await self._dead_letters.dead_letter(
-                    msg, event_id=event_id, reason=action.reason, attempts=attempts, last_error=action.error.describe()
-                )
-            except (nats.errors.Error, TimeoutError) as exc:
-                _log.error("dead-lettering failed (%s); retrying the delivery later", type(exc).__name__)
-                await _nak(msg, self._retry.backoff(attempts))
-                return "retry"
-            metrics.DEAD_LETTERS.labels(action.reason).inc()
-            _log.error(
-                "event dead-lettered after %d attempt(s) as %s; last error: %s",
-                attempts,
-                action.reason,
-                action.error.describe(),
-            )
-            return "dead_lettered"
-        _log.warning("attempt %d failed: %s; retrying in %.1f s", attempts, action.error.describe(), action.delay)
-        await _nak(msg, action.delay)
-        return "retry"
 
 
 def _trace_headers(msg: Msg, event: LearningEventView | None) -> dict[str, str]:
@@ -206,54 +207,77 @@ def _trace_headers(msg: Msg, event: LearningEventView | None) -> dict[str, str]:
     return headers
 
 
-async def _nak(msg: Msg, delay: float) -> None:
-    try:
-        await msg.nak(delay=delay)
-    except nats.errors.Error as exc:
-        _log.warning("nak failed (%s); redelivery after AckWait instead", type(exc).__name__)
-
-
 class LearningConsumer:
-    """Pulls from the durable consumer and runs at most `concurrency` deliveries at once."""
+    """Pulls batches from the durable consumer, with at most `concurrency` events in flight."""
 
     def __init__(
         self,
         subscription: JetStreamContext.PullSubscription,
-        handle: Callable[[Msg], Coroutine[Any, Any, None]],
+        handle_batch: Callable[[list[Msg]], Coroutine[Any, Any, None]],
         *,
         concurrency: int | Callable[[], int],
+        batch_size: int = 1,
+        batch_wait: float = 0.025,
         fetch_timeout: float = 2.0,
     ) -> None:
         """`concurrency` may be a callable read before every fetch: the back-pressure limit
-        (`services/worker/service/backpressure.py`) lowers it while serving is overloaded."""
+        (`services/worker/service/backpressure.py`) lowers it while serving is overloaded. A batch
+        is at most `batch_size` messages and never more than the free part of the limit."""
         self._subscription = subscription
-        self._handle = handle
+        self._handle_batch = handle_batch
         self._concurrency: Callable[[], int] = concurrency if callable(concurrency) else (lambda: concurrency)
+        self._batch_size = batch_size
+        self._batch_wait = batch_wait
         self._fetch_timeout = fetch_timeout
         self._tasks: set[asyncio.Task[None]] = set()
+        self._in_flight = 0
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Fetch and dispatch until `stop` is set. In-flight deliveries are left to `drain`."""
+        """Fetch and dispatch until `stop` is set. In-flight batches are left to `drain`."""
         while not stop.is_set():
-            free = self._concurrency() - len(self._tasks)
+            free = self._concurrency() - self._in_flight
             if free <= 0:
                 await asyncio.wait(self._tasks, timeout=self._fetch_timeout, return_when=asyncio.FIRST_COMPLETED)
                 continue
             try:
-                messages = await self._subscription.fetch(batch=free, timeout=self._fetch_timeout)
+                messages = await self._pull(min(free, self._batch_size))
             except (nats.errors.TimeoutError, TimeoutError):
                 continue
             except nats.errors.Error as exc:
                 _log.warning("fetch failed (%s); retrying in 1 s", type(exc).__name__)
                 await asyncio.sleep(1.0)
                 continue
-            for msg in messages:
-                task = asyncio.create_task(self._handle(msg))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
+            self._dispatch(messages)
+
+    async def _pull(self, most: int) -> list[Msg]:
+        """Up to `most` messages: wait up to the fetch timeout for the first, then take what is
+        already there, waiting at most `batch_wait` for more (nats-py's `fetch(batch, timeout)`
+        returns at once with what the server holds, else lingers until the batch fills or time is up)."""
+        messages = await self._subscription.fetch(batch=1, timeout=self._fetch_timeout)
+        if most > 1:
+            try:
+                messages += await self._subscription.fetch(batch=most - 1, timeout=self._batch_wait)
+            except (nats.errors.TimeoutError, TimeoutError):
+                pass
+            except nats.errors.Error as exc:  # keep the first: it is handled now, not after AckWait
+                _log.warning("fetching the rest of a batch failed (%s)", type(exc).__name__)
+        return messages
+
+    def _dispatch(self, messages: list[Msg]) -> None:
+        if not messages:
+            return
+        self._in_flight += len(messages)
+        task = asyncio.create_task(self._handle_batch(messages))
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[None]) -> None:
+            self._tasks.discard(finished)
+            self._in_flight -= len(messages)
+
+        task.add_done_callback(done)
 
     async def drain(self, timeout: float) -> None:
-        """Let in-flight deliveries finish within `timeout`; cancel the rest (they are redelivered)."""
+        """Let in-flight batches finish within `timeout`; cancel the rest (they are redelivered)."""
         if not self._tasks:
             return
         _done, pending = await asyncio.wait(set(self._tasks), timeout=timeout)

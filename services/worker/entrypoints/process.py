@@ -124,12 +124,20 @@ class WorkerProcess:
             retry=settings.retry,
             heartbeat_interval=max(0.5, settings.consumer.ack_wait / 3),
         )
-        self._consumer = LearningConsumer(subscription, handler.handle, concurrency=self._limit)
+        self._consumer = LearningConsumer(
+            subscription,
+            handler.handle_batch,
+            concurrency=self._limit,
+            batch_size=settings.batch_size,
+            batch_wait=settings.batch_wait_seconds,
+        )
         _log.info(
-            "worker consuming %s (consumer %s, concurrency %d, in flight %d)",
+            "worker consuming %s (consumer %s, concurrency %d, batches of %d or %.0f ms, in flight %d)",
             settings.streams.learning_stream,
             settings.consumer.name,
             settings.concurrency,
+            settings.batch_size,
+            settings.batch_wait_seconds * 1000,
             settings.consumer.max_ack_pending,
         )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from services.common.vocabulary import Decision, MemoryType, Outcome
+from services.common.vocabulary import Candidate, Decision, MemoryType, Outcome
 from services.worker.domain.extraction import ToolOutcome
 
 
@@ -80,6 +80,16 @@ class ConflictRecord:
     intent_key: str
     text: str
     type: MemoryType
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One candidate to put to policy, with the active records it may contradict and its event's scope."""
+
+    candidate: Candidate
+    conflicts: tuple[ConflictRecord, ...]
+    user: str
+    route: str
 
 
 @dataclass(frozen=True)

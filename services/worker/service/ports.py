@@ -11,7 +11,14 @@ from datetime import datetime
 from typing import Protocol
 
 from services.common.vocabulary import Candidate, Decision
-from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, SenderVerdict
+from services.worker.service.model import (
+    ApplyOutcome,
+    ConflictRecord,
+    EmailView,
+    Evaluation,
+    PermanentError,
+    SenderVerdict,
+)
 
 
 class ContentReader(Protocol):
@@ -19,6 +26,12 @@ class ContentReader(Protocol):
 
     async def read(self, tenant: str, content_ref: str) -> EmailView:
         """The email behind `content_ref`; PermanentError when it does not exist for that tenant."""
+        ...
+
+    async def read_many(self, tenant: str, content_refs: Sequence[str]) -> Mapping[str, EmailView | PermanentError]:
+        """Every reference's email in one call, or the PermanentError `read` would raise for it alone
+        (CONTENT_NOT_FOUND, TENANT_NOT_FOUND): a missing blob fails its own event, not the others.
+        Raises like `read` when the call as a whole fails."""
         ...
 
 
@@ -41,12 +54,21 @@ class PolicyGate(Protocol):
         """STORE, REVIEW or REJECT with reasons and the policy version."""
         ...
 
+    async def evaluate_many(self, evaluations: Sequence[Evaluation], *, tenant: str) -> list[Decision]:
+        """`evaluate` for every item of one tenant, in order, in one call: each decision signed for its
+        own user and event as `evaluate` would have it. Raises for the call as a whole."""
+        ...
+
 
 class MemoryApplier(Protocol):
     """Memory's event ledger: whether an event was processed, and the one call that applies it."""
 
     async def already_processed(self, tenant: str, event_id: str) -> bool:
         """True when memory has recorded `event_id` as processed (its outcome is final)."""
+        ...
+
+    async def processed_among(self, tenant: str, event_ids: Sequence[str]) -> set[str]:
+        """The ids among `event_ids` that memory has recorded as processed, in one call."""
         ...
 
     async def apply(

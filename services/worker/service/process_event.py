@@ -7,8 +7,12 @@ Order matters and is the contract of hop 3 of the loop:
 3. redact it (thorough mode) before anything else — extractor, memory, policy, logs — sees it;
 4. extract candidates (proposals, never writes);
 5. ask memory which active records each candidate may contradict;
-6. ask policy for a decision on each candidate;
+6. ask policy for a decision on each candidate (one call for all of them);
 7. hand every decision to memory in ONE ApplyLearning call, which claims the event atomically.
+
+Steps 1-6 read only (`prepare_event`); step 7 is `apply_prepared`. A batch of events takes the
+same steps with one call per batch (`services.worker.service.process_batch`) and falls back to
+this one-event path to isolate an event a batch call refused.
 
 Nothing here is persisted by the worker, so a crash anywhere before step 7 commits leaves no trace
 and a redelivery redoes the same deterministic work; a crash after it is absorbed by memory's
@@ -32,10 +36,10 @@ from services.worker.domain.extraction import (
 )
 from services.worker.service.model import (
     EmailView,
+    Evaluation,
     LearningEventView,
     PermanentError,
     ProcessResult,
-    WorkerError,
 )
 from services.worker.service.ports import ConflictFinder, ContentReader, MemoryApplier, PolicyGate
 
@@ -48,6 +52,18 @@ class LearningPorts:
     conflicts: ConflictFinder
     policy: PolicyGate
     memory: MemoryApplier
+
+
+@dataclass(frozen=True)
+class ReadyToApply:
+    """An event whose decisions are made and signed: all that is left is memory's ApplyLearning."""
+
+    event: LearningEventView
+    decisions: tuple[Decision, ...]
+
+
+Prepared = ReadyToApply | ProcessResult | BaseException
+"""An event after the read-only steps: ready to apply, already final (processed before), or failed."""
 
 
 async def process_event(
@@ -63,32 +79,55 @@ async def process_event(
     processed event does no work and returns `already_processed=True`. Raises `TransientError`
     (retry later) or `PermanentError` (dead-letter); never anything carrying email text.
     """
+    prepared = await prepare_event(event, ports, redactor=redactor, extractor=extractor)
+    if isinstance(prepared, ProcessResult):
+        return prepared
+    return await apply_prepared(prepared, ports)
+
+
+async def prepare_event(
+    event: LearningEventView,
+    ports: LearningPorts,
+    *,
+    redactor: Redactor,
+    extractor: CandidateExtractor,
+) -> ReadyToApply | ProcessResult:
+    """Steps 1-6 for one event: nothing is written anywhere. Raises like `process_event`."""
     if await ports.memory.already_processed(event.tenant, event.event_id):
         return ProcessResult(event_id=event.event_id, already_processed=True)
 
-    email = await ports.content.read(event.tenant, event.content_ref)
-    if email.user and email.user != event.user:
-        raise PermanentError("CONTENT_USER_MISMATCH", "content belongs to another user", dependency="serving")
-
+    email = check_owner(event, await ports.content.read(event.tenant, event.content_ref))
     # Redaction and rule extraction are CPU work: off the event loop, so other events keep moving.
-    candidates = await asyncio.to_thread(_redact_and_extract, event, email, redactor, extractor)
-
+    candidates = await asyncio.to_thread(redact_and_extract, event, email, redactor, extractor)
     decisions = await _decide(event, candidates, ports) if candidates else []
+    return ReadyToApply(event, tuple(decisions))
+
+
+async def apply_prepared(ready: ReadyToApply, ports: LearningPorts) -> ProcessResult:
+    """Step 7: memory applies the event's decisions in one transaction (idempotent on the event id)."""
+    event = ready.event
     outcome = await ports.memory.apply(
         event_id=event.event_id,
         trace_id=event.trace_id,
         tenant=event.tenant,
         user=event.user,
-        decisions=decisions,
+        decisions=ready.decisions,
         event_time=event.commit_time,
         sender=event.sender,
     )
     return ProcessResult(
-        event_id=event.event_id, already_processed=outcome.already_processed, decisions=tuple(decisions)
+        event_id=event.event_id, already_processed=outcome.already_processed, decisions=ready.decisions
     )
 
 
-def _redact_and_extract(
+def check_owner(event: LearningEventView, email: EmailView) -> EmailView:
+    """The content must belong to the event's user; PermanentError otherwise."""
+    if email.user and email.user != event.user:
+        raise PermanentError("CONTENT_USER_MISMATCH", "content belongs to another user", dependency="serving")
+    return email
+
+
+def redact_and_extract(
     event: LearningEventView, email: EmailView, redactor: Redactor, extractor: CandidateExtractor
 ) -> list[Candidate]:
     def clean(text: str) -> str:
@@ -118,26 +157,9 @@ def _redact_and_extract(
 
 
 async def _decide(event: LearningEventView, candidates: Sequence[Candidate], ports: LearningPorts) -> list[Decision]:
-    """One policy decision per candidate, in candidate order; the first failure wins (permanent first)."""
+    """One policy decision per candidate, in candidate order, from one policy call."""
     conflicts = await ports.conflicts.find(event.tenant, event.user, candidates)
-    results = await asyncio.gather(
-        *(
-            ports.policy.evaluate(
-                candidate,
-                conflicts.get(candidate.candidate_key, ()),
-                tenant=event.tenant,
-                user=event.user,
-                route=event.route,
-            )
-            for candidate in candidates
-        ),
-        return_exceptions=True,
-    )
-    failures = [r for r in results if isinstance(r, BaseException)]
-    if failures:
-        raise next((f for f in failures if isinstance(f, PermanentError)), None) or _first_error(failures)
-    return [r for r in results if isinstance(r, Decision)]
-
-
-def _first_error(failures: Sequence[BaseException]) -> BaseException:
-    return next((f for f in failures if isinstance(f, WorkerError)), failures[0])
+    evaluations = [
+        Evaluation(c, tuple(conflicts.get(c.candidate_key, ())), user=event.user, route=event.route) for c in candidates
+    ]
+    return await ports.policy.evaluate_many(evaluations, tenant=event.tenant)

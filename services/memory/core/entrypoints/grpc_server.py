@@ -79,6 +79,25 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         )
 
     @grpc_method(DOMAIN)
+    def BatchGetProcessedEvents(
+        self, request: pb.BatchGetProcessedEventsRequest, context: grpc.ServicerContext
+    ) -> pb.BatchGetProcessedEventsResponse:
+        authorize_tenant(request.tenant)
+        tenant = requests.tenant_of(request.tenant)
+        event_ids = [require(event_id, f"event_ids[{i}]") for i, event_id in enumerate(request.event_ids)]
+        found = queries.get_processed_events(tenant, event_ids, self._ports)
+        return pb.BatchGetProcessedEventsResponse(
+            processed_events=[
+                pb.GetProcessedEventResponse(
+                    processed=True, outcome=outcome_to_response(found[e][0]), process_time=timestamp(found[e][1])
+                )
+                if e in found
+                else pb.GetProcessedEventResponse(processed=False)
+                for e in event_ids
+            ]
+        )
+
+    @grpc_method(DOMAIN)
     def GetMemory(self, request: pb.GetMemoryRequest, context: grpc.ServicerContext) -> pb.GetMemoryResponse:
         authorize_tenant(request.tenant)
         tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")

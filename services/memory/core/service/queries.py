@@ -5,6 +5,7 @@ Each reads in its own tenant-scoped transaction (row-level security applies) and
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from services.memory.core.domain.audit import AuditEvent
@@ -45,6 +46,20 @@ def get_processed_event(tenant: str, event_id: str, ports: MemoryPorts) -> tuple
     if found is None:
         return None
     return ApplyOutcome.from_json(found[0], already_processed=True), found[1]
+
+
+def get_processed_events(
+    tenant: str, event_ids: Sequence[str], ports: MemoryPorts
+) -> dict[str, tuple[ApplyOutcome, datetime]]:
+    """`get_processed_event` for many events in one transaction (the worker's batch check); the
+    processed ones only, by event id."""
+    with ports.uow(tenant) as uow:
+        found = {event_id: uow.events.get(event_id) for event_id in dict.fromkeys(event_ids)}
+    return {
+        event_id: (ApplyOutcome.from_json(row[0], already_processed=True), row[1])
+        for event_id, row in found.items()
+        if row is not None
+    }
 
 
 def list_audit_events(

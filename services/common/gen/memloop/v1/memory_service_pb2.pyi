@@ -451,6 +451,58 @@ class GetProcessedEventResponse(_message.Message):
 Global___GetProcessedEventResponse: _TypeAlias = GetProcessedEventResponse  # noqa: Y015
 
 @_typing.final
+class BatchGetProcessedEventsRequest(_message.Message):
+    """Request to look up many processed events of one tenant."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    EVENT_IDS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant of the events; checked against the caller's token before any lookup. At most 256 characters."""
+    @_builtins.property
+    def event_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The learning events to look up. At most 256 items. At most 256 characters."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        event_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event_ids", b"event_ids", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchGetProcessedEventsRequest: _TypeAlias = BatchGetProcessedEventsRequest  # noqa: Y015
+
+@_typing.final
+class BatchGetProcessedEventsResponse(_message.Message):
+    """The lookups of a batch."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROCESSED_EVENTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def processed_events(self) -> _containers.RepeatedCompositeFieldContainer[Global___GetProcessedEventResponse]:
+        """One lookup per requested event, in request order."""
+
+    def __init__(
+        self,
+        *,
+        processed_events: _abc.Iterable[Global___GetProcessedEventResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["processed_events", b"processed_events"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchGetProcessedEventsResponse: _TypeAlias = BatchGetProcessedEventsResponse  # noqa: Y015
+
+@_typing.final
 class GetMemoryRequest(_message.Message):
     """Request for one memory."""
 

@@ -37,6 +37,8 @@ class MemoryServiceStub:
     """Applies all decisions of one learning event in one transaction; idempotent on event_id."""
     GetProcessedEvent: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetProcessedEventRequest, _memory_service_pb2.GetProcessedEventResponse]
     """Tells whether an event was already processed, and its stored outcome."""
+    BatchGetProcessedEvents: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.BatchGetProcessedEventsRequest, _memory_service_pb2.BatchGetProcessedEventsResponse]
+    """Tells, for many events of one tenant in one call, whether each was already processed (AIP-231 batch get)."""
     GetMemory: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetMemoryRequest, _memory_service_pb2.GetMemoryResponse]
     """Returns one memory."""
     ListMemories: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ListMemoriesRequest, _memory_service_pb2.ListMemoriesResponse]
@@ -73,6 +75,8 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """Applies all decisions of one learning event in one transaction; idempotent on event_id."""
     GetProcessedEvent: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetProcessedEventRequest, _memory_service_pb2.GetProcessedEventResponse]  # type: ignore[assignment]
     """Tells whether an event was already processed, and its stored outcome."""
+    BatchGetProcessedEvents: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.BatchGetProcessedEventsRequest, _memory_service_pb2.BatchGetProcessedEventsResponse]  # type: ignore[assignment]
+    """Tells, for many events of one tenant in one call, whether each was already processed (AIP-231 batch get)."""
     GetMemory: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetMemoryRequest, _memory_service_pb2.GetMemoryResponse]  # type: ignore[assignment]
     """Returns one memory."""
     ListMemories: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ListMemoriesRequest, _memory_service_pb2.ListMemoriesResponse]  # type: ignore[assignment]
@@ -118,6 +122,14 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.GetProcessedEventResponse, _abc.Awaitable[_memory_service_pb2.GetProcessedEventResponse]]:
         """Tells whether an event was already processed, and its stored outcome."""
+
+    @_abc_1.abstractmethod
+    def BatchGetProcessedEvents(
+        self,
+        request: _memory_service_pb2.BatchGetProcessedEventsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.BatchGetProcessedEventsResponse, _abc.Awaitable[_memory_service_pb2.BatchGetProcessedEventsResponse]]:
+        """Tells, for many events of one tenant in one call, whether each was already processed (AIP-231 batch get)."""
 
     @_abc_1.abstractmethod
     def GetMemory(

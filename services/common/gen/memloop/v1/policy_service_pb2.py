@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from services.common.gen.memloop.v1 import candidate_pb2 as memloop_dot_v1_dot_candidate__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fmemloop/v1/policy_service.proto\x12\nmemloop.v1\x1a\x1amemloop/v1/candidate.proto\"n\n\x11\x43onflictingRecord\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x12\n\nintent_key\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12$\n\x04type\x18\x04 \x01(\x0e\x32\x16.memloop.v1.MemoryType\"@\n\x11\x45valuationContext\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\r\n\x05route\x18\x03 \x01(\t\"\x9d\x01\n\x0f\x45valuateRequest\x12(\n\tcandidate\x18\x01 \x01(\x0b\x32\x15.memloop.v1.Candidate\x12\x30\n\tconflicts\x18\x02 \x03(\x0b\x32\x1d.memloop.v1.ConflictingRecord\x12.\n\x07\x63ontext\x18\x03 \x01(\x0b\x32\x1d.memloop.v1.EvaluationContext\":\n\x10\x45valuateResponse\x12&\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x14.memloop.v1.Decision2V\n\rPolicyService\x12\x45\n\x08\x45valuate\x12\x1b.memloop.v1.EvaluateRequest\x1a\x1c.memloop.v1.EvaluateResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1fmemloop/v1/policy_service.proto\x12\nmemloop.v1\x1a\x1amemloop/v1/candidate.proto\"n\n\x11\x43onflictingRecord\x12\x11\n\tmemory_id\x18\x01 \x01(\t\x12\x12\n\nintent_key\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12$\n\x04type\x18\x04 \x01(\x0e\x32\x16.memloop.v1.MemoryType\"@\n\x11\x45valuationContext\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12\r\n\x05route\x18\x03 \x01(\t\"\x9d\x01\n\x0f\x45valuateRequest\x12(\n\tcandidate\x18\x01 \x01(\x0b\x32\x15.memloop.v1.Candidate\x12\x30\n\tconflicts\x18\x02 \x03(\x0b\x32\x1d.memloop.v1.ConflictingRecord\x12.\n\x07\x63ontext\x18\x03 \x01(\x0b\x32\x1d.memloop.v1.EvaluationContext\":\n\x10\x45valuateResponse\x12&\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x14.memloop.v1.Decision\"U\n\x14\x42\x61tchEvaluateRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12-\n\x08requests\x18\x02 \x03(\x0b\x32\x1b.memloop.v1.EvaluateRequest\"H\n\x15\x42\x61tchEvaluateResponse\x12/\n\tresponses\x18\x01 \x03(\x0b\x32\x1c.memloop.v1.EvaluateResponse2\xac\x01\n\rPolicyService\x12\x45\n\x08\x45valuate\x12\x1b.memloop.v1.EvaluateRequest\x1a\x1c.memloop.v1.EvaluateResponse\x12T\n\rBatchEvaluate\x12 .memloop.v1.BatchEvaluateRequest\x1a!.memloop.v1.BatchEvaluateResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -40,6 +40,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EVALUATEREQUEST']._serialized_end=411
   _globals['_EVALUATERESPONSE']._serialized_start=413
   _globals['_EVALUATERESPONSE']._serialized_end=471
-  _globals['_POLICYSERVICE']._serialized_start=473
-  _globals['_POLICYSERVICE']._serialized_end=559
+  _globals['_BATCHEVALUATEREQUEST']._serialized_start=473
+  _globals['_BATCHEVALUATEREQUEST']._serialized_end=558
+  _globals['_BATCHEVALUATERESPONSE']._serialized_start=560
+  _globals['_BATCHEVALUATERESPONSE']._serialized_end=632
+  _globals['_POLICYSERVICE']._serialized_start=635
+  _globals['_POLICYSERVICE']._serialized_end=807
 # @@protoc_insertion_point(module_scope)

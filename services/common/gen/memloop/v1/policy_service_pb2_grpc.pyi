@@ -35,6 +35,10 @@ class PolicyServiceStub:
     def __new__(cls, channel: _aio.Channel) -> PolicyServiceAsyncStub: ...
     Evaluate: _grpc.UnaryUnaryMultiCallable[_policy_service_pb2.EvaluateRequest, _policy_service_pb2.EvaluateResponse]
     """Evaluates one candidate against the versioned rules."""
+    BatchEvaluate: _grpc.UnaryUnaryMultiCallable[_policy_service_pb2.BatchEvaluateRequest, _policy_service_pb2.BatchEvaluateResponse]
+    """Evaluates many candidates of one tenant in one call (AIP-231 batch); every decision is signed exactly as
+    Evaluate signs it, and a request that fails validation fails the whole call, naming it.
+    """
 
 @_typing.type_check_only
 class PolicyServiceAsyncStub(PolicyServiceStub):
@@ -43,6 +47,10 @@ class PolicyServiceAsyncStub(PolicyServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     Evaluate: _aio.UnaryUnaryMultiCallable[_policy_service_pb2.EvaluateRequest, _policy_service_pb2.EvaluateResponse]  # type: ignore[assignment]
     """Evaluates one candidate against the versioned rules."""
+    BatchEvaluate: _aio.UnaryUnaryMultiCallable[_policy_service_pb2.BatchEvaluateRequest, _policy_service_pb2.BatchEvaluateResponse]  # type: ignore[assignment]
+    """Evaluates many candidates of one tenant in one call (AIP-231 batch); every decision is signed exactly as
+    Evaluate signs it, and a request that fails validation fails the whole call, naming it.
+    """
 
 class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
     """Decides store, review or reject for a candidate; a pure function of its request."""
@@ -54,5 +62,15 @@ class PolicyServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_policy_service_pb2.EvaluateResponse, _abc.Awaitable[_policy_service_pb2.EvaluateResponse]]:
         """Evaluates one candidate against the versioned rules."""
+
+    @_abc_1.abstractmethod
+    def BatchEvaluate(
+        self,
+        request: _policy_service_pb2.BatchEvaluateRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_policy_service_pb2.BatchEvaluateResponse, _abc.Awaitable[_policy_service_pb2.BatchEvaluateResponse]]:
+        """Evaluates many candidates of one tenant in one call (AIP-231 batch); every decision is signed exactly as
+        Evaluate signs it, and a request that fails validation fails the whole call, naming it.
+        """
 
 def add_PolicyServiceServicer_to_server(servicer: PolicyServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

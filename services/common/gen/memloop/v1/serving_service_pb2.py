@@ -26,7 +26,7 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from services.common.gen.memloop.v1 import learning_event_pb2 as memloop_dot_v1_dot_learning__event__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n memloop/v1/serving_service.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fmemloop/v1/learning_event.proto\"d\n\nAttachment\x12\x10\n\x08\x66ilename\x18\x01 \x01(\t\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x12\n\nsize_bytes\x18\x04 \x01(\x03\x12\x0e\n\x06sha256\x18\x05 \x01(\t\"\x84\x01\n\x0c\x45mailContent\x12\x14\n\x0c\x66rom_address\x18\x01 \x01(\t\x12\x12\n\nto_address\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12+\n\x0b\x61ttachments\x18\x05 \x03(\x0b\x32\x16.memloop.v1.Attachment\"\xce\x03\n\x14HandleRequestRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x0e\n\x06thread\x18\x04 \x01(\t\x12\r\n\x05route\x18\x05 \x01(\t\x12S\n\x12procedure_versions\x18\x06 \x03(\x0b\x32\x37.memloop.v1.HandleRequestRequest.ProcedureVersionsEntry\x12.\n\rtool_outcomes\x18\x07 \x03(\x0b\x32\x17.memloop.v1.ToolOutcome\x12\x14\n\x0c\x66\x65\x65\x64\x62\x61\x63k_ref\x18\x08 \x01(\t\x12)\n\x07\x63ontent\x18\t \x01(\x0b\x32\x18.memloop.v1.EmailContent\x12\r\n\x05reply\x18\n \x01(\t\x12\x15\n\rowner_address\x18\x0b \x01(\t\x12?\n\x15sender_authentication\x18\x0c \x01(\x0b\x32 .memloop.v1.SenderAuthentication\x1a\x38\n\x16ProcedureVersionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xb5\x01\n\x15HandleRequestResponse\x12\x11\n\tresult_id\x18\x01 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\x10\n\x08trace_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x04 \x01(\t\x12\r\n\x05reply\x18\x05 \x01(\t\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12/\n\x0b\x63ommit_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x12ReadContentRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x02 \x01(\t\"w\n\x13ReadContentResponse\x12\x13\n\x0b\x63ontent_ref\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12)\n\x07\x63ontent\x18\x03 \x01(\x0b\x32\x18.memloop.v1.EmailContent\x12\x12\n\nfrom_owner\x18\x04 \x01(\x08\"n\n\x14\x44\x65leteContentRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x15\n\x0b\x63ontent_ref\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x65vent_id\x18\x04 \x01(\tH\x00\x12\x13\n\x0b\x64\x65letion_id\x18\x03 \x01(\tB\x06\n\x04\x62lob\"(\n\x15\x44\x65leteContentResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"e\n\x15\x44\x65leteContentsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65letion_id\x18\x02 \x01(\t\x12\x14\n\x0c\x63ontent_refs\x18\x03 \x03(\t\x12\x11\n\tevent_ids\x18\x04 \x03(\t\"/\n\x16\x44\x65leteContentsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x05\"X\n\x15GetOutboxEventRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\x08\x65vent_id\x18\x02 \x01(\tH\x00\x12\x14\n\nrequest_id\x18\x03 \x01(\tH\x00\x42\x05\n\x03key\"\xe2\x01\n\x16GetOutboxEventResponse\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x19.memloop.v1.LearningEvent\x12&\n\x05state\x18\x02 \x01(\x0e\x32\x17.memloop.v1.OutboxState\x12\x30\n\x0cpublish_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fstream_sequence\x18\x04 \x01(\x04\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x18\n\x10publish_attempts\x18\x06 \x01(\x05*a\n\x0bOutboxState\x12\x1c\n\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n\x16OUTBOX_STATE_PUBLISHED\x10\x02\x32\xbe\x03\n\x0eServingService\x12T\n\rHandleRequest\x12 .memloop.v1.HandleRequestRequest\x1a!.memloop.v1.HandleRequestResponse\x12N\n\x0bReadContent\x12\x1e.memloop.v1.ReadContentRequest\x1a\x1f.memloop.v1.ReadContentResponse\x12T\n\rDeleteContent\x12 .memloop.v1.DeleteContentRequest\x1a!.memloop.v1.DeleteContentResponse\x12W\n\x0e\x44\x65leteContents\x12!.memloop.v1.DeleteContentsRequest\x1a\".memloop.v1.DeleteContentsResponse\x12W\n\x0eGetOutboxEvent\x12!.memloop.v1.GetOutboxEventRequest\x1a\".memloop.v1.GetOutboxEventResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n memloop/v1/serving_service.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1fmemloop/v1/learning_event.proto\"d\n\nAttachment\x12\x10\n\x08\x66ilename\x18\x01 \x01(\t\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x03 \x01(\x0c\x12\x12\n\nsize_bytes\x18\x04 \x01(\x03\x12\x0e\n\x06sha256\x18\x05 \x01(\t\"\x84\x01\n\x0c\x45mailContent\x12\x14\n\x0c\x66rom_address\x18\x01 \x01(\t\x12\x12\n\nto_address\x18\x02 \x01(\t\x12\x0f\n\x07subject\x18\x03 \x01(\t\x12\x0c\n\x04\x62ody\x18\x04 \x01(\t\x12+\n\x0b\x61ttachments\x18\x05 \x03(\x0b\x32\x16.memloop.v1.Attachment\"\xce\x03\n\x14HandleRequestRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06tenant\x18\x02 \x01(\t\x12\x0c\n\x04user\x18\x03 \x01(\t\x12\x0e\n\x06thread\x18\x04 \x01(\t\x12\r\n\x05route\x18\x05 \x01(\t\x12S\n\x12procedure_versions\x18\x06 \x03(\x0b\x32\x37.memloop.v1.HandleRequestRequest.ProcedureVersionsEntry\x12.\n\rtool_outcomes\x18\x07 \x03(\x0b\x32\x17.memloop.v1.ToolOutcome\x12\x14\n\x0c\x66\x65\x65\x64\x62\x61\x63k_ref\x18\x08 \x01(\t\x12)\n\x07\x63ontent\x18\t \x01(\x0b\x32\x18.memloop.v1.EmailContent\x12\r\n\x05reply\x18\n \x01(\t\x12\x15\n\rowner_address\x18\x0b \x01(\t\x12?\n\x15sender_authentication\x18\x0c \x01(\x0b\x32 .memloop.v1.SenderAuthentication\x1a\x38\n\x16ProcedureVersionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xb5\x01\n\x15HandleRequestResponse\x12\x11\n\tresult_id\x18\x01 \x01(\t\x12\x10\n\x08\x65vent_id\x18\x02 \x01(\t\x12\x10\n\x08trace_id\x18\x03 \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x04 \x01(\t\x12\r\n\x05reply\x18\x05 \x01(\t\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12/\n\x0b\x63ommit_time\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"9\n\x12ReadContentRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x02 \x01(\t\"w\n\x13ReadContentResponse\x12\x13\n\x0b\x63ontent_ref\x18\x01 \x01(\t\x12\x0c\n\x04user\x18\x02 \x01(\t\x12)\n\x07\x63ontent\x18\x03 \x01(\x0b\x32\x18.memloop.v1.EmailContent\x12\x12\n\nfrom_owner\x18\x04 \x01(\x08\"?\n\x17\x42\x61tchReadContentRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x14\n\x0c\x63ontent_refs\x18\x02 \x03(\t\"p\n\x11ReadContentResult\x12\x13\n\x0b\x63ontent_ref\x18\x01 \x01(\t\x12\x30\n\x07\x63ontent\x18\x02 \x01(\x0b\x32\x1f.memloop.v1.ReadContentResponse\x12\x14\n\x0c\x65rror_reason\x18\x03 \x01(\t\"J\n\x18\x42\x61tchReadContentResponse\x12.\n\x07results\x18\x01 \x03(\x0b\x32\x1d.memloop.v1.ReadContentResult\"n\n\x14\x44\x65leteContentRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x15\n\x0b\x63ontent_ref\x18\x02 \x01(\tH\x00\x12\x12\n\x08\x65vent_id\x18\x04 \x01(\tH\x00\x12\x13\n\x0b\x64\x65letion_id\x18\x03 \x01(\tB\x06\n\x04\x62lob\"(\n\x15\x44\x65leteContentResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\x08\"e\n\x15\x44\x65leteContentsRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65letion_id\x18\x02 \x01(\t\x12\x14\n\x0c\x63ontent_refs\x18\x03 \x03(\t\x12\x11\n\tevent_ids\x18\x04 \x03(\t\"/\n\x16\x44\x65leteContentsResponse\x12\x15\n\rdeleted_count\x18\x01 \x01(\x05\"X\n\x15GetOutboxEventRequest\x12\x0e\n\x06tenant\x18\x01 \x01(\t\x12\x12\n\x08\x65vent_id\x18\x02 \x01(\tH\x00\x12\x14\n\nrequest_id\x18\x03 \x01(\tH\x00\x42\x05\n\x03key\"\xe2\x01\n\x16GetOutboxEventResponse\x12(\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x19.memloop.v1.LearningEvent\x12&\n\x05state\x18\x02 \x01(\x0e\x32\x17.memloop.v1.OutboxState\x12\x30\n\x0cpublish_time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x17\n\x0fstream_sequence\x18\x04 \x01(\x04\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x18\n\x10publish_attempts\x18\x06 \x01(\x05*a\n\x0bOutboxState\x12\x1c\n\x18OUTBOX_STATE_UNSPECIFIED\x10\x00\x12\x18\n\x14OUTBOX_STATE_PENDING\x10\x01\x12\x1a\n\x16OUTBOX_STATE_PUBLISHED\x10\x02\x32\x9d\x04\n\x0eServingService\x12T\n\rHandleRequest\x12 .memloop.v1.HandleRequestRequest\x1a!.memloop.v1.HandleRequestResponse\x12N\n\x0bReadContent\x12\x1e.memloop.v1.ReadContentRequest\x1a\x1f.memloop.v1.ReadContentResponse\x12]\n\x10\x42\x61tchReadContent\x12#.memloop.v1.BatchReadContentRequest\x1a$.memloop.v1.BatchReadContentResponse\x12T\n\rDeleteContent\x12 .memloop.v1.DeleteContentRequest\x1a!.memloop.v1.DeleteContentResponse\x12W\n\x0e\x44\x65leteContents\x12!.memloop.v1.DeleteContentsRequest\x1a\".memloop.v1.DeleteContentsResponse\x12W\n\x0eGetOutboxEvent\x12!.memloop.v1.GetOutboxEventRequest\x1a\".memloop.v1.GetOutboxEventResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,8 +35,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_HANDLEREQUESTREQUEST_PROCEDUREVERSIONSENTRY']._loaded_options = None
   _globals['_HANDLEREQUESTREQUEST_PROCEDUREVERSIONSENTRY']._serialized_options = b'8\001'
-  _globals['_OUTBOXSTATE']._serialized_start=1805
-  _globals['_OUTBOXSTATE']._serialized_end=1902
+  _globals['_OUTBOXSTATE']._serialized_start=2060
+  _globals['_OUTBOXSTATE']._serialized_end=2157
   _globals['_ATTACHMENT']._serialized_start=114
   _globals['_ATTACHMENT']._serialized_end=214
   _globals['_EMAILCONTENT']._serialized_start=217
@@ -51,18 +51,24 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_READCONTENTREQUEST']._serialized_end=1057
   _globals['_READCONTENTRESPONSE']._serialized_start=1059
   _globals['_READCONTENTRESPONSE']._serialized_end=1178
-  _globals['_DELETECONTENTREQUEST']._serialized_start=1180
-  _globals['_DELETECONTENTREQUEST']._serialized_end=1290
-  _globals['_DELETECONTENTRESPONSE']._serialized_start=1292
-  _globals['_DELETECONTENTRESPONSE']._serialized_end=1332
-  _globals['_DELETECONTENTSREQUEST']._serialized_start=1334
-  _globals['_DELETECONTENTSREQUEST']._serialized_end=1435
-  _globals['_DELETECONTENTSRESPONSE']._serialized_start=1437
-  _globals['_DELETECONTENTSRESPONSE']._serialized_end=1484
-  _globals['_GETOUTBOXEVENTREQUEST']._serialized_start=1486
-  _globals['_GETOUTBOXEVENTREQUEST']._serialized_end=1574
-  _globals['_GETOUTBOXEVENTRESPONSE']._serialized_start=1577
-  _globals['_GETOUTBOXEVENTRESPONSE']._serialized_end=1803
-  _globals['_SERVINGSERVICE']._serialized_start=1905
-  _globals['_SERVINGSERVICE']._serialized_end=2351
+  _globals['_BATCHREADCONTENTREQUEST']._serialized_start=1180
+  _globals['_BATCHREADCONTENTREQUEST']._serialized_end=1243
+  _globals['_READCONTENTRESULT']._serialized_start=1245
+  _globals['_READCONTENTRESULT']._serialized_end=1357
+  _globals['_BATCHREADCONTENTRESPONSE']._serialized_start=1359
+  _globals['_BATCHREADCONTENTRESPONSE']._serialized_end=1433
+  _globals['_DELETECONTENTREQUEST']._serialized_start=1435
+  _globals['_DELETECONTENTREQUEST']._serialized_end=1545
+  _globals['_DELETECONTENTRESPONSE']._serialized_start=1547
+  _globals['_DELETECONTENTRESPONSE']._serialized_end=1587
+  _globals['_DELETECONTENTSREQUEST']._serialized_start=1589
+  _globals['_DELETECONTENTSREQUEST']._serialized_end=1690
+  _globals['_DELETECONTENTSRESPONSE']._serialized_start=1692
+  _globals['_DELETECONTENTSRESPONSE']._serialized_end=1739
+  _globals['_GETOUTBOXEVENTREQUEST']._serialized_start=1741
+  _globals['_GETOUTBOXEVENTREQUEST']._serialized_end=1829
+  _globals['_GETOUTBOXEVENTRESPONSE']._serialized_start=1832
+  _globals['_GETOUTBOXEVENTRESPONSE']._serialized_end=2058
+  _globals['_SERVINGSERVICE']._serialized_start=2160
+  _globals['_SERVINGSERVICE']._serialized_end=2701
 # @@protoc_insertion_point(module_scope)

@@ -45,6 +45,11 @@ class MemoryServiceStub:
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventResponse.FromString,
                 _registered_method=True)
+        self.BatchGetProcessedEvents = channel.unary_unary(
+                '/memloop.v1.MemoryService/BatchGetProcessedEvents',
+                request_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsResponse.FromString,
+                _registered_method=True)
         self.GetMemory = channel.unary_unary(
                 '/memloop.v1.MemoryService/GetMemory',
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.GetMemoryRequest.SerializeToString,
@@ -125,6 +130,13 @@ class MemoryServiceServicer:
 
     def GetProcessedEvent(self, request, context):
         """Tells whether an event was already processed, and its stored outcome.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchGetProcessedEvents(self, request, context):
+        """Tells, for many events of one tenant in one call, whether each was already processed (AIP-231 batch get).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -233,6 +245,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.GetProcessedEvent,
                     request_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventResponse.SerializeToString,
+            ),
+            'BatchGetProcessedEvents': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchGetProcessedEvents,
+                    request_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsResponse.SerializeToString,
             ),
             'GetMemory': grpc.unary_unary_rpc_method_handler(
                     servicer.GetMemory,
@@ -355,6 +372,33 @@ class MemoryService:
             '/memloop.v1.MemoryService/GetProcessedEvent',
             memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventRequest.SerializeToString,
             memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchGetProcessedEvents(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.MemoryService/BatchGetProcessedEvents',
+            memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsRequest.SerializeToString,
+            memloop_dot_v1_dot_memory__service__pb2.BatchGetProcessedEventsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -142,3 +142,57 @@ class EvaluateResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___EvaluateResponse: _TypeAlias = EvaluateResponse  # noqa: Y015
+
+@_typing.final
+class BatchEvaluateRequest(_message.Message):
+    """Request to evaluate many candidates of one tenant, each as Evaluate takes it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant of every evaluation; each request's context.tenant must be empty (meaning this one) or equal. At most 256
+    characters.
+    """
+    @_builtins.property
+    def requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluateRequest]:
+        """The evaluations, each with its own candidate, conflicts and context. At most 1024 items."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        requests: _abc.Iterable[Global___EvaluateRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["requests", b"requests", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchEvaluateRequest: _TypeAlias = BatchEvaluateRequest  # noqa: Y015
+
+@_typing.final
+class BatchEvaluateResponse(_message.Message):
+    """The policy's decisions for a batch."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESPONSES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def responses(self) -> _containers.RepeatedCompositeFieldContainer[Global___EvaluateResponse]:
+        """One response per request, in request order."""
+
+    def __init__(
+        self,
+        *,
+        responses: _abc.Iterable[Global___EvaluateResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["responses", b"responses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchEvaluateResponse: _TypeAlias = BatchEvaluateResponse  # noqa: Y015

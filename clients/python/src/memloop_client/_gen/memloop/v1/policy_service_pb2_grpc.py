@@ -40,6 +40,11 @@ class PolicyServiceStub:
                 request_serializer=memloop_dot_v1_dot_policy__service__pb2.EvaluateRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_policy__service__pb2.EvaluateResponse.FromString,
                 _registered_method=True)
+        self.BatchEvaluate = channel.unary_unary(
+                '/memloop.v1.PolicyService/BatchEvaluate',
+                request_serializer=memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateResponse.FromString,
+                _registered_method=True)
 
 
 class PolicyServiceServicer:
@@ -53,6 +58,14 @@ class PolicyServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BatchEvaluate(self, request, context):
+        """Evaluates many candidates of one tenant in one call (AIP-231 batch); every decision is signed exactly as
+        Evaluate signs it, and a request that fails validation fails the whole call, naming it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PolicyServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -60,6 +73,11 @@ def add_PolicyServiceServicer_to_server(servicer, server):
                     servicer.Evaluate,
                     request_deserializer=memloop_dot_v1_dot_policy__service__pb2.EvaluateRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_policy__service__pb2.EvaluateResponse.SerializeToString,
+            ),
+            'BatchEvaluate': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchEvaluate,
+                    request_deserializer=memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -90,6 +108,33 @@ class PolicyService:
             '/memloop.v1.PolicyService/Evaluate',
             memloop_dot_v1_dot_policy__service__pb2.EvaluateRequest.SerializeToString,
             memloop_dot_v1_dot_policy__service__pb2.EvaluateResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchEvaluate(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.PolicyService/BatchEvaluate',
+            memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateRequest.SerializeToString,
+            memloop_dot_v1_dot_policy__service__pb2.BatchEvaluateResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -330,6 +330,94 @@ class ReadContentResponse(_message.Message):
 Global___ReadContentResponse: _TypeAlias = ReadContentResponse  # noqa: Y015
 
 @_typing.final
+class BatchReadContentRequest(_message.Message):
+    """Request to read many content blobs of one tenant."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    CONTENT_REFS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant that owns the blobs; checked against the caller's token first. At most 256 characters."""
+    @_builtins.property
+    def content_refs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The blobs' opaque references, as learning events' content_ref give them; repeats are answered each time. At
+        most 256 items. At most 256 characters.
+        """
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        content_refs: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_refs", b"content_refs", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchReadContentRequest: _TypeAlias = BatchReadContentRequest  # noqa: Y015
+
+@_typing.final
+class ReadContentResult(_message.Message):
+    """One blob of a batch read: the blob, or why it could not be returned."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONTENT_REF_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    ERROR_REASON_FIELD_NUMBER: _builtins.int
+    content_ref: _builtins.str
+    """The reference asked for."""
+    error_reason: _builtins.str
+    """Empty when found; CONTENT_NOT_FOUND when the blob never existed or was deleted (forgotten); TENANT_NOT_FOUND
+    when serving never handled a request of the tenant (ReadContent's ErrorInfo reasons).
+    """
+    @_builtins.property
+    def content(self) -> Global___ReadContentResponse:
+        """The blob, when it exists; unset otherwise."""
+
+    def __init__(
+        self,
+        *,
+        content_ref: _builtins.str = ...,
+        content: Global___ReadContentResponse | None = ...,
+        error_reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["content", b"content"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "content_ref", b"content_ref", "error_reason", b"error_reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReadContentResult: _TypeAlias = ReadContentResult  # noqa: Y015
+
+@_typing.final
+class BatchReadContentResponse(_message.Message):
+    """The blobs of a batch read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___ReadContentResult]:
+        """One result per requested reference, in request order."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___ReadContentResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchReadContentResponse: _TypeAlias = BatchReadContentResponse  # noqa: Y015
+
+@_typing.final
 class DeleteContentRequest(_message.Message):
     """Request to delete one content blob."""
 

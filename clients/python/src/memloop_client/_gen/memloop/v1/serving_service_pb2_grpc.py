@@ -45,6 +45,11 @@ class ServingServiceStub:
                 request_serializer=memloop_dot_v1_dot_serving__service__pb2.ReadContentRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_serving__service__pb2.ReadContentResponse.FromString,
                 _registered_method=True)
+        self.BatchReadContent = channel.unary_unary(
+                '/memloop.v1.ServingService/BatchReadContent',
+                request_serializer=memloop_dot_v1_dot_serving__service__pb2.BatchReadContentRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_serving__service__pb2.BatchReadContentResponse.FromString,
+                _registered_method=True)
         self.DeleteContent = channel.unary_unary(
                 '/memloop.v1.ServingService/DeleteContent',
                 request_serializer=memloop_dot_v1_dot_serving__service__pb2.DeleteContentRequest.SerializeToString,
@@ -75,6 +80,14 @@ class ServingServiceServicer:
 
     def ReadContent(self, request, context):
         """Returns a redacted content blob to a caller allowed to read the tenant.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchReadContent(self, request, context):
+        """Returns many redacted content blobs of one tenant in one call (AIP-231 batch get); a blob that is missing or
+        was forgotten fails only its own result, never the call.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -115,6 +128,11 @@ def add_ServingServiceServicer_to_server(servicer, server):
                     servicer.ReadContent,
                     request_deserializer=memloop_dot_v1_dot_serving__service__pb2.ReadContentRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_serving__service__pb2.ReadContentResponse.SerializeToString,
+            ),
+            'BatchReadContent': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchReadContent,
+                    request_deserializer=memloop_dot_v1_dot_serving__service__pb2.BatchReadContentRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_serving__service__pb2.BatchReadContentResponse.SerializeToString,
             ),
             'DeleteContent': grpc.unary_unary_rpc_method_handler(
                     servicer.DeleteContent,
@@ -187,6 +205,33 @@ class ServingService:
             '/memloop.v1.ServingService/ReadContent',
             memloop_dot_v1_dot_serving__service__pb2.ReadContentRequest.SerializeToString,
             memloop_dot_v1_dot_serving__service__pb2.ReadContentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchReadContent(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.ServingService/BatchReadContent',
+            memloop_dot_v1_dot_serving__service__pb2.BatchReadContentRequest.SerializeToString,
+            memloop_dot_v1_dot_serving__service__pb2.BatchReadContentResponse.FromString,
             options,
             channel_credentials,
             insecure,

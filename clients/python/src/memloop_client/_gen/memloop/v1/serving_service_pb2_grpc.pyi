@@ -37,6 +37,10 @@ class ServingServiceStub:
     """Stores the result, tool outcomes, redacted content and an outbox event atomically; idempotent on request_id."""
     ReadContent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.ReadContentRequest, _serving_service_pb2.ReadContentResponse]
     """Returns a redacted content blob to a caller allowed to read the tenant."""
+    BatchReadContent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.BatchReadContentRequest, _serving_service_pb2.BatchReadContentResponse]
+    """Returns many redacted content blobs of one tenant in one call (AIP-231 batch get); a blob that is missing or
+    was forgotten fails only its own result, never the call.
+    """
     DeleteContent: _grpc.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentRequest, _serving_service_pb2.DeleteContentResponse]
     """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
     records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
@@ -57,6 +61,10 @@ class ServingServiceAsyncStub(ServingServiceStub):
     """Stores the result, tool outcomes, redacted content and an outbox event atomically; idempotent on request_id."""
     ReadContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.ReadContentRequest, _serving_service_pb2.ReadContentResponse]  # type: ignore[assignment]
     """Returns a redacted content blob to a caller allowed to read the tenant."""
+    BatchReadContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.BatchReadContentRequest, _serving_service_pb2.BatchReadContentResponse]  # type: ignore[assignment]
+    """Returns many redacted content blobs of one tenant in one call (AIP-231 batch get); a blob that is missing or
+    was forgotten fails only its own result, never the call.
+    """
     DeleteContent: _aio.UnaryUnaryMultiCallable[_serving_service_pb2.DeleteContentRequest, _serving_service_pb2.DeleteContentResponse]  # type: ignore[assignment]
     """Removes a content blob for the deletion workflow, and blanks the text its request left in serving's other
     records (the reply, tool outcome summaries, the outbox payload's summaries); idempotent.
@@ -86,6 +94,16 @@ class ServingServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_serving_service_pb2.ReadContentResponse, _abc.Awaitable[_serving_service_pb2.ReadContentResponse]]:
         """Returns a redacted content blob to a caller allowed to read the tenant."""
+
+    @_abc_1.abstractmethod
+    def BatchReadContent(
+        self,
+        request: _serving_service_pb2.BatchReadContentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_serving_service_pb2.BatchReadContentResponse, _abc.Awaitable[_serving_service_pb2.BatchReadContentResponse]]:
+        """Returns many redacted content blobs of one tenant in one call (AIP-231 batch get); a blob that is missing or
+        was forgotten fails only its own result, never the call.
+        """
 
     @_abc_1.abstractmethod
     def DeleteContent(

@@ -1,0 +1,187 @@
+"""The learning use case for a batch of events: `process_event`'s steps 1-6, one call per batch
+where the peers allow it; step 7 (ApplyLearning) stays one call per event.
+
+Per tenant of the batch (every peer call is scoped to one tenant):
+
+1. memory: which events are already processed — one call;
+2. serving: every remaining event's content — one call; a blob that is missing or was forgotten
+   fails only its own event;
+3. redaction and extraction of every event, in one hop off the event loop; an extraction error
+   fails only its own event;
+4. memory: the conflicts of every candidate — one call per user of the batch;
+5. policy: a decision on every candidate — one call; each decision is signed for its own user and
+   event exactly as before, so memory verifies each one.
+
+Step 7 is `apply_prepared` per event, which the caller runs concurrently: the event stays the unit
+of idempotency and of commit, so each event's acknowledgement waits for its own commit only.
+
+A failure of a shared call (1, 2, 4, 5) is the failure of every event that needed it: a transient
+one is retried by the consumer per event, as if each had failed alone. A permanent one (the peer
+refused the request as a whole, e.g. one event's field over a limit) does not say which event
+caused it, so that tenant's events fall back to `prepare_event` one by one: the culprit fails alone.
+Events of one user in one batch are decided against memory's state before the batch, as concurrent
+deliveries were before batching; memory's apply keeps one active record per intent in any order.
+Nothing here writes anything, so a crash leaves nothing to undo.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from services.common.redaction import Redactor
+from services.common.vocabulary import Candidate
+from services.worker.domain.extraction import CandidateExtractor
+from services.worker.service.model import (
+    EmailView,
+    Evaluation,
+    LearningEventView,
+    PermanentError,
+    ProcessResult,
+    WorkerError,
+)
+from services.worker.service.process_event import (
+    LearningPorts,
+    Prepared,
+    ReadyToApply,
+    check_owner,
+    prepare_event,
+    redact_and_extract,
+)
+
+
+async def prepare_batch(
+    events: Sequence[LearningEventView],
+    ports: LearningPorts,
+    *,
+    redactor: Redactor,
+    extractor: CandidateExtractor,
+) -> list[Prepared]:
+    """Steps 1-5 for every event, in event order: ready to apply, final, or the event's failure.
+
+    Never raises for an event's failure (bar cancellation): each event's outcome is its own item.
+    """
+    by_tenant: dict[str, list[int]] = {}
+    for index, event in enumerate(events):
+        by_tenant.setdefault(event.tenant, []).append(index)
+    prepared: list[Prepared] = [PermanentError("NOT_PREPARED")] * len(events)
+    groups = list(by_tenant.items())
+    results = await asyncio.gather(
+        *(_prepare_tenant(t, [events[i] for i in indexes], ports, redactor, extractor) for t, indexes in groups)
+    )
+    for (_tenant, indexes), outcomes in zip(groups, results, strict=True):
+        for index, outcome in zip(indexes, outcomes, strict=True):
+            prepared[index] = outcome
+    return prepared
+
+
+@dataclass
+class _Slot:
+    """One event on its way through the shared steps; `outcome` is set once it is final."""
+
+    event: LearningEventView
+    outcome: Prepared | None = None
+    email: EmailView | None = None
+    candidates: list[Candidate] = field(default_factory=list)
+
+
+async def _prepare_tenant(
+    tenant: str,
+    events: list[LearningEventView],
+    ports: LearningPorts,
+    redactor: Redactor,
+    extractor: CandidateExtractor,
+) -> list[Prepared]:
+    slots = [_Slot(event) for event in events]
+    try:
+        await _shared_steps(tenant, slots, ports, redactor, extractor)
+    except PermanentError:
+        # The peer refused a batch request as a whole: one event at a time isolates the one it refused.
+        pending = _open(slots)
+        alone = await asyncio.gather(
+            *(prepare_event(s.event, ports, redactor=redactor, extractor=extractor) for s in pending),
+            return_exceptions=True,
+        )
+        for slot, outcome in zip(pending, alone, strict=True):
+            slot.outcome = outcome
+    except Exception as exc:  # transient (or a bug): every event still waiting for the call failed with it
+        for slot in _open(slots):
+            slot.outcome = exc
+    return [slot.outcome if slot.outcome is not None else _unprepared(slot) for slot in slots]
+
+
+def _unprepared(slot: _Slot) -> Prepared:  # pragma: no cover - every path above sets an outcome
+    return PermanentError("NOT_PREPARED", f"event {slot.event.event_id[:64]} left without an outcome")
+
+
+def _open(slots: list[_Slot]) -> list[_Slot]:
+    return [slot for slot in slots if slot.outcome is None]
+
+
+async def _shared_steps(
+    tenant: str, slots: list[_Slot], ports: LearningPorts, redactor: Redactor, extractor: CandidateExtractor
+) -> None:
+    processed = await ports.memory.processed_among(tenant, [s.event.event_id for s in slots])
+    for slot in slots:
+        if slot.event.event_id in processed:
+            slot.outcome = ProcessResult(event_id=slot.event.event_id, already_processed=True)
+    pending = _open(slots)
+    if not pending:
+        return
+    emails = await ports.content.read_many(tenant, list(dict.fromkeys(s.event.content_ref for s in pending)))
+    for slot in pending:
+        found = emails.get(slot.event.content_ref)
+        if found is None:
+            slot.outcome = PermanentError("CONTENT_NOT_FOUND", "missing from the batch answer", dependency="serving")
+        elif isinstance(found, WorkerError):
+            slot.outcome = found
+        else:
+            try:
+                slot.email = check_owner(slot.event, found)
+            except PermanentError as mismatch:
+                slot.outcome = mismatch
+    # Redaction and extraction are CPU work: one hop off the event loop for the whole batch.
+    await asyncio.to_thread(_extract_all, _open(slots), redactor, extractor)
+    await _decide_all(tenant, _open(slots), ports)
+
+
+def _extract_all(slots: list[_Slot], redactor: Redactor, extractor: CandidateExtractor) -> None:
+    for slot in slots:
+        assert slot.email is not None
+        try:
+            slot.candidates = redact_and_extract(slot.event, slot.email, redactor, extractor)
+        except Exception as exc:  # a schema error (permanent) or a bug: this event's failure alone
+            slot.outcome = exc
+        if not slot.candidates and slot.outcome is None:
+            slot.outcome = ReadyToApply(slot.event, ())
+
+
+async def _decide_all(tenant: str, slots: list[_Slot], ports: LearningPorts) -> None:
+    """Conflicts per user (one call each), then one policy call for every candidate of the batch."""
+    if not slots:
+        return
+    users: dict[str, list[Candidate]] = {}
+    for slot in slots:
+        users.setdefault(slot.event.user, []).extend(slot.candidates)
+    found = await asyncio.gather(
+        *(ports.conflicts.find(tenant, user, candidates) for user, candidates in users.items()),
+        return_exceptions=True,
+    )
+    failures = [f for f in found if isinstance(f, BaseException)]
+    if failures:
+        raise next((f for f in failures if isinstance(f, PermanentError)), failures[0])
+    conflicts = {user: r for user, r in zip(users, found, strict=True) if not isinstance(r, BaseException)}
+    evaluations = [
+        Evaluation(
+            candidate,
+            tuple(conflicts[slot.event.user].get(candidate.candidate_key, ())),
+            user=slot.event.user,
+            route=slot.event.route,
+        )
+        for slot in slots
+        for candidate in slot.candidates
+    ]
+    decisions = iter(await ports.policy.evaluate_many(evaluations, tenant=tenant))
+    for slot in slots:
+        slot.outcome = ReadyToApply(slot.event, tuple(next(decisions) for _ in slot.candidates))
