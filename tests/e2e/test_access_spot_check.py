@@ -53,6 +53,16 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
             spb.ReadContentRequest(tenant="acme", content_ref="c-none"), timeout=10
         ),
     ),
+    "BatchReadContent": (
+        "serving",
+        lambda ch: spb_grpc.ServingServiceStub(ch).BatchReadContent(
+            spb.BatchReadContentRequest(tenant="acme", content_refs=["c-none"]), timeout=10
+        ),
+    ),
+    "BatchEvaluate": (
+        "policy",
+        lambda ch: ppb_grpc.PolicyServiceStub(ch).BatchEvaluate(ppb.BatchEvaluateRequest(tenant="acme"), timeout=10),
+    ),
     "Evaluate": (
         "policy",
         lambda ch: ppb_grpc.PolicyServiceStub(ch).Evaluate(
@@ -76,7 +86,7 @@ CALLS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 ALLOWED = {
     "writer": {"ListMemories"},
     "reviewer": {"ListMemories", "SupersedeMemory"},
-    "service": {"ApplyLearning", "FindConflicts", "ReadContent", "Evaluate"},
+    "service": {"ApplyLearning", "FindConflicts", "ReadContent", "BatchReadContent", "Evaluate", "BatchEvaluate"},
 }
 
 

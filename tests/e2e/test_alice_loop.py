@@ -174,7 +174,7 @@ def test_the_trace_shows_every_hop_with_one_event_id_and_one_trace_id(stack: Sta
             and "serving.commit" in hops
             and "relay.published" in hops
             and any("worker" in e.hop or "worker" in e.detail for e in entries)
-            and any("PolicyService/Evaluate" in e.detail for e in entries)
+            and any("PolicyService/BatchEvaluate" in e.detail for e in entries)
             and any("MemoryService/ApplyLearning" in e.detail for e in entries)
             and any(h.startswith("memory.candidate.rejected") for h in hops)
             and any(h.startswith("memory.memory.stored") for h in hops)

@@ -24,7 +24,7 @@ from services.common.vocabulary import Candidate
 from services.policy.domain.rules import POLICY_VERSION
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
 from tests.fixtures import load_fixture
-from tests.helpers import POLICY_KEY_ENV, SpawnService, random_ref
+from tests.helpers import POLICY_KEY_ENV, POLICY_SIGNER, SpawnService, random_ref
 
 pytestmark = pytest.mark.integration
 
@@ -182,3 +182,73 @@ def test_an_invalid_candidate_is_invalid_argument_naming_the_field(policy: Polic
     # Then the call fails as INVALID_ARGUMENT with the field named
     assert failure.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     assert error_details(failure.value) == ("INVALID_ARGUMENT", ["candidate.type"])
+
+
+def test_a_batch_decides_like_one_call_each_and_every_decision_verifies_for_its_own_user_and_event(
+    policy: Policy,
+) -> None:
+    # Given the candidates of two of Alice's mails, one of them for another user of the tenant
+    bob_mail, secret_mail = _candidates("schedule-with-bob"), _candidates("secret-in-mail")
+    items = [(c, USER) for c in bob_mail] + [(c, "carol") for c in secret_mail]
+    request = policy_service_pb2.BatchEvaluateRequest(
+        tenant=TENANT,
+        requests=[
+            policy_service_pb2.EvaluateRequest(
+                candidate=convert.candidate_to_pb(c), context=policy_service_pb2.EvaluationContext(user=user)
+            )
+            for c, user in items
+        ],
+    )
+
+    # When they are evaluated in one batch, and one by one
+    batch = policy.stub.BatchEvaluate(request, metadata=policy.token(), timeout=10)
+    alone = [policy.evaluate(c).decision for c in bob_mail]
+
+    # Then there is one decision per request, in order, with the outcome the single call gives
+    assert [r.decision.candidate.candidate_key for r in batch.responses] == [c.candidate_key for c, _ in items]
+    assert [r.decision.outcome for r in batch.responses[: len(bob_mail)]] == [d.outcome for d in alone]
+    # And each is signed for its own user and event, as memory verifies it (and for no other user)
+    verifier = POLICY_SIGNER.verifier()
+    for response, (candidate, user) in zip(batch.responses, items, strict=True):
+        decision = convert.decision_from_pb(response.decision)
+        assert verifier.verify(decision, tenant=TENANT, user=user, event_id=candidate.event_id)
+        other = "carol" if user == USER else USER
+        assert not verifier.verify(decision, tenant=TENANT, user=other, event_id=candidate.event_id)
+
+
+def test_a_batch_item_for_another_tenant_or_invalid_fails_the_call_naming_it(policy: Policy) -> None:
+    # Given a batch whose second request names another tenant, and one whose second candidate is invalid
+    (candidate,) = _candidates("preference-after-ten")
+    good = policy_service_pb2.EvaluateRequest(
+        candidate=convert.candidate_to_pb(candidate), context=policy_service_pb2.EvaluationContext(user=USER)
+    )
+    foreign = policy_service_pb2.EvaluateRequest()
+    foreign.CopyFrom(good)
+    foreign.context.tenant = "globex"
+    invalid = policy_service_pb2.EvaluateRequest(
+        candidate=candidate_pb2.Candidate(candidate_key="k", origin=candidate_pb2.ORIGIN_OWNER, confidence=0.9),
+        context=policy_service_pb2.EvaluationContext(user=USER),
+    )
+
+    # When each batch is evaluated, and a tenant's batch is sent with another tenant's loop token
+    failures = []
+    for second in (foreign, invalid):
+        with pytest.raises(grpc.RpcError) as failure:
+            policy.stub.BatchEvaluate(
+                policy_service_pb2.BatchEvaluateRequest(tenant=TENANT, requests=[good, second]),
+                metadata=policy.token(),
+                timeout=10,
+            )
+        failures.append(failure.value)
+    with pytest.raises(grpc.RpcError) as denied:
+        policy.stub.BatchEvaluate(
+            policy_service_pb2.BatchEvaluateRequest(tenant=TENANT, requests=[good]),
+            metadata=policy.token("globex", ("service",)),
+            timeout=10,
+        )
+
+    # Then the whole call is INVALID_ARGUMENT naming the request and field, or PERMISSION_DENIED
+    assert [f.code() for f in failures] == [grpc.StatusCode.INVALID_ARGUMENT] * 2
+    assert error_details(failures[0]) == ("INVALID_ARGUMENT", ["requests[1].context.tenant"])
+    assert error_details(failures[1]) == ("INVALID_ARGUMENT", ["requests[1].candidate.type"])
+    assert denied.value.code() == grpc.StatusCode.PERMISSION_DENIED

@@ -98,6 +98,9 @@ def test_no_token_is_unauthenticated_and_another_tenant_is_permission_denied(sta
     calls = {
         "HandleRequest": alice_request(0),
         "ReadContent": serving_service_pb2.ReadContentRequest(tenant="acme", content_ref=committed.content_ref),
+        "BatchReadContent": serving_service_pb2.BatchReadContentRequest(
+            tenant="acme", content_refs=[committed.content_ref]
+        ),
         "DeleteContent": serving_service_pb2.DeleteContentRequest(
             tenant="acme", content_ref=committed.content_ref, deletion_id=random_ref("del")
         ),

@@ -120,6 +120,26 @@ def test_content_and_outbox_are_tenant_scoped_and_deletion_is_audited_once(uow_f
             uow.commit()
 
 
+def test_get_many_returns_the_tenants_existing_blobs_by_reference_in_one_call(uow_factory: UnitOfWorkFactory) -> None:
+    # Given two blobs of acme, one of them deleted since, and one blob of globex
+    (_, kept), (_, deleted), (_, foreign) = _new(), _new(), _new("globex")
+    for tenant, new in (("acme", kept), ("acme", deleted), ("globex", foreign)):
+        with uow_factory(tenant) as uow:
+            assert uow.add_new_request(new, with_event=True) is True
+            uow.commit()
+    with uow_factory("acme") as uow:
+        uow.contents.delete(deleted.content.content_ref)
+        uow.commit()
+
+    # When acme reads all three references (one of them twice) in one call
+    refs = [kept.content.content_ref, deleted.content.content_ref, foreign.content.content_ref]
+    with uow_factory("acme") as uow:
+        found = uow.contents.get_many([*refs, kept.content.content_ref])
+
+    # Then only acme's existing blob comes back, as it was stored
+    assert found == {kept.content.content_ref: kept.content}
+
+
 def test_add_new_request_writes_every_row_once_and_a_replay_writes_nothing(uow_factory: UnitOfWorkFactory) -> None:
     command, new = _new()
     with uow_factory("acme") as uow:

@@ -157,3 +157,32 @@ def test_delete_contents_skips_non_uuid_events_and_rejects_too_many_items(
         use_cases.delete_contents("acme", [result.content_ref], [], "", deps)
     assert (refs.value.violations[0].field, deletion.value.violations[0].field) == ("content_refs", "deletion_id")
     assert list(store.tables.deletions) == [("acme", result.content_ref, "del-1")]
+
+
+def test_a_batch_read_answers_each_reference_in_order_and_a_forgotten_blob_only_in_its_own_result(
+    deps: ServingDeps,
+) -> None:
+    # Given three requests handled, the second one's content then forgotten
+    first, second, third = (use_cases.handle_request(_command(f"req-{i}"), deps) for i in range(3))
+    use_cases.delete_content("acme", second.content_ref, "del-1", deps)
+
+    # When the three references (and one never issued) are read in one batch, and by another tenant
+    reads = use_cases.read_contents(
+        "acme", [third.content_ref, second.content_ref, "never-issued", first.content_ref], deps
+    )
+    foreign = use_cases.read_contents("globex", [first.content_ref], deps)
+
+    # Then each has its own result, in request order: the blobs, and CONTENT_NOT_FOUND for the others
+    assert [r.content_ref for r in reads] == [third.content_ref, second.content_ref, "never-issued", first.content_ref]
+    assert [r.error_reason for r in reads] == ["", "CONTENT_NOT_FOUND", "CONTENT_NOT_FOUND", ""]
+    assert reads[0].content is not None and reads[0].content == use_cases.read_content("acme", third.content_ref, deps)
+    assert reads[1].content is None and reads[2].content is None
+    # And a tenant serving never saw learns nothing of acme's blobs: its tenant is unknown
+    assert [(r.content, r.error_reason) for r in foreign] == [(None, "TENANT_NOT_FOUND")]
+
+
+def test_a_batch_read_with_an_empty_reference_is_refused_naming_it(deps: ServingDeps) -> None:
+    result = use_cases.handle_request(_command(), deps)
+    with pytest.raises(InvalidArgument) as refused:
+        use_cases.read_contents("acme", [result.content_ref, ""], deps)
+    assert refused.value.violations[0].field == "content_refs[1]"

@@ -97,6 +97,8 @@ class InMemoryMemory:
     find_calls: int = 0
     failures: _Failures = field(default_factory=_Failures)
     apply_failures: _Failures = field(default_factory=_Failures)
+    event_failures: dict[str, _Failures] = field(default_factory=dict)
+    find_failures: _Failures = field(default_factory=_Failures)
 
     def fail_next(self, *errors: WorkerError) -> None:
         """Fail the next calls of any kind (memory down)."""
@@ -105,6 +107,14 @@ class InMemoryMemory:
     def fail_next_apply(self, *errors: WorkerError) -> None:
         """Fail the next ApplyLearning calls only (memory dies between the lookups and the commit)."""
         self.apply_failures.queue.extend(errors)
+
+    def fail_next_find(self, *errors: WorkerError) -> None:
+        """Fail the next FindConflicts calls only."""
+        self.find_failures.queue.extend(errors)
+
+    def fail_apply_of(self, event_id: str, *errors: WorkerError) -> None:
+        """Fail the next ApplyLearning calls of one event only (its commit fails, its batch's others do not)."""
+        self.event_failures.setdefault(event_id, _Failures()).queue.extend(errors)
 
     def active_records(self, tenant: str, user: str) -> list[tuple[str, ConflictRecord]]:
         """(candidate key, record) of every active memory: STOREs, the latest per intent key winning."""
@@ -131,6 +141,7 @@ class InMemoryMemory:
         """Same-intent active records, leaving out the candidate's own meaning (a repeat, not a conflict)."""
         self.find_calls += 1
         self.failures.raise_if_due()
+        self.find_failures.raise_if_due()
         active = self.active_records(tenant, user)
         return {
             c.candidate_key: [
@@ -165,6 +176,7 @@ class InMemoryMemory:
         self.apply_calls += 1
         self.failures.raise_if_due()
         self.apply_failures.raise_if_due()
+        self.event_failures.get(event_id, _Failures()).raise_if_due()
         if (tenant, event_id) in self.applied:
             return ApplyOutcome(event_id=event_id, already_processed=True, applied_count=0)
         self.applied[(tenant, event_id)] = StoredEvent(event_id, trace_id, tenant, user, tuple(decisions), sender)

@@ -38,6 +38,12 @@ PROCESSING_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 
+BATCH_SIZE = Histogram(
+    "memloop_worker_batch_size",
+    "Messages per pulled batch (each batch: one content read, one policy call per tenant)",
+    buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256),
+)
+
 
 async def poll_backlog(js: JetStreamContext, names: StreamNames, consumer: str, interval: float) -> None:
     """Refresh the queue gauges every `interval` seconds until cancelled; a failed poll is logged, not fatal."""

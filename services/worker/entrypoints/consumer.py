@@ -89,6 +89,7 @@ class DeliveryHandler:
 
     async def handle_batch(self, msgs: Sequence[Msg]) -> None:
         started = self._clock()
+        metrics.BATCH_SIZE.observe(len(msgs))
         deliveries = [self._open(msg) for msg in msgs]
         heartbeat = asyncio.create_task(self._heartbeats(deliveries))
         try:
