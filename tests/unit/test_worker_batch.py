@@ -16,11 +16,13 @@ from typing import Any
 import pytest
 from nats.aio.msg import Msg
 
+from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, Decision
 from services.policy.domain import rules
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
+from services.worker.bootstrap import WorkerSettings
 from services.worker.domain.extraction import RuleBasedExtractor
 from services.worker.entrypoints.consumer import DeliveryHandler, LearningConsumer
 from services.worker.service.model import ConflictRecord, EmailView, PermanentError, TransientError
@@ -329,3 +331,28 @@ async def test_the_consumer_pulls_up_to_n_messages_per_batch_within_the_in_fligh
     assert most_in_flight <= concurrency
     assert (1, 0.05) in subscription.fetches
     assert all(timeout == 0.005 for size, timeout in subscription.fetches if size > 1)
+
+
+def _settings(**env: str) -> WorkerSettings:
+    required = {f"MEMLOOP_{name}_TARGET": "127.0.0.1:1" for name in ("SERVING", "POLICY", "MEMORY")}
+    keys = SigningKey.generate().public_pem()
+    return WorkerSettings.from_env({**required, "MEMLOOP_SERVICE_TOKEN": "t", "MEMLOOP_AUTH_PUBLIC_KEYS": keys, **env})
+
+
+def test_batches_default_to_32_messages_or_25_ms_with_two_batches_in_flight() -> None:
+    settings = _settings()
+    assert (settings.batch_size, settings.batch_wait_seconds, settings.concurrency) == (32, 0.025, 64)
+    assert settings.consumer.max_ack_pending >= settings.concurrency
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"MEMLOOP_WORKER_BATCH_SIZE": "257"}, "MEMLOOP_WORKER_BATCH_SIZE"),
+        ({"MEMLOOP_WORKER_BATCH_SIZE": "0"}, "MEMLOOP_WORKER_BATCH_SIZE"),
+        ({"MEMLOOP_WORKER_BATCH_WAIT_MS": "0"}, "MEMLOOP_WORKER_BATCH_WAIT_MS"),
+    ],
+)
+def test_a_batch_the_peers_would_refuse_or_a_zero_wait_stops_the_process(env: dict[str, str], named: str) -> None:
+    with pytest.raises(SystemExit, match=named):
+        _settings(**env)
