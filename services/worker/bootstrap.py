@@ -11,6 +11,8 @@ Settings (environment variable — default — why):
   (`in_progress`) every third of it keep a long event alive;
 * MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
 * MEMLOOP_WORKER_CONCURRENCY — 64 — events in flight in this process (across its batches);
+* MEMLOOP_WORKER_MEMORY_CALLS — 8 — ApplyLearning and FindConflicts calls in flight at once:
+  memory serves them on the gRPC threads its retrieval shares, so learning never holds them all;
 * MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
 * MEMLOOP_WORKER_BATCH_WAIT_MS — 25 — after the first message, how long a pull waits for more
@@ -45,6 +47,7 @@ from services.common.gen.memloop.v1 import field_limits
 from services.common.priority import LearningPriority, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
+from services.worker.adapters.bounded import BoundedMemory
 from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.faults import CrashBeforeApply
 from services.worker.adapters.grpc_peers import (
@@ -114,6 +117,7 @@ class WorkerSettings:
     pressure: PressureSettings = field(default_factory=PressureSettings)
     batch_size: int = 32
     batch_wait_seconds: float = 0.025
+    memory_calls: int = 8
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -175,6 +179,7 @@ class WorkerSettings:
             pressure=PressureSettings.from_env(env),
             batch_size=batch_size,
             batch_wait_seconds=batch_wait_ms / 1000.0,
+            memory_calls=_positive(env_int(env, "MEMLOOP_WORKER_MEMORY_CALLS", 8), "MEMLOOP_WORKER_MEMORY_CALLS"),
         )
 
 
@@ -215,11 +220,14 @@ def build_peers(settings: WorkerSettings) -> Peers:
     applier: MemoryApplier = GrpcMemoryApplier(memory, timeout=settings.rpc_timeout)
     if settings.fault_crash_before_apply:
         applier = CrashBeforeApply(applier)
+    bounded = BoundedMemory(
+        applier, GrpcConflictFinder(memory, timeout=settings.rpc_timeout), limit=settings.memory_calls
+    )
     ports = LearningPorts(
         content=GrpcContentReader(serving, timeout=settings.rpc_timeout),
-        conflicts=GrpcConflictFinder(memory, timeout=settings.rpc_timeout),
+        conflicts=bounded,
         policy=GrpcPolicyGate(policy, timeout=settings.rpc_timeout),
-        memory=applier,
+        memory=bounded,
     )
     return Peers(channels=(serving, policy, memory), ports=ports)
 

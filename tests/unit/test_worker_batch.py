@@ -21,11 +21,12 @@ from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, Decision
 from services.policy.domain import rules
+from services.worker.adapters.bounded import BoundedMemory
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
 from services.worker.bootstrap import WorkerSettings
 from services.worker.domain.extraction import RuleBasedExtractor
 from services.worker.entrypoints.consumer import DeliveryHandler, LearningConsumer
-from services.worker.service.model import ConflictRecord, EmailView, PermanentError, TransientError
+from services.worker.service.model import ApplyOutcome, ConflictRecord, EmailView, PermanentError, TransientError
 from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
@@ -342,6 +343,7 @@ def _settings(**env: str) -> WorkerSettings:
 def test_batches_default_to_32_messages_or_25_ms_with_two_batches_in_flight() -> None:
     settings = _settings()
     assert (settings.batch_size, settings.batch_wait_seconds, settings.concurrency) == (32, 0.025, 64)
+    assert settings.memory_calls == 8
     assert settings.consumer.max_ack_pending >= settings.concurrency
 
 
@@ -356,3 +358,29 @@ def test_batches_default_to_32_messages_or_25_ms_with_two_batches_in_flight() ->
 def test_a_batch_the_peers_would_refuse_or_a_zero_wait_stops_the_process(env: dict[str, str], named: str) -> None:
     with pytest.raises(SystemExit, match=named):
         _settings(**env)
+
+
+async def test_memory_calls_in_flight_never_exceed_the_bound_whatever_the_batch() -> None:
+    # Given memory that takes a while per call and counts how many it serves at once
+    class Slow(InMemoryMemory):
+        busy: int = 0
+        most: int = 0
+
+        async def apply(self, **kw: Any) -> ApplyOutcome:
+            self.busy += 1
+            self.most = max(self.most, self.busy)
+            await asyncio.sleep(0.01)
+            self.busy -= 1
+            return await super().apply(**kw)
+
+    slow = Slow()
+    bounded = BoundedMemory(slow, slow, limit=3)
+
+    # When twenty events are applied at once
+    await asyncio.gather(
+        *(bounded.apply(event_id=f"e{i}", trace_id="", tenant="acme", user="u", decisions=[]) for i in range(20))
+    )
+
+    # Then every event was applied, never more than three at a time
+    assert len(slow.applied) == 20
+    assert slow.most == 3
