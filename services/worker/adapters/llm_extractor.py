@@ -15,12 +15,18 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity
 from services.worker.domain.email_parts import split_email
-from services.worker.domain.extraction import ExtractionInput, ExtractionSchemaError, candidates_from_model_output
+from services.worker.domain.extraction import (
+    ExtractionInput,
+    ExtractionSchemaError,
+    candidates_from_model_output,
+    extract_each,
+)
 from services.worker.service.model import PermanentError, TransientError
 
 SYSTEM_PROMPT = f"""You extract memory candidates from one handled e-mail request for an assistant.
@@ -51,6 +57,9 @@ class LlmExtractor:
 
     def __init__(self, settings: LlmExtractorSettings) -> None:
         self._settings = settings
+
+    def extract_many(self, events: Sequence[ExtractionInput]) -> list[list[Candidate] | Exception]:
+        return extract_each(self, events)
 
     def extract(self, event: ExtractionInput) -> list[Candidate]:
         answer = self._complete(self._request_body(event))

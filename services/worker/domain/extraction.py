@@ -19,6 +19,7 @@ Input text must already be redacted; the extractor never sees raw content.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -71,6 +72,24 @@ class CandidateExtractor(Protocol):
     """
 
     def extract(self, event: ExtractionInput) -> list[Candidate]: ...
+
+    def extract_many(self, events: Sequence[ExtractionInput]) -> list[list[Candidate] | Exception]:
+        """`extract` for each event, in order; one event's failure is its own item, never raised.
+
+        The same candidates as one `extract` per event; an extractor with a model may read the
+        whole batch in one model call."""
+        ...
+
+
+def extract_each(extractor: CandidateExtractor, events: Sequence[ExtractionInput]) -> list[list[Candidate] | Exception]:
+    """`extract` per event, one event's failure its own item: `extract_many` for a plain extractor."""
+    results: list[list[Candidate] | Exception] = []
+    for event in events:
+        try:
+            results.append(extractor.extract(event))
+        except Exception as exc:  # this event's failure alone (a schema error, or a bug)
+            results.append(exc)
+    return results
 
 
 @dataclass(frozen=True)
@@ -197,6 +216,16 @@ def _sensitivity(text: str) -> Sensitivity:
     return Sensitivity.NORMAL
 
 
+def authored_sentences(email: EmailContent, from_owner: bool) -> list[tuple[str, bool]]:
+    """The e-mail's sentences worth reading, each with whether the owner wrote it."""
+    return [
+        (sentence, part.by_owner)
+        for part in split_email(email.subject, email.body, from_owner)
+        for sentence in sentences(part.text)
+        if not _is_noise(sentence)
+    ]
+
+
 @dataclass
 class RuleBasedExtractor:
     """The default extractor: deterministic rules, no model, no I/O. Safe to share between threads."""
@@ -233,14 +262,11 @@ class RuleBasedExtractor:
             )
         return list(candidates.values())
 
+    def extract_many(self, events: Sequence[ExtractionInput]) -> list[list[Candidate] | Exception]:
+        return extract_each(self, events)
+
     def _from_email(self, email: EmailContent, from_owner: bool) -> list[tuple[str, Origin, _Proposal]]:
-        authored = [
-            (sentence, part.by_owner)
-            for part in split_email(email.subject, email.body, from_owner)
-            for sentence in sentences(part.text)
-            if not _is_noise(sentence)
-        ]
-        return self._propose(authored)
+        return self._propose(authored_sentences(email, from_owner))
 
     def _propose(self, authored: list[tuple[str, bool]]) -> list[tuple[str, Origin, _Proposal]]:
         """Proposals for the e-mail's sentences, each with whether the owner wrote it (the extension point)."""

@@ -6,8 +6,9 @@ Per tenant of the batch (every peer call is scoped to one tenant):
 1. memory: which events are already processed — one call;
 2. serving: every remaining event's content — one call; a blob that is missing or was forgotten
    fails only its own event;
-3. redaction and extraction of every event, in one hop off the event loop; an extraction error
-   fails only its own event;
+3. redaction of every event, then extraction of all of them in one extractor call (the learned
+   extractor embeds the batch's sentences in one model call), in one hop off the event loop; an
+   extraction error fails only its own event;
 4. memory: the conflicts of every candidate — one call per user of the batch;
 5. policy: a decision on every candidate — one call; each decision is signed for its own user and
    event exactly as before, so memory verifies each one.
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 
 from services.common.redaction import Redactor
 from services.common.vocabulary import Candidate
-from services.worker.domain.extraction import CandidateExtractor
+from services.worker.domain.extraction import CandidateExtractor, ExtractionInput
 from services.worker.service.model import (
     EmailView,
     Evaluation,
@@ -46,8 +47,9 @@ from services.worker.service.process_event import (
     Prepared,
     ReadyToApply,
     check_owner,
+    extraction_failure,
     prepare_event,
-    redact_and_extract,
+    redacted_input,
 )
 
 
@@ -147,13 +149,21 @@ async def _shared_steps(
 
 
 def _extract_all(slots: list[_Slot], redactor: Redactor, extractor: CandidateExtractor) -> None:
+    """Redact each event, then extract them all in one extractor call (one model call for the batch)."""
+    readable: list[tuple[_Slot, ExtractionInput]] = []
     for slot in slots:
         assert slot.email is not None
         try:
-            slot.candidates = redact_and_extract(slot.event, slot.email, redactor, extractor)
-        except Exception as exc:  # a schema error (permanent) or a bug: this event's failure alone
+            readable.append((slot, redacted_input(slot.event, slot.email, redactor)))
+        except Exception as exc:  # a bug in redaction: this event's failure alone
             slot.outcome = exc
-        if not slot.candidates and slot.outcome is None:
+    results = extractor.extract_many([extraction for _, extraction in readable])
+    for (slot, _), result in zip(readable, results, strict=True):
+        if isinstance(result, Exception):
+            slot.outcome = extraction_failure(result)
+        elif result:
+            slot.candidates = result
+        else:
             slot.outcome = ReadyToApply(slot.event, ())
 
 

@@ -130,10 +130,19 @@ def check_owner(event: LearningEventView, email: EmailView) -> EmailView:
 def redact_and_extract(
     event: LearningEventView, email: EmailView, redactor: Redactor, extractor: CandidateExtractor
 ) -> list[Candidate]:
+    try:
+        return extractor.extract(redacted_input(event, email, redactor))
+    except ExtractionSchemaError as exc:
+        raise extraction_failure(exc) from None
+
+
+def redacted_input(event: LearningEventView, email: EmailView, redactor: Redactor) -> ExtractionInput:
+    """What the extractor reads: the event's references and its mail and tool summaries, redacted."""
+
     def clean(text: str) -> str:
         return redactor.redact(text).text
 
-    extraction_input = ExtractionInput(
+    return ExtractionInput(
         event_id=event.event_id,
         trace_id=event.trace_id,
         tenant=event.tenant,
@@ -150,10 +159,14 @@ def redact_and_extract(
         ),
         from_owner=email.from_owner,
     )
-    try:
-        return extractor.extract(extraction_input)
-    except ExtractionSchemaError as exc:  # its message names positions and fields only, never text
-        raise PermanentError("EXTRACTION_SCHEMA_ERROR", str(exc), dependency="extractor") from None
+
+
+def extraction_failure(exc: Exception) -> Exception:
+    """A schema error is the event's permanent failure (its message names positions and fields only,
+    never text); anything else is a bug, retried and then dead-lettered by the consumer."""
+    if isinstance(exc, ExtractionSchemaError):
+        return PermanentError("EXTRACTION_SCHEMA_ERROR", str(exc), dependency="extractor")
+    return exc
 
 
 async def _decide(event: LearningEventView, candidates: Sequence[Candidate], ports: LearningPorts) -> list[Decision]:
