@@ -25,6 +25,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.js.errors import NotFoundError
 
+from memloop_client import Client, RetryPolicy, Unavailable, tls_credentials
 from services.cli.alice import run_alice
 from services.cli.stack import Stack, StackSpec
 from services.common.auth import issue_token
@@ -146,6 +147,25 @@ def test_a_token_signed_with_a_service_key_is_refused_over_mtls(secure: Stack) -
         )
     # Then the mTLS handshake passes, and the token is refused by key
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_the_python_client_connects_with_a_certificate_and_is_refused_without(secure: Stack) -> None:
+    files = _operator(secure)
+    targets = {"serving": secure.services["serving"].target, "memory": secure.services["memory"].target}
+    tenant = fresh_tenant()
+    token = secure.token(tenant, ("reader",))
+    # With the CA and a certificate of it, a read goes through
+    credentials = tls_credentials(files.ca_file, cert_file=files.cert_file, key_file=files.key_file)
+    with Client(**targets, tenant=tenant, token=token, credentials=credentials) as client:
+        assert client.context("alice", "when can we meet?").memories == ()
+    # Without a client certificate (or in plaintext) it never reaches the servicer
+    no_retry = RetryPolicy(max_attempts=1)
+    for refused in (tls_credentials(files.ca_file), None):
+        with (
+            Client(**targets, tenant=tenant, token=token, credentials=refused, retry=no_retry) as client,
+            pytest.raises(Unavailable),
+        ):
+            client.context("alice", "when can we meet?", timeout=5)
 
 
 # --- NATS: who may publish and consume learning events -----------------------------------------
