@@ -3,7 +3,9 @@ and PostgreSQL's `sslmode=verify-full` surviving every rewrite of a database URL
 
 from __future__ import annotations
 
+import os
 import stat
+import subprocess
 from pathlib import Path
 
 import psycopg.conninfo
@@ -12,7 +14,15 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from services.common.db import url_for_role
-from services.common.infra.nats_auth import authorization_block, loop_permissions, loop_users, tls_block
+from services.common.infra.nats import nats_server_binary
+from services.common.infra.nats_auth import (
+    LOOP_USERS,
+    authorization_block,
+    loop_permissions,
+    loop_users,
+    password_variable,
+    tls_block,
+)
 from services.common.nats_access import NatsAccess, redact_url
 from services.common.settings import database_url_for, nats_access
 from services.common.tls import TlsFiles, generate_local_pki, tls_from_env
@@ -179,3 +189,15 @@ def test_sslmode_verify_full_survives_every_rewrite_of_the_database_url() -> Non
     parsed = psycopg.conninfo.conninfo_to_dict(as_app)
     assert parsed["sslmode"] == "verify-full" and parsed["sslrootcert"] == "/etc/memloop/pg/ca.crt"
     assert (parsed["user"], parsed["host"], parsed["dbname"]) == ("memloop_relay_app", "db.example", "memloop")
+
+
+def test_the_printed_block_for_an_external_server_is_a_config_nats_server_accepts(tmp_path: Path) -> None:
+    users = loop_users("memloop", "MEMLOOP_LEARNING")
+    config = tmp_path / "auth.conf"
+    config.write_text(authorization_block(users.values(), password_variables=True) + "\n")
+    assert all(u.password not in config.read_text() for u in users.values())  # references, not secrets
+    env = {**os.environ, **{password_variable(name): f"pw-{name}" for name in LOOP_USERS}}
+    checked = subprocess.run(
+        [str(nats_server_binary()), "-t", "-c", str(config)], env=env, capture_output=True, timeout=30
+    )
+    assert checked.returncode == 0, checked.stderr

@@ -123,22 +123,29 @@ def loop_users(
     return users
 
 
-def authorization_block(users: Iterable[NatsUser]) -> str:
+def authorization_block(users: Iterable[NatsUser], *, password_variables: bool = False) -> str:
     """The nats-server `authorization` block: each user with its allow lists (everything else denied).
 
     Passwords are written as given: the config file is the server's own secret (mode 0600 in
-    the data folder, a Secret in Kubernetes).
+    the data folder). With `password_variables` each password is instead a reference to the
+    environment variable `password_variable(name)`, which nats-server resolves at start: the
+    form for a server whose config is not a secret (a Helm chart's ConfigMap, the variables
+    coming from a Secret).
     """
     lines = ["authorization {", "  users: ["]
     for user in users:
-        permissions = {
-            "publish": {"allow": list(user.publish)},
-            "subscribe": {"allow": list(user.subscribe)},
-        }
-        entry = {"user": user.name, "password": user.password, "permissions": permissions}
-        lines.append(f"    {json.dumps(entry)}")
+        permissions = json.dumps(
+            {"publish": {"allow": list(user.publish)}, "subscribe": {"allow": list(user.subscribe)}}
+        )
+        password = f"${password_variable(user.name)}" if password_variables else json.dumps(user.password)
+        lines.append(f'    {{"user": {json.dumps(user.name)}, "password": {password}, "permissions": {permissions}}}')
     lines += ["  ]", "}"]
     return "\n".join(lines)
+
+
+def password_variable(user: str) -> str:
+    """The environment variable a server config with `password_variables` reads `user`'s password from."""
+    return f"MEMLOOP_NATS_{user.upper()}_PASSWORD"
 
 
 def tls_block(files: TlsFiles, *, verify_clients: bool = True) -> str:
@@ -168,3 +175,24 @@ def write_password_files(users: Mapping[str, NatsUser], directory: Path) -> dict
         path.write_text(user.password)
         paths[name] = path
     return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the authorization block for a NATS that memloop does not start (Helm, compose, systemd)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m services.common.infra.nats_auth",
+        description="Print nats-server's authorization block for memloop's services; each password is read"
+        " by the server from MEMLOOP_NATS_<USER>_PASSWORD.",
+    )
+    parser.add_argument("--prefix", default="memloop", help="MEMLOOP_SUBJECT_PREFIX of the deployment")
+    parser.add_argument("--stream", default="MEMLOOP_LEARNING", help="MEMLOOP_LEARNING_STREAM of the deployment")
+    args = parser.parse_args(argv)
+    users = loop_users(args.prefix, args.stream, passwords=dict.fromkeys(LOOP_USERS, "unused"))
+    print(authorization_block(users.values(), password_variables=True))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
