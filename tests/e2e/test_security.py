@@ -34,6 +34,8 @@ from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_
 from services.common.nats_access import NatsAccess
 from services.common.tls import TlsFiles, channel_credentials, generate_local_pki
 from services.console.adapters.dead_letters import NatsDeadLetters
+from services.console.adapters.grpc_services import GrpcServices
+from services.console.ports import ServiceError
 from services.worker.adapters.jetstream import StreamNames
 from tests.e2e.support import eventually, fresh_tenant
 from tests.helpers import TestInfra, random_ref
@@ -166,6 +168,23 @@ def test_the_python_client_connects_with_a_certificate_and_is_refused_without(se
             pytest.raises(Unavailable),
         ):
             client.context("alice", "when can we meet?", timeout=5)
+
+
+def test_the_consoles_channel_to_memory_speaks_mtls_with_the_consoles_certificate(secure: Stack) -> None:
+    tenant = fresh_tenant()
+    memory, serving = secure.services["memory"].target, secure.services["serving"].target
+
+    async def review_items(tls: TlsFiles | None) -> list[Any]:
+        services = GrpcServices(memory, serving, "", 5.0, tls)
+        try:
+            return await services.for_token(secure.token(tenant, ("reviewer",))).review_items(tenant, 0)
+        finally:
+            await services.close()
+
+    assert asyncio.run(review_items(secure.tls_files("console"))) == []
+    with pytest.raises(ServiceError) as refused:  # the same console without its certificate
+        asyncio.run(review_items(None))
+    assert refused.value.code == "UNAVAILABLE"
 
 
 # --- NATS: who may publish and consume learning events -----------------------------------------
