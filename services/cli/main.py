@@ -23,6 +23,9 @@ def up_main(argv: list[str]) -> int:
     parser.add_argument("--memory-replicas", type=int, default=1)
     parser.add_argument("--embedder", default=os.environ.get("MEMLOOP_EMBEDDER", "minilm"))
     parser.add_argument("--console-port", type=int, default=int(os.environ.get("MEMLOOP_CONSOLE_PORT", "0") or 0))
+    parser.add_argument(
+        "--tls", action="store_true", help="make a local CA (in <data-dir>/tls) and run mTLS between all parts"
+    )
     args = parser.parse_args(argv)
     spec = StackSpec(
         data_dir=args.data_dir.resolve(),
@@ -31,6 +34,7 @@ def up_main(argv: list[str]) -> int:
         embedder=args.embedder,
         memory_replicas=args.memory_replicas,
         console_port=args.console_port,
+        tls=args.tls,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -1,4 +1,8 @@
-"""Channels to other memloop services, carrying the bearer token and trace context on every call."""
+"""Channels to other memloop services, carrying the bearer token and trace context on every call.
+
+With `tls` (the process's MEMLOOP_TLS files, `CommonSettings.tls`) a channel verifies the peer's
+certificate against the CA and presents the process's own (mTLS); without, it is plaintext.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 import grpc
 from opentelemetry.instrumentation.grpc import aio_client_interceptors, client_interceptor
 from opentelemetry.instrumentation.grpc.grpcext import intercept_channel
+
+from services.common.tls import TlsFiles, channel_credentials
 
 
 class _BearerInterceptor(grpc.UnaryUnaryClientInterceptor):  # type: ignore[type-arg]
@@ -40,13 +46,20 @@ _CHANNEL_OPTIONS = [
 ]
 
 
-def sync_channel(target: str, token: str) -> grpc.Channel:
-    channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+def sync_channel(target: str, token: str, tls: TlsFiles | None = None) -> grpc.Channel:
+    if tls is None:
+        channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+    else:
+        channel = grpc.secure_channel(target, channel_credentials(tls), options=_CHANNEL_OPTIONS)
     # OpenTelemetry's interceptor is not a grpc.*ClientInterceptor; it needs its own intercept_channel.
     traced = intercept_channel(channel, client_interceptor())  # type: ignore[no-untyped-call]
     return grpc.intercept_channel(traced, _BearerInterceptor(token))
 
 
-def aio_channel(target: str, token: str) -> grpc.aio.Channel:
+def aio_channel(target: str, token: str, tls: TlsFiles | None = None) -> grpc.aio.Channel:
     interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]  # type: ignore[no-untyped-call]
-    return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS, interceptors=interceptors)
+    if tls is None:
+        return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS, interceptors=interceptors)
+    return grpc.aio.secure_channel(
+        target, channel_credentials(tls), options=_CHANNEL_OPTIONS, interceptors=interceptors
+    )

@@ -131,7 +131,7 @@ def build(settings: MemorySettings) -> App:
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
     sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)
-    bus = NatsBus(settings.nats_url, name=f"memloop-memory-{settings.replica_id}")
+    bus = NatsBus(settings.nats_url, name=f"memloop-memory-{settings.replica_id}", access=settings.common.nats)
     notices = NatsNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
 
     def unit_of_work(tenant: str) -> MemoryUnitOfWork:
@@ -231,7 +231,7 @@ def _build_deletion(
 
     queue = SqlDeletionQueue(sessions)
     serving = GrpcServingContent(
-        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds
+        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds, tls=settings.common.tls
     )
     notices = NatsDeletionNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
     after_step: AfterStep = CrashAfterStep(config.fault_crash_after_step) if config.fault_crash_after_step else no_fault
@@ -245,6 +245,7 @@ def _build_deletion(
                 prefix=settings.subject_prefix,
                 learning_stream=config.learning_stream,
                 timeout_seconds=config.rpc_timeout_seconds,
+                access=settings.common.nats,
             ),
             replica=sync,
             notices=notices,

@@ -25,6 +25,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from services.common.infra.errors import InfraError
+from services.common.tls import channel_credentials, tls_from_env
 
 _LOOPBACK = "127.0.0.1"
 _LOG_TAIL_LINES = 30
@@ -231,7 +232,14 @@ class ServiceProcess:
         ]
         deadline = time.monotonic() + timeout
         last = "no answer"
-        with grpc.insecure_channel(target, options=options) as channel:
+        # A service run with MEMLOOP_TLS=on answers only mTLS: ask with its own certificate.
+        tls = tls_from_env(self._env)
+        channel = (
+            grpc.insecure_channel(target, options=options)
+            if tls is None
+            else grpc.secure_channel(target, channel_credentials(tls), options=options)
+        )
+        with channel:
             stub = health_pb2_grpc.HealthStub(channel)
             while True:
                 if process.poll() is not None:

@@ -24,6 +24,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from services.common import telemetry
+from services.common.nats_access import NatsAccess
 from services.relay.domain.model import OutboxRow, PublishReceipt, stream_subjects, subject_for
 
 _log = logging.getLogger(__name__)
@@ -51,7 +52,9 @@ class StreamSpec:
         )
 
 
-async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.5) -> NatsClient:
+async def connect_nats(
+    url: str, *, name: str, connect_retry_seconds: float = 0.5, access: NatsAccess | None = None
+) -> NatsClient:
     """Connect (retrying until the server answers), then reconnect forever after any drop."""
     state = {"down": False}
 
@@ -81,6 +84,7 @@ async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
                 error_cb=error,
+                **(access or NatsAccess()).connect_options(),
             )
         except Exception as exc:
             _log.info("NATS not reachable at %s (%s); retrying", url, exc)
