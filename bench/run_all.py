@@ -150,9 +150,9 @@ def _cpu_model() -> str:
 
 
 def _embedded_bin(name: str) -> str:
-    from services.common.infra import postgres
+    from services.common.infra import postgres_runtime
 
-    return str(postgres._bin_dir() / name)
+    return str(postgres_runtime.bin_dir() / name)
 
 
 def run_all(quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:
