@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nats
 
+from services.common.nats_urls import one_shot_options
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 
@@ -98,7 +99,7 @@ def _print_table(entries: list[DeadLetter], now: datetime.datetime) -> None:
 
 
 async def _run(args: argparse.Namespace, target: DlqTarget) -> int:
-    client = await nats.connect(target.nats_url, connect_timeout=5, allow_reconnect=False)
+    client = await nats.connect(**one_shot_options(target.nats_url), connect_timeout=5)
     try:
         queue = DeadLetterQueue(client.jetstream(), target.streams)
         entries = await queue.list()

@@ -39,6 +39,7 @@ from services.common.infra.processes import (
     signal_group,
     spawn,
 )
+from services.common.nats_urls import nats_servers
 
 HOST = "127.0.0.1"
 _T = TypeVar("_T")
@@ -271,7 +272,7 @@ async def _client_problem(url: str, jetstream: bool) -> str | None:
 
     try:
         client = await nats.connect(
-            url,
+            nats_servers(url),
             connect_timeout=2,
             allow_reconnect=False,
             max_reconnect_attempts=0,

@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.common.nats_urls import one_shot_options
 from services.console.ports import DeadLetterView
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
@@ -39,7 +40,7 @@ class NatsDeadLetters:
         self._names = names
 
     async def _entries(self, tenant: str) -> tuple[NatsClient, DeadLetterQueue, list[DeadLetter]]:
-        client = await nats.connect(self._url, connect_timeout=5, allow_reconnect=False)
+        client = await nats.connect(**one_shot_options(self._url), connect_timeout=5)
         queue = DeadLetterQueue(client.jetstream(), self._names)
         entries = [e for e in await queue.list() if tenant_of(e, self._names) == tenant]
         return client, queue, entries

@@ -24,6 +24,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from services.common import telemetry
+from services.common.nats_urls import nats_servers
 from services.relay.domain.model import OutboxRow, PublishReceipt, stream_subjects, subject_for
 
 _log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.
     while True:
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name=name,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,

@@ -21,6 +21,7 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import APIError, ServiceUnavailableError
 
+from services.common.nats_urls import nats_servers
 from services.common.redaction import Redactor
 from services.worker.adapters.dead_letters import DeadLetterPublisher
 from services.worker.adapters.grpc_peers import close_peers
@@ -52,7 +53,7 @@ async def _connect(url: str, stop: asyncio.Event) -> Client | None:
     while not stop.is_set():
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name="memloop-worker",
                 connect_timeout=2,
                 allow_reconnect=True,

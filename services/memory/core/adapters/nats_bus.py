@@ -17,6 +17,8 @@ from typing import Any
 
 import nats
 
+from services.common.nats_urls import nats_servers
+
 _log = logging.getLogger(__name__)
 
 MessageHandler = Callable[[bytes, Mapping[str, str]], None]
@@ -74,7 +76,7 @@ class NatsBus:
         while not self._stopping:
             try:
                 self._client = await nats.connect(
-                    servers=[self._url],
+                    servers=nats_servers(self._url),
                     name=self._name,
                     connect_timeout=2,
                     allow_reconnect=True,
