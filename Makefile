@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
+.PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -51,6 +51,10 @@ demo: install
 up: install
 	$(BIN)/memloop up
 
+# 3 NATS nodes (streams at R3), PostgreSQL primary + hot standby, 2 relays, 2 workers, 2 memory replicas.
+up-cluster: install
+	$(BIN)/memloop up --cluster
+
 test: install
 	$(call pytest,tests)
 
@@ -74,6 +78,11 @@ fuzz: install
 chaos: install
 	mkdir -p .memloop
 	$(BIN)/python -m tests.chaos.campaign --events 5000 --report .memloop/chaos-table.md
+
+# The clustered topology under load: 2,000 events while the stream's leader node, then a follower, a
+# relay, a worker and a memory replica are killed (a 400-event profile runs inside `make test`).
+cluster-test: install
+	MEMLOOP_CLUSTER_EVENTS=2000 $(BIN)/pytest --timeout=3600 -s -m cluster tests/e2e/test_cluster.py
 
 lint: install lint-protos
 	$(BIN)/ruff check .

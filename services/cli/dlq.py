@@ -23,6 +23,7 @@ from pathlib import Path
 import nats
 
 from services.common.nats_access import NatsAccess, redact_url
+from services.common.nats_urls import one_shot_options
 from services.common.settings import nats_access
 from services.common.tls import TlsFiles
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
@@ -113,7 +114,9 @@ def _print_table(entries: list[DeadLetter], now: datetime.datetime) -> None:
 
 async def _run(args: argparse.Namespace, target: DlqTarget) -> int:
     client = await nats.connect(
-        target.nats_url, connect_timeout=5, allow_reconnect=False, **target.access.connect_options()
+        **one_shot_options(target.nats_url),
+        connect_timeout=5,
+        **target.access.connect_options(),
     )
     try:
         queue = DeadLetterQueue(client.jetstream(), target.streams)

@@ -6,6 +6,7 @@ certificate against the CA and presents the process's own (mTLS); without, it is
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -46,11 +47,26 @@ _CHANNEL_OPTIONS = [
 ]
 
 
+# Several replicas of a peer, as one target (`ipv4:127.0.0.1:5001,127.0.0.1:5002`): calls are spread
+# over the ready ones, and a replica that is down is skipped until it answers again.
+_ROUND_ROBIN = ("grpc.service_config", json.dumps({"loadBalancingConfig": [{"round_robin": {}}]}))
+
+
+def channel_options(target: str) -> list[tuple[str, Any]]:
+    """The options every memloop channel gets; round_robin when `target` lists several addresses."""
+    return [*_CHANNEL_OPTIONS, _ROUND_ROBIN] if "," in target else list(_CHANNEL_OPTIONS)
+
+
+def replicas_target(addresses: list[str]) -> str:
+    """One gRPC target naming several `host:port` replicas (gRPC's `ipv4:` scheme, IPv4 literals)."""
+    return addresses[0] if len(addresses) == 1 else "ipv4:" + ",".join(addresses)
+
+
 def sync_channel(target: str, token: str, tls: TlsFiles | None = None) -> grpc.Channel:
     if tls is None:
-        channel = grpc.insecure_channel(target, options=_CHANNEL_OPTIONS)
+        channel = grpc.insecure_channel(target, options=channel_options(target))
     else:
-        channel = grpc.secure_channel(target, channel_credentials(tls), options=_CHANNEL_OPTIONS)
+        channel = grpc.secure_channel(target, channel_credentials(tls), options=channel_options(target))
     # OpenTelemetry's interceptor is not a grpc.*ClientInterceptor; it needs its own intercept_channel.
     traced = intercept_channel(channel, client_interceptor())  # type: ignore[no-untyped-call]
     return grpc.intercept_channel(traced, _BearerInterceptor(token))
@@ -59,7 +75,7 @@ def sync_channel(target: str, token: str, tls: TlsFiles | None = None) -> grpc.C
 def aio_channel(target: str, token: str, tls: TlsFiles | None = None) -> grpc.aio.Channel:
     interceptors: list[Any] = [*aio_client_interceptors(), _AioBearerInterceptor(token)]  # type: ignore[no-untyped-call]
     if tls is None:
-        return grpc.aio.insecure_channel(target, options=_CHANNEL_OPTIONS, interceptors=interceptors)
+        return grpc.aio.insecure_channel(target, options=channel_options(target), interceptors=interceptors)
     return grpc.aio.secure_channel(
-        target, channel_credentials(tls), options=_CHANNEL_OPTIONS, interceptors=interceptors
+        target, channel_credentials(tls), options=channel_options(target), interceptors=interceptors
     )

@@ -41,6 +41,7 @@ from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
+from services.common.nats_urls import one_shot_options
 from services.worker.adapters.dead_letters import DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 from tests.chaos.proxy import CuttingProxy
@@ -411,7 +412,7 @@ class Campaign:
         return pending == 0 and ack_pending == 0
 
     async def _consumer_counts(self) -> tuple[int, int]:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await nats.connect(**one_shot_options(self.stack.nats_url), connect_timeout=3)
         try:
             info = await client.jetstream().consumer_info(self.stack.spec.learning_stream, "memloop-worker")
             return int(info.num_pending), int(info.num_ack_pending)
@@ -425,7 +426,7 @@ class Campaign:
             return []
 
     async def _list_dead_letters(self) -> list[tuple[str, str]]:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await nats.connect(**one_shot_options(self.stack.nats_url), connect_timeout=3)
         try:
             queue = DeadLetterQueue(client.jetstream(), self._streams())
             return [(e.event_id, e.reason) for e in await queue.list()]
@@ -433,7 +434,7 @@ class Campaign:
             await client.close()
 
     async def _replay_all(self) -> int:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await nats.connect(**one_shot_options(self.stack.nats_url), connect_timeout=3)
         try:
             queue = DeadLetterQueue(client.jetstream(), self._streams())
             entries = await queue.list()

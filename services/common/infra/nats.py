@@ -41,6 +41,7 @@ from services.common.infra.processes import (
     spawn,
 )
 from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 from services.common.tls import TlsFiles
 
 HOST = "127.0.0.1"
@@ -306,7 +307,7 @@ async def _client_problem(url: str, jetstream: bool, access: NatsAccess) -> str 
 
     try:
         client = await nats.connect(
-            url,
+            nats_servers(url),
             connect_timeout=2,
             allow_reconnect=False,
             max_reconnect_attempts=0,

@@ -16,6 +16,7 @@ from nats.aio.client import Client as NatsClient
 
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.nats_access import NatsAccess
+from services.common.nats_urls import one_shot_options
 from services.console.ports import DeadLetterView
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
@@ -42,7 +43,9 @@ class NatsDeadLetters:
 
     async def _entries(self, tenant: str) -> tuple[NatsClient, DeadLetterQueue, list[DeadLetter]]:
         client = await nats.connect(
-            self._url, connect_timeout=5, allow_reconnect=False, **self._access.connect_options()
+            **one_shot_options(self._url),
+            connect_timeout=5,
+            **self._access.connect_options(),
         )
         queue = DeadLetterQueue(client.jetstream(), self._names)
         entries = [e for e in await queue.list() if tenant_of(e, self._names) == tenant]

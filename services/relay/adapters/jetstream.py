@@ -25,6 +25,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status,
 
 from services.common import telemetry
 from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 from services.relay.domain.model import OutboxRow, PublishReceipt, stream_subjects, subject_for
 
 _log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ async def connect_nats(
     while True:
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name=name,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,

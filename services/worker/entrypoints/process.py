@@ -22,6 +22,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import APIError, ServiceUnavailableError
 
 from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 from services.common.redaction import Redactor
 from services.worker.adapters.dead_letters import DeadLetterPublisher
 from services.worker.adapters.grpc_peers import close_peers
@@ -53,7 +54,7 @@ async def _connect(url: str, stop: asyncio.Event, access: NatsAccess) -> Client 
     while not stop.is_set():
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name="memloop-worker",
                 connect_timeout=2,
                 allow_reconnect=True,

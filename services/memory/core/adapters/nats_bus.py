@@ -18,6 +18,7 @@ from typing import Any
 import nats
 
 from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 
 _log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ class NatsBus:
         while not self._stopping:
             try:
                 self._client = await nats.connect(
-                    servers=[self._url],
+                    servers=nats_servers(self._url),
                     name=self._name,
                     connect_timeout=2,
                     allow_reconnect=True,
