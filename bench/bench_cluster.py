@@ -18,20 +18,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import psycopg
 
-from bench._harness import QUIET_ENV, Row, load_average, row
+from bench._harness import Row, load_average, row, running_stack
 from bench.bench_pipeline import PipelineBench
 from services.cli.cluster import ClusterShape, ClusterStack
-from services.cli.stack import StackSpec
 
 EMBEDDER = "hashing"  # the embedder's cost is bench_pipeline's subject; here it is the topology
 QUICK_EVENTS, FULL_EVENTS, WARM_UP = 120, 600, 20
@@ -51,15 +47,12 @@ class Measured:
 
 @contextmanager
 def clustered(label: str, workers: int, memory: int) -> Iterator[ClusterStack]:
-    data_dir = Path(tempfile.mkdtemp(prefix=f"memloop-bench-cluster-{label}-"))
-    spec = StackSpec(data_dir=data_dir, embedder=EMBEDDER, console=False, extra_env=QUIET_ENV)
-    stack = ClusterStack(spec, ClusterShape(relays=1, workers=workers, memory_replicas=memory))
-    try:
-        stack.start()
+    shape = ClusterShape(relays=1, workers=workers, memory_replicas=memory)
+    with running_stack(
+        f"cluster-{label}", EMBEDDER, make=lambda spec: ClusterStack(spec, shape), console=False
+    ) as stack:
+        assert isinstance(stack, ClusterStack)
         yield stack
-    finally:
-        stack.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def _libpq(url: str) -> str:

@@ -24,7 +24,7 @@ from services.common.infra.postgres import HOST, SUPERUSER, EmbeddedPostgres
 from services.common.infra.postgres_runtime import (
     bin_dir,
     make_traversable,
-    server_env,
+    run_tool,
     unprivileged_account,
 )
 
@@ -79,18 +79,7 @@ class StreamingStandby(EmbeddedPostgres):
         if not self.durable:
             argv.append("--no-sync")
         try:
-            result = subprocess.run(
-                argv,
-                env=server_env(),
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=timeout,
-                user=account.pw_uid if account else None,
-                group=account.pw_gid if account else None,
-                extra_groups=[] if account else None,
-            )
+            result = run_tool(argv, account, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             raise InfraError(f"PostgreSQL standby cannot start: pg_basebackup took over {timeout:g} s") from exc
         if result.returncode != 0:

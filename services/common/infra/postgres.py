@@ -34,6 +34,7 @@ from services.common.infra.postgres_runtime import (
     chown_tree,
     is_postgres,
     make_traversable,
+    run_tool,
     server_env,
     unprivileged_account,
 )
@@ -219,17 +220,7 @@ class EmbeddedPostgres:
         ]
         if not self.durable:
             argv.append("--no-sync")
-        result = subprocess.run(
-            argv,
-            env=server_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            user=account.pw_uid if account else None,
-            group=account.pw_gid if account else None,
-            extra_groups=[] if account else None,
-        )
+        result = run_tool(argv, account)
         if result.returncode != 0:
             output = (result.stdout + result.stderr).strip()
             raise InfraError(

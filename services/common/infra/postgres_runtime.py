@@ -67,6 +67,27 @@ def unprivileged_account() -> pwd.struct_passwd | None:
     )
 
 
+def run_tool(
+    argv: list[str], account: pwd.struct_passwd | None, timeout: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run one of the wheel's PostgreSQL programs (initdb, pg_basebackup) as `account`, output captured.
+
+    Raises subprocess.TimeoutExpired past `timeout`; a non-zero status is the caller's to explain.
+    """
+    return subprocess.run(
+        argv,
+        env=server_env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        user=account.pw_uid if account else None,
+        group=account.pw_gid if account else None,
+        extra_groups=[] if account else None,
+    )
+
+
 def make_traversable(directory: Path) -> None:
     """Let the server's account reach its data dir: add search (x, not read) for others where missing."""
     for folder in (directory, *directory.parents):
