@@ -7,6 +7,12 @@ What it starts (issue 19):
 - PostgreSQL as a primary plus a streaming hot standby (`pg_basebackup -R`); nothing promotes it;
 - 2 relays, 2 workers, 2 memory replicas, 1 serving, 1 policy (and the console).
 
+Secured as `memloop up --tls` is, by default: a local CA under the data folder and mTLS on every
+gRPC server and channel (each replica presents its kind's certificate), and on every NATS node the
+single embedded server's user per service with its permissions and client TLS, plus route TLS
+between the nodes (`services/common/infra/nats_cluster.py`). `StackSpec(tls=False)` (`memloop up
+--cluster --no-tls`) runs it in plaintext; the NATS users stay either way.
+
 Every service gets every NATS node's URL (MEMLOOP_NATS_URL, comma-separated). Workers call both
 memory replicas through one round_robin target. Memory replicas read GetMemory, ListMemories,
 GetLineage and SearchMemories' rows from the standby while it is within
@@ -55,6 +61,8 @@ def replica_names(kind: str, count: int) -> list[str]:
 class ClusterStack(Stack):
     """A `Stack` whose infrastructure is a NATS cluster and a PostgreSQL primary with a standby."""
 
+    DEFAULT_TLS = True  # issue 19: `--cluster` generates a local CA and turns TLS on
+
     def __init__(self, spec: StackSpec, shape: ClusterShape | None = None) -> None:
         self.shape = shape or ClusterShape()
         super().__init__(dataclasses.replace(spec, memory_replicas=self.shape.memory_replicas))
@@ -79,10 +87,19 @@ class ClusterStack(Stack):
             raise
         return self
 
+    def _start_nats(self) -> str:
+        """The cluster in place of the single server, with the same users and certificate."""
+        self.nats_cluster = NatsCluster(
+            self.spec.data_dir / "nats",
+            size=self.shape.nats_nodes,
+            users=self.nats_users,
+            tls=self.tls_files("nats"),
+            client_tls=self.tls_files("operator"),
+        )
+        self.nats_cluster.start()
+        return self.nats_cluster.url
+
     def _start_infra(self) -> None:
-        if not self.spec.nats_url:
-            self.nats_cluster = NatsCluster(self.spec.data_dir / "nats", size=self.shape.nats_nodes).start()
-            self.spec = dataclasses.replace(self.spec, nats_url=self.nats_cluster.url)
         super()._start_infra()
         primary = self.embedded_postgres
         if self.shape.standby and primary is not None:
@@ -109,18 +126,7 @@ class ClusterStack(Stack):
         if kind == "memory" and self.standby_memory_url:
             env["MEMLOOP_MEMORY_STANDBY_DATABASE_URL"] = self.standby_memory_url
             env["MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS"] = str(self.shape.standby_max_lag_seconds)
-        return {**env, **self.security_env(kind)}
-
-    def security_env(self, kind: str) -> dict[str, str]:
-        """HOOK for TLS/mTLS and NATS credentials (issue 19, "Security across hosts").
-
-        `--cluster` is where TLS turns on: generate the local CA under `spec.data_dir`, then return
-        here each service's certificate/key/CA file variables and its NATS credentials (by `kind`:
-        only relays publish learning events, only workers consume them and write dead letters,
-        memory gets its notice subjects). The NATS nodes' `tls {}`/`authorization {}` blocks go
-        in `ClusterNode._config` (services/common/infra/nats_cluster.py). Plaintext until wired.
-        """
-        return {}
+        return env
 
     def stop(self) -> None:
         super().stop()
@@ -133,7 +139,9 @@ class ClusterStack(Stack):
         lines = super().describe()
         if self.nats_cluster is not None:
             nodes = ", ".join(f"{node.name}={node.url}" for node in self.nats_cluster.nodes)
-            lines[1] = f"nats      embedded cluster of {len(self.nats_cluster.nodes)}: {nodes} (streams at R3)"
+            secured = f"; users: {', '.join(self.nats_users)}" if self.nats_users else ""
+            secured += "; client and route TLS" if self.pki is not None else ""
+            lines[1] = f"nats      embedded cluster of {len(self.nats_cluster.nodes)}: {nodes} (streams at R3{secured})"
         if self.standby is not None:
             lines.insert(1, f"postgres  standby (hot, streaming) 127.0.0.1:{self.standby.port}")
         return lines

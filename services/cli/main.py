@@ -30,7 +30,10 @@ def up_main(argv: list[str]) -> int:
     parser.add_argument("--embedder", default=os.environ.get("MEMLOOP_EMBEDDER", "minilm"))
     parser.add_argument("--console-port", type=int, default=int(os.environ.get("MEMLOOP_CONSOLE_PORT", "0") or 0))
     parser.add_argument(
-        "--tls", action="store_true", help="make a local CA (in <data-dir>/tls) and run mTLS between all parts"
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="make a local CA (in <data-dir>/tls) and run mTLS between all parts (default: on with --cluster)",
     )
     args = parser.parse_args(argv)
     spec = StackSpec(

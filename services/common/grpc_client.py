@@ -53,8 +53,17 @@ _ROUND_ROBIN = ("grpc.service_config", json.dumps({"loadBalancingConfig": [{"rou
 
 
 def channel_options(target: str) -> list[tuple[str, Any]]:
-    """The options every memloop channel gets; round_robin when `target` lists several addresses."""
-    return [*_CHANNEL_OPTIONS, _ROUND_ROBIN] if "," in target else list(_CHANNEL_OPTIONS)
+    """The options every memloop channel gets; round_robin when `target` lists several addresses.
+
+    A list of addresses also names the authority (the first address): gRPC's default for an
+    `ipv4:` list is the whole list, which no certificate names, so with TLS every replica failed
+    hostname verification. Each replica must present a certificate valid for that host (the local
+    CA's are valid for 127.0.0.1; across hosts a target is one DNS name, not a list).
+    """
+    if "," not in target:
+        return list(_CHANNEL_OPTIONS)
+    first = target.removeprefix("ipv4:").split(",", 1)[0]
+    return [*_CHANNEL_OPTIONS, _ROUND_ROBIN, ("grpc.default_authority", first)]
 
 
 def replicas_target(addresses: list[str]) -> str:

@@ -1,10 +1,16 @@
 """The clustered topology under load (issue 19): `memloop up --cluster` as processes, nodes killed.
 
 One module-scoped run: 3 NATS nodes (streams at R3), PostgreSQL primary + hot standby, 2 relays,
-2 workers, 2 memory replicas, serving, policy. Clients send statements (the chaos campaign's
-senders, with its retries and resends) while, in order: the learning stream's leader node is
-SIGKILLed (and later restarted), then a follower node; one relay, one worker and one memory replica
-are SIGKILLed and stay dead. Nothing is promoted by hand. Then the tests check what must hold.
+2 workers, 2 memory replicas, serving, policy, secured as `memloop up --cluster` secures them (a
+local CA, mTLS on every gRPC port, a NATS user per service on every node, client and route TLS).
+Clients send statements (the chaos campaign's senders, with its retries and resends) while, in
+order: the learning stream's leader node is SIGKILLed (and later restarted), then a follower node;
+one relay, one worker and one memory replica are SIGKILLed and stay dead. Nothing is promoted by
+hand. Then the tests check what must hold.
+
+After the run, the doors the security design closes are tried on the cluster as
+tests/e2e/test_security.py tries them on one of each: a plaintext gRPC client, a NATS client
+without the relay's credentials publishing a learning event.
 
 Size: MEMLOOP_CLUSTER_EVENTS (400 in `make test`; `make cluster-test` sends 2,000). Run alone
 with `pytest -m cluster`.
@@ -22,17 +28,30 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import grpc
 import nats
 import psycopg
 import pytest
+from grpc_health.v1 import health_pb2
 
 from services.cli.cluster import ClusterShape, ClusterStack
 from services.cli.stack import StackSpec
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1.serving_service_pb2_grpc import ServingServiceStub
+from services.common.nats_access import NatsAccess
 from services.common.nats_urls import one_shot_options
+from services.common.tls import channel_credentials
 from tests.chaos.campaign import FAST, TENANT, Campaign, Profile, Report, Statement
+from tests.e2e.security_support import (
+    forge_learning_event,
+    health,
+    learning_subject,
+    operator_tls,
+    refused,
+    subject_count,
+    violation,
+)
 from tests.e2e.support import eventually, metric
 from tests.integration.deletion_support import Stub, libpq_url, persisted_row_ids
 
@@ -146,7 +165,8 @@ class ClusterCampaign(Campaign):
 
 def _learn_one_to_forget(campaign: ClusterCampaign) -> tuple[str, int, str]:
     """One statement learned by both replicas (on disk too) before any fault: (event id, row id, memory id)."""
-    stub = Stub(campaign.stack.services["serving"].target, campaign._token(), ServingServiceStub)
+    stack = campaign.stack
+    stub = Stub(stack.services["serving"].target, campaign._token(), ServingServiceStub, stack.tls_files("operator"))
     try:
         statement = Statement("forget-me", "Please keep my meetings after 10:30 - forget-me marker.", "forget-me-1")
         answer = campaign._send(stub, statement)
@@ -169,9 +189,11 @@ def _holds(index_dir: Path, row_id: int) -> bool:
     return row_id in persisted_row_ids(index_dir)
 
 
-async def _stream_event_ids(url: str, stream: str) -> tuple[int, set[str]]:
+async def _stream_event_ids(stack: ClusterStack) -> tuple[int, set[str]]:
     """(messages in the learning stream, distinct event ids among them)."""
-    client = await nats.connect(**one_shot_options(url), connect_timeout=5)
+    access = stack.nats_access("admin").connect_options()
+    client = await nats.connect(**one_shot_options(stack.nats_server_url), **access, connect_timeout=5)
+    stream = stack.spec.learning_stream
     try:
         js = client.jetstream(timeout=10)
         info = await js.stream_info(stream)
@@ -191,7 +213,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterRun]:
     try:
         campaign.run_and_keep()
         stack = campaign.cluster
-        messages, ids = asyncio.run(_stream_event_ids(stack.nats_url, stack.spec.learning_stream))
+        messages, ids = asyncio.run(_stream_event_ids(stack))
         event, row_id, memory_id = campaign.forget_probe
         # the load's events and the one learned first to be forgotten later
         committed = {s.event_id for s in campaign.statements} | {event}
@@ -252,8 +274,9 @@ def test_killed_processes_stayed_dead_and_nothing_else_died(run: ClusterRun) -> 
 def test_retrieval_on_the_surviving_replica_is_current_within_its_bound(run: ClusterRun) -> None:
     # Given: the surviving replica, reading its rows from the standby
     stack = run.stack
-    stub = Stub(stack.services["memory"].target, stack.token(TENANT, ("reader",)), pb_grpc.MemoryServiceStub)
-    serving = Stub(stack.services["serving"].target, stack.token(TENANT, ("writer", "reader")), ServingServiceStub)
+    tls = stack.tls_files("operator")
+    stub = Stub(stack.services["memory"].target, stack.token(TENANT, ("reader",)), pb_grpc.MemoryServiceStub, tls)
+    serving = Stub(stack.services["serving"].target, stack.token(TENANT, ("writer", "reader")), ServingServiceStub, tls)
     campaign_send = ClusterCampaign._send
     delays = []
     try:
@@ -288,6 +311,7 @@ def test_a_forget_reaches_the_live_replica_and_the_dead_one_once_restarted(run: 
         stack.services["memory"].target,
         stack.token(TENANT, ("reader", "writer", "admin", "service")),
         pb_grpc.MemoryServiceStub,
+        stack.tls_files("operator"),
     )
     try:
         # Given: a memory both replicas held on disk before memory-1 was killed; memory-1 is still dead
@@ -325,9 +349,44 @@ def _processed(conn: psycopg.Connection[Any], event_id: str) -> bool:
 
 
 def _searchable(stack: ClusterStack, replica: str, memory_id: str) -> bool:
-    stub = Stub(stack.services[replica].target, stack.token(TENANT, ("reader",)), pb_grpc.MemoryServiceStub)
+    token, tls = stack.token(TENANT, ("reader",)), stack.tls_files("operator")
+    stub = Stub(stack.services[replica].target, token, pb_grpc.MemoryServiceStub, tls)
     try:
         request = pb.SearchMemoriesRequest(tenant=TENANT, user="forget-me", query="meetings after 10:30", k=20)
         return any(h.memory.memory_id == memory_id for h in stub.SearchMemories(request, timeout=10).results)
     finally:
         stub.close()
+
+
+# --- the cluster's closed doors (tests/e2e/test_security.py's tries, on the cluster) -------------
+
+LIVE = ("serving", "policy", "memory", "relay", "worker")
+
+
+def test_the_cluster_runs_mtls_and_refuses_a_plaintext_grpc_client(run: ClusterRun) -> None:
+    stack = run.stack
+    assert stack.spec.tls and stack.pki is not None  # `--cluster` turned TLS on by itself
+    for name in LIVE:
+        target = stack.services[name].target
+        # Given a client with a certificate of the cluster's CA: it gets through (the control)
+        secure = grpc.secure_channel(target, channel_credentials(operator_tls(stack)))
+        assert health(secure) == health_pb2.HealthCheckResponse.SERVING, name
+        # Then the same server refuses the same call in plaintext
+        assert refused(grpc.insecure_channel(target)) == grpc.StatusCode.UNAVAILABLE, name
+
+
+# (the console's user may publish there: a dead-letter replay, the operator's one way in)
+@pytest.mark.parametrize("user", ["worker", "memory", "no-user"])
+def test_a_nats_client_without_the_relays_credentials_cannot_publish_a_learning_event_on_the_cluster(
+    run: ClusterRun, user: str
+) -> None:
+    stack = run.stack
+    cluster = stack.nats_cluster
+    assert cluster is not None and all(node.is_running for node in cluster.nodes)
+    access = stack.nats_access(user) if user != "no-user" else NatsAccess(tls=operator_tls(stack))
+    subject = learning_subject(stack, f"forged-{user}")
+    # When another service's user (or TLS with no user at all) publishes on the learning subject
+    errors = forge_learning_event(stack, access, subject)
+    # Then every node refuses it and the replicated stream never holds it
+    assert violation(errors), errors
+    assert asyncio.run(subject_count(stack, subject)) == 0

@@ -20,10 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
-from nats.js.errors import NotFoundError
+from grpc_health.v1 import health_pb2
 
 from memloop_client import Client, RetryPolicy, Unavailable, tls_credentials
 from services.cli.alice import run_alice
@@ -37,6 +35,16 @@ from services.console.adapters.dead_letters import NatsDeadLetters
 from services.console.adapters.grpc_services import GrpcServices
 from services.console.ports import ServiceError
 from services.worker.adapters.jetstream import StreamNames
+from tests.e2e.security_support import (
+    connect,
+    forge_learning_event,
+    health,
+    learning_subject,
+    operator_tls,
+    refused,
+    subject_count,
+    violation,
+)
 from tests.e2e.support import eventually, fresh_tenant
 from tests.helpers import TestInfra, random_ref
 
@@ -64,25 +72,6 @@ def secure(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         stack.stop()
 
 
-def _operator(stack: Stack) -> TlsFiles:
-    files = stack.tls_files("operator")
-    assert files is not None
-    return files
-
-
-def _health(channel: grpc.Channel) -> int:
-    with channel:
-        reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=5)
-        return int(reply.status)
-
-
-def _refused(channel: grpc.Channel) -> grpc.StatusCode:
-    with pytest.raises(grpc.RpcError) as caught:
-        _health(channel)
-    code: grpc.StatusCode = caught.value.code()
-    return code
-
-
 # --- the loop works, with every part authenticated ---------------------------------------------
 
 
@@ -95,7 +84,7 @@ def test_the_alice_loop_runs_end_to_end_over_mtls_with_per_service_nats_users(se
         secure.services["memory"].target,
         secure.token(tenant, ("reader", "writer")),
         tenant=tenant,
-        tls=_operator(secure),
+        tls=operator_tls(secure),
     )
     # Then every claim holds: the relay published, the worker consumed and applied, memory's
     # notices and its erasure of the stream all worked under their own NATS permissions
@@ -107,8 +96,8 @@ def test_the_alice_loop_runs_end_to_end_over_mtls_with_per_service_nats_users(se
 def test_a_certificate_of_the_stack_ca_gets_through(secure: Stack) -> None:
     # The control for the refusals below: same server, same call, a certificate of the right CA.
     for name in ("serving", "memory", "policy", "relay", "worker"):
-        channel = grpc.secure_channel(secure.services[name].target, channel_credentials(_operator(secure)))
-        assert _health(channel) == health_pb2.HealthCheckResponse.SERVING
+        channel = grpc.secure_channel(secure.services[name].target, channel_credentials(operator_tls(secure)))
+        assert health(channel) == health_pb2.HealthCheckResponse.SERVING
 
 
 # --- gRPC: who is refused -----------------------------------------------------------------------
@@ -116,30 +105,30 @@ def test_a_certificate_of_the_stack_ca_gets_through(secure: Stack) -> None:
 
 def test_a_plaintext_client_is_refused_when_tls_is_on(secure: Stack) -> None:
     for name in ("serving", "memory", "policy"):
-        assert _refused(grpc.insecure_channel(secure.services[name].target)) == grpc.StatusCode.UNAVAILABLE
+        assert refused(grpc.insecure_channel(secure.services[name].target)) == grpc.StatusCode.UNAVAILABLE
 
 
 def test_a_tls_client_without_a_certificate_is_refused(secure: Stack) -> None:
-    ca = Path(_operator(secure).ca_file).read_bytes()
+    ca = Path(operator_tls(secure).ca_file).read_bytes()
     channel = grpc.secure_channel(secure.services["serving"].target, grpc.ssl_channel_credentials(ca))
-    assert _refused(channel) == grpc.StatusCode.UNAVAILABLE
+    assert refused(channel) == grpc.StatusCode.UNAVAILABLE
 
 
 def test_a_client_certificate_from_another_ca_is_refused(secure: Stack, tmp_path: Path) -> None:
     # Given a certificate for "serving" itself, correct in every way but signed by another CA
     other = generate_local_pki(tmp_path / "other-ca", ["serving"]).files("serving")
     cert, key, _ = other.read()
-    trusted = Path(_operator(secure).ca_file).read_bytes()  # the client trusts the real server
+    trusted = Path(operator_tls(secure).ca_file).read_bytes()  # the client trusts the real server
     credentials = grpc.ssl_channel_credentials(trusted, private_key=key, certificate_chain=cert)
     # Then the server refuses the handshake
-    assert _refused(grpc.secure_channel(secure.services["memory"].target, credentials)) == grpc.StatusCode.UNAVAILABLE
+    assert refused(grpc.secure_channel(secure.services["memory"].target, credentials)) == grpc.StatusCode.UNAVAILABLE
 
 
 def test_a_token_signed_with_a_service_key_is_refused_over_mtls(secure: Stack) -> None:
     # Given policy's own Ed25519 private key (a real service key, not the issuer's)
     policy_key = SigningKey.from_file(secure.policy_signing_key_file)
     forged = issue_token(policy_key, subject="memloop-loop", tenant="*", roles=["service"])
-    channel = grpc.secure_channel(secure.services["serving"].target, channel_credentials(_operator(secure)))
+    channel = grpc.secure_channel(secure.services["serving"].target, channel_credentials(operator_tls(secure)))
     request = serving_service_pb2.GetOutboxEventRequest(
         tenant=fresh_tenant(), event_id="00000000-0000-0000-0000-0000000000a1"
     )
@@ -152,7 +141,7 @@ def test_a_token_signed_with_a_service_key_is_refused_over_mtls(secure: Stack) -
 
 
 def test_the_python_client_connects_with_a_certificate_and_is_refused_without(secure: Stack) -> None:
-    files = _operator(secure)
+    files = operator_tls(secure)
     targets = {"serving": secure.services["serving"].target, "memory": secure.services["memory"].target}
     tenant = fresh_tenant()
     token = secure.token(tenant, ("reader",))
@@ -162,9 +151,9 @@ def test_the_python_client_connects_with_a_certificate_and_is_refused_without(se
         assert client.context("alice", "when can we meet?").memories == ()
     # Without a client certificate (or in plaintext) it never reaches the servicer
     no_retry = RetryPolicy(max_attempts=1)
-    for refused in (tls_credentials(files.ca_file), None):
+    for lacking in (tls_credentials(files.ca_file), None):
         with (
-            Client(**targets, tenant=tenant, token=token, credentials=refused, retry=no_retry) as client,
+            Client(**targets, tenant=tenant, token=token, credentials=lacking, retry=no_retry) as client,
             pytest.raises(Unavailable),
         ):
             client.context("alice", "when can we meet?", timeout=5)
@@ -190,63 +179,16 @@ def test_the_consoles_channel_to_memory_speaks_mtls_with_the_consoles_certificat
 # --- NATS: who may publish and consume learning events -----------------------------------------
 
 
-async def _connect(stack: Stack, access: NatsAccess, errors: list[str]) -> Any:
-    async def on_error(exc: Exception) -> None:
-        errors.append(str(exc))
-
-    return await nats.connect(
-        stack.nats_server_url,
-        connect_timeout=3,
-        allow_reconnect=False,
-        max_reconnect_attempts=0,
-        error_cb=on_error,
-        **access.connect_options(),
-    )
-
-
-async def _subject_count(stack: Stack, subject: str) -> int:
-    """Messages the learning stream holds on `subject` (read as admin)."""
-    client = await _connect(stack, stack.nats_access("admin"), [])
-    try:
-        js = client.jetstream(timeout=5)
-        try:
-            info = await js.stream_info(stack.spec.learning_stream, subjects_filter=subject)
-        except NotFoundError:
-            return 0
-        return int((info.state.subjects or {}).get(subject, 0))
-    finally:
-        await client.close()
-
-
-def _learning_subject(stack: Stack, tenant: str) -> str:
-    return f"{stack.spec.subject_prefix}.learning.{tenant}"
-
-
 @pytest.mark.parametrize("user", ["worker", "memory", "no-user"])
 def test_a_nats_client_without_the_relays_credentials_cannot_publish_a_learning_event(secure: Stack, user: str) -> None:
     # Given the worker's or memory's credentials (or TLS with no user at all)
-    access = secure.nats_access(user) if user != "no-user" else NatsAccess(tls=_operator(secure))
-    subject = _learning_subject(secure, fresh_tenant())
-
-    async def forge() -> list[str]:
-        errors: list[str] = []
-        try:
-            client = await _connect(secure, access, errors)
-        except Exception as exc:  # no user: the server refuses the connection itself
-            return [str(exc)]
-        try:
-            await client.publish(subject, b"forged learning event")
-            await client.flush(timeout=5)
-            await asyncio.sleep(0.3)  # the server's -ERR arrives asynchronously
-        finally:
-            await client.close()
-        return errors
-
+    access = secure.nats_access(user) if user != "no-user" else NatsAccess(tls=operator_tls(secure))
+    subject = learning_subject(secure, fresh_tenant())
     # When it publishes a learning event
-    errors = asyncio.run(forge())
+    errors = forge_learning_event(secure, access, subject)
     # Then the server refuses it and the stream never holds it
-    assert any("permissions violation" in e.lower() or "authorization violation" in e.lower() for e in errors), errors
-    assert asyncio.run(_subject_count(secure, subject)) == 0
+    assert violation(errors), errors
+    assert asyncio.run(subject_count(secure, subject)) == 0
 
 
 def test_the_relay_publishes_the_worker_dead_letters_and_the_console_replays_under_their_own_users(
@@ -254,7 +196,7 @@ def test_the_relay_publishes_the_worker_dead_letters_and_the_console_replays_und
 ) -> None:
     # The control for the refusals above, and the rest of the permission table at work.
     tenant = fresh_tenant()
-    subject = _learning_subject(secure, tenant)
+    subject = learning_subject(secure, tenant)
     console = NatsDeadLetters(
         secure.nats_server_url,
         StreamNames(prefix=secure.spec.subject_prefix, learning_stream=secure.spec.learning_stream),
@@ -262,7 +204,7 @@ def test_the_relay_publishes_the_worker_dead_letters_and_the_console_replays_und
     )
 
     async def publish() -> None:
-        client = await _connect(secure, secure.nats_access("relay"), [])
+        client = await connect(secure, secure.nats_access("relay"), [])
         try:
             js = client.jetstream(timeout=5)
             await js.publish(subject, b"not a LearningEvent", stream=secure.spec.learning_stream)
@@ -271,13 +213,13 @@ def test_the_relay_publishes_the_worker_dead_letters_and_the_console_replays_und
 
     # Given the relay's user publishing a malformed event: the stream keeps it
     asyncio.run(publish())
-    assert asyncio.run(_subject_count(secure, subject)) == 1
+    assert asyncio.run(subject_count(secure, subject)) == 1
     # Then the worker's user consumes it and writes the dead letter, which the console's user lists
     letters = eventually(lambda: asyncio.run(console.list(tenant)) or None, what="the worker dead-lettered it")
     assert [letter.event_id for letter in letters] == [""]
     # And the console's user replays it onto the learning stream (the operator's one way in)
     assert asyncio.run(console.replay(tenant, letters[0].sequence)).startswith("replayed")
-    assert asyncio.run(_subject_count(secure, subject)) == 2
+    assert asyncio.run(subject_count(secure, subject)) == 2
 
 
 @pytest.mark.parametrize("user", ["relay", "memory", "console"])
@@ -286,7 +228,7 @@ def test_a_nats_client_without_the_workers_credentials_cannot_consume_the_learni
 ) -> None:
     async def try_to_read() -> tuple[str, list[str]]:
         errors: list[str] = []
-        client = await _connect(secure, secure.nats_access(user), errors)
+        client = await connect(secure, secure.nats_access(user), errors)
         try:
             js = client.jetstream(timeout=3)
             outcome = "consumed"
@@ -318,7 +260,7 @@ def test_a_nats_client_without_the_workers_credentials_cannot_consume_the_learni
 def test_a_plaintext_or_userless_nats_client_is_refused(secure: Stack) -> None:
     async def attempt(access: NatsAccess) -> str:
         try:
-            client = await _connect(secure, access, [])
+            client = await connect(secure, access, [])
         except Exception as exc:
             return f"refused: {type(exc).__name__}"
         await client.close()
@@ -326,6 +268,6 @@ def test_a_plaintext_or_userless_nats_client_is_refused(secure: Stack) -> None:
 
     # No TLS at all (the server requires it), then TLS with the CA's certificate but no user
     assert asyncio.run(attempt(NatsAccess())).startswith("refused")
-    assert asyncio.run(attempt(NatsAccess(tls=_operator(secure)))).startswith("refused")
+    assert asyncio.run(attempt(NatsAccess(tls=operator_tls(secure)))).startswith("refused")
     # And the admin, as the control
     assert asyncio.run(attempt(secure.nats_access("admin"))) == "connected"

@@ -7,17 +7,28 @@ losing any one node, the stream's leader included, elects a new leader without a
 
 Clients get every node's URL (`url` is comma-separated; `services.common.nats_servers` splits it
 for nats-py), and nats-py reconnects to another node when theirs goes away.
+
+Secured like the single embedded server: with `users` every node carries the same `authorization {}`
+block (one user per service, `nats_auth.loop_users`) and with `tls` the same client `tls {}` block.
+The routes between nodes are where a cluster adds a way in, and a route is trusted with everything
+(it carries every subject, below every user's permissions), so they are closed twice: route TLS
+with the nodes' certificate, each node verifying its peers against the CA (`cluster { tls {} }`),
+and a route user whose random password only the nodes' config files hold (`cluster {
+authorization {} }`), so a service's certificate from the same CA does not make it a route.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
+import secrets
 import socket
+import textwrap
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,29 +36,62 @@ import nats
 
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import HOST, EmbeddedNats
+from services.common.infra.nats_auth import NatsUser, tls_block
 from services.common.infra.processes import free_port, log_tail
+from services.common.nats_access import NatsAccess
+from services.common.tls import TlsFiles
 
 CLUSTER_NAME = "memloop"
+ROUTE_USER = "route"
 _T = TypeVar("_T")
 
 
 class ClusterNode(EmbeddedNats):
-    """One node of a `NatsCluster`: a named server that routes to its peers."""
+    """One node of a `NatsCluster`: a named server that routes to its peers.
 
-    def __init__(self, name: str, data_dir: Path, *, route_port: int, peers: list[int]) -> None:
-        super().__init__(data_dir, log_path=data_dir / "nats-server.log")
+    `users`, `tls` and `client_tls` are `EmbeddedNats`'s (client authorization, client TLS, the
+    readiness client's certificate); `tls` also secures the routes, and `route_password` is the
+    route user's (every node of a cluster has the same one).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        data_dir: Path,
+        *,
+        route_port: int,
+        peers: list[int],
+        route_password: str,
+        users: Mapping[str, NatsUser] | None = None,
+        tls: TlsFiles | None = None,
+        client_tls: TlsFiles | None = None,
+    ) -> None:
+        super().__init__(data_dir, log_path=data_dir / "nats-server.log", users=users, tls=tls, client_tls=client_tls)
         self.name = name
         self.route_port = route_port
         self._peers = peers
+        self._route_password = route_password
 
     def _config(self) -> str:
-        routes = ", ".join(f"nats-route://{HOST}:{port}" for port in self._peers)
+        credentials = f"{ROUTE_USER}:{self._route_password}@"
+        routes = ", ".join(json.dumps(f"nats-route://{credentials}{HOST}:{port}") for port in self._peers)
         single = super()._config().replace("server_name: memloop_embedded", f"server_name: {self.name}")
+        route_auth = [
+            "  authorization {",
+            f"    user: {json.dumps(ROUTE_USER)}",
+            f"    password: {json.dumps(self._route_password)}",
+            "    timeout: 5",
+            "  }",
+        ]
+        # the same certificate as the client port: each node presents it to its peers and verifies theirs
+        route_tls = [textwrap.indent(tls_block(self.tls), "  ")] if self.tls is not None else []
         return single + "\n".join(
             [
                 "cluster {",
                 f"  name: {CLUSTER_NAME}",
                 f"  listen: {HOST}:{self.route_port}",
+                *route_auth,
+                *route_tls,
                 f"  routes: [{routes}]",
                 "}",
                 "",
@@ -98,16 +142,42 @@ class ClusterNode(EmbeddedNats):
 
 
 class NatsCluster:
-    """`size` nodes under `data_dir/<node>`; ports fixed at construction so nodes restart in place."""
+    """`size` nodes under `data_dir/<node>`; ports fixed at construction so nodes restart in place.
 
-    def __init__(self, data_dir: Path, *, size: int = 3) -> None:
+    `users`, `tls` and `client_tls` as `EmbeddedNats` takes them, the same on every node; the
+    cluster's own checks (readiness, stream layout) log in as "admin" with `client_tls`.
+    """
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        size: int = 3,
+        users: Mapping[str, NatsUser] | None = None,
+        tls: TlsFiles | None = None,
+        client_tls: TlsFiles | None = None,
+    ) -> None:
         if size < 3:
             raise ValueError("a JetStream cluster that survives losing a node needs at least 3 nodes")
         route_ports = [free_port() for _ in range(size)]
+        route_password = secrets.token_urlsafe(24)
         self.nodes = [
-            ClusterNode(f"n{i + 1}", data_dir.resolve() / f"n{i + 1}", route_port=port, peers=route_ports)
+            ClusterNode(
+                f"n{i + 1}",
+                data_dir.resolve() / f"n{i + 1}",
+                route_port=port,
+                peers=route_ports,
+                route_password=route_password,
+                users=users,
+                tls=tls,
+                client_tls=client_tls,
+            )
             for i, port in enumerate(route_ports)
         ]
+
+    def access(self, user: str = "admin") -> NatsAccess:
+        """How a client logs in to the cluster as `user` (no user when the nodes have none)."""
+        return self.nodes[0].access(user)
 
     @property
     def url(self) -> str:
@@ -146,7 +216,7 @@ class NatsCluster:
         last = ""
         while time.monotonic() < deadline:
             try:
-                _run_blocking(lambda: _account_info(self.running_urls()))
+                _run_blocking(lambda: _account_info(self.running_urls(), self.access()))
                 return
             except Exception as exc:  # nats-py raises several unrelated types while electing
                 last = f"{type(exc).__name__} {exc}"
@@ -162,7 +232,7 @@ class NatsCluster:
         last = ""
         while time.monotonic() < deadline:
             try:
-                leader, _replicas = _run_blocking(lambda: _stream_cluster(self.running_urls(), stream))
+                leader, _replicas = _run_blocking(lambda: _stream_cluster(self.running_urls(), stream, self.access()))
                 if leader:
                     return self.node(leader)
                 last = "no leader yet"
@@ -173,24 +243,24 @@ class NatsCluster:
 
     def stream_replicas(self, stream: str) -> tuple[str, list[str], int]:
         """(leader, followers, configured replicas) of `stream`."""
-        return _run_blocking(lambda: _stream_layout(self.running_urls(), stream))
+        return _run_blocking(lambda: _stream_layout(self.running_urls(), stream, self.access()))
 
 
-async def _account_info(urls: list[str]) -> None:
-    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False)
+async def _account_info(urls: list[str], access: NatsAccess) -> None:
+    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     try:
         await client.jetstream(timeout=3).account_info()
     finally:
         await client.close()
 
 
-async def _stream_cluster(urls: list[str], stream: str) -> tuple[str, list[str]]:
-    leader, followers, _ = await _stream_layout(urls, stream)
+async def _stream_cluster(urls: list[str], stream: str, access: NatsAccess) -> tuple[str, list[str]]:
+    leader, followers, _ = await _stream_layout(urls, stream, access)
     return leader, followers
 
 
-async def _stream_layout(urls: list[str], stream: str) -> tuple[str, list[str], int]:
-    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False)
+async def _stream_layout(urls: list[str], stream: str, access: NatsAccess) -> tuple[str, list[str], int]:
+    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     try:
         info = await client.jetstream(timeout=3).stream_info(stream)
     finally:

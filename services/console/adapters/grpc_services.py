@@ -24,6 +24,7 @@ from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lp
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2_grpc as lp_grpc
 from services.common.gen.memloop.v1 import memory_service_pb2 as mem
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as mem_grpc
+from services.common.grpc_client import channel_options
 from services.common.tls import TlsFiles, channel_credentials
 from services.console.ports import PersonServices, ServiceError
 
@@ -60,11 +61,14 @@ class GrpcServices:
     def _memory_channel(self) -> grpc.aio.Channel:
         if self._channel is None:
             interceptors: list[Any] = list(aio_client_interceptors())  # type: ignore[no-untyped-call]
+            # the clustered stack's memory target lists its replicas: round_robin, one TLS name
+            options = channel_options(self._memory_target)
+            target = self._memory_target
             if self._tls is None:
-                self._channel = grpc.aio.insecure_channel(self._memory_target, interceptors=interceptors)
+                self._channel = grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
             else:
                 credentials = channel_credentials(self._tls)
-                self._channel = grpc.aio.secure_channel(self._memory_target, credentials, interceptors=interceptors)
+                self._channel = grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
         return self._channel
 
     def for_token(self, token: str) -> PersonServices:
