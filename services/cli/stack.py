@@ -27,7 +27,7 @@ from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.nats_auth import NatsUser, loop_users, write_password_files
 from services.common.infra.postgres import EmbeddedPostgres, create_database
-from services.common.infra.processes import ServiceProcess, free_port
+from services.common.infra.processes import ServiceProcess, free_port, terminate_all
 from services.common.nats_access import NatsAccess, redact_url
 from services.common.nats_urls import nats_servers
 from services.common.tls import LocalPki, TlsFiles, generate_local_pki
@@ -324,10 +324,8 @@ class Stack:
         return handle
 
     def stop(self) -> None:
-        if self.console is not None:
-            self.console.terminate(timeout=10.0)
-        for name in reversed(list(self.services)):
-            self.services[name].process.terminate(timeout=15.0)
+        services = [self.services[name].process for name in reversed(list(self.services))]
+        terminate_all(([self.console] if self.console is not None else []) + services, timeout=15.0)
         if self._nats is not None:
             self._nats.stop()
         if self._postgres is not None:
