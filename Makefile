@@ -74,10 +74,12 @@ fuzz: install
 	MEMLOOP_FUZZ_EXAMPLES=300 MEMLOOP_FUZZ_REPORT=.memloop/fuzz-table.md $(BIN)/pytest tests/fuzz -q
 
 # 5,000 events through the stack while processes are killed, NATS and PostgreSQL restarted and
-# worker<->memory cut (a ~500-event profile runs inside `make test`); prints the table.
+# worker<->memory cut (a ~500-event profile runs inside `make test`); prints the table. Then a search
+# racing 1,000 forgets (100 inside `make test`).
 chaos: install
 	mkdir -p .memloop
 	$(BIN)/python -m tests.chaos.campaign --events 5000 --report .memloop/chaos-table.md
+	MEMLOOP_RACE_ROUNDS=1000 $(BIN)/pytest tests/integration/test_deletion.py -k racing_forget -q
 
 # The clustered topology under load: 2,000 events while the stream's leader node, then a follower, a
 # relay, a worker and a memory replica are killed (a 400-event profile runs inside `make test`).
