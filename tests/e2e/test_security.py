@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import grpc
 import pytest
@@ -134,15 +134,20 @@ def test_a_token_signed_with_a_service_key_is_refused_over_mtls(secure: Stack) -
     )
     with channel, pytest.raises(grpc.RpcError) as caught:
         serving_service_pb2_grpc.ServingServiceStub(channel).GetOutboxEvent(
-            request, metadata=[("authorization", f"Bearer {forged}")], timeout=5
+            request, metadata=(("authorization", f"Bearer {forged}"),), timeout=5
         )
     # Then the mTLS handshake passes, and the token is refused by key
     assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
+class Targets(TypedDict):
+    serving: str
+    memory: str
+
+
 def test_the_python_client_connects_with_a_certificate_and_is_refused_without(secure: Stack) -> None:
     files = operator_tls(secure)
-    targets = {"serving": secure.services["serving"].target, "memory": secure.services["memory"].target}
+    targets = Targets(serving=secure.services["serving"].target, memory=secure.services["memory"].target)
     tenant = fresh_tenant()
     token = secure.token(tenant, ("reader",))
     # With the CA and a certificate of it, a read goes through
