@@ -10,7 +10,7 @@ define pytest
 	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
 endef
 
-.PHONY: install demo up test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
+.PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -51,6 +51,10 @@ demo: install
 up: install
 	$(BIN)/memloop up
 
+# 3 NATS nodes (streams at R3), PostgreSQL primary + hot standby, 2 relays, 2 workers, 2 memory replicas.
+up-cluster: install
+	$(BIN)/memloop up --cluster
+
 test: install
 	$(call pytest,tests)
 
@@ -70,10 +74,17 @@ fuzz: install
 	MEMLOOP_FUZZ_EXAMPLES=300 MEMLOOP_FUZZ_REPORT=.memloop/fuzz-table.md $(BIN)/pytest tests/fuzz -q
 
 # 5,000 events through the stack while processes are killed, NATS and PostgreSQL restarted and
-# worker<->memory cut (a ~500-event profile runs inside `make test`); prints the table.
+# worker<->memory cut (a ~500-event profile runs inside `make test`); prints the table. Then a search
+# racing 1,000 forgets (100 inside `make test`).
 chaos: install
 	mkdir -p .memloop
 	$(BIN)/python -m tests.chaos.campaign --events 5000 --report .memloop/chaos-table.md
+	MEMLOOP_RACE_ROUNDS=1000 $(BIN)/pytest tests/integration/test_deletion.py -k racing_forget -q
+
+# The clustered topology under load: 2,000 events while the stream's leader node, then a follower, a
+# relay, a worker and a memory replica are killed (a 400-event profile runs inside `make test`).
+cluster-test: install
+	MEMLOOP_CLUSTER_EVENTS=2000 $(BIN)/pytest --timeout=3600 -s -m cluster tests/e2e/test_cluster.py
 
 lint: install lint-protos
 	$(BIN)/ruff check .

@@ -74,11 +74,21 @@ def load_average() -> str:
 
 
 @contextmanager
-def running_stack(name: str, embedder: str, extra_env: Mapping[str, str] | None = None) -> Iterator[Stack]:
-    """The whole stack on embedded servers under a temporary folder; stopped and removed after."""
+def running_stack(
+    name: str,
+    embedder: str,
+    extra_env: Mapping[str, str] | None = None,
+    make: Callable[[StackSpec], Stack] = Stack,
+    **spec_fields: Any,
+) -> Iterator[Stack]:
+    """The whole stack on embedded servers under a temporary folder; stopped and removed after.
+
+    `make` builds another topology from the same spec (the clustered stack); `spec_fields` set
+    StackSpec fields beyond the embedder and the quiet environment.
+    """
     data_dir = Path(tempfile.mkdtemp(prefix=f"memloop-bench-{name}-"))
-    spec = StackSpec(data_dir=data_dir, embedder=embedder, extra_env={**QUIET_ENV, **(extra_env or {})})
-    stack = Stack(spec)
+    spec = StackSpec(data_dir=data_dir, embedder=embedder, extra_env={**QUIET_ENV, **(extra_env or {})}, **spec_fields)
+    stack = make(spec)
     try:
         stack.start()
         yield stack

@@ -118,8 +118,8 @@ class PipelineBench:
     ) -> tuple[list[Any], serving_service_pb2_grpc.ServingServiceStub, memory_service_pb2_grpc.MemoryServiceStub]:
         token = tenant_token(self.stack, tenant)
         channels = [
-            sync_channel(self.stack.services["serving"].target, token),
-            sync_channel(self.stack.services["memory"].target, token),
+            sync_channel(self.stack.services["serving"].target, token, self.stack.tls_files("operator")),
+            sync_channel(self.stack.services["memory"].target, token, self.stack.tls_files("operator")),
         ]
         return (
             channels,

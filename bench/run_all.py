@@ -107,6 +107,7 @@ def modules() -> list[Module]:
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
     found.append(_load("bench_redaction"))
+    found.append(_load("bench_cluster"))  # issue 19: 2 workers + 2 memory replicas against 1 + 1
     return found
 
 
@@ -150,9 +151,9 @@ def _cpu_model() -> str:
 
 
 def _embedded_bin(name: str) -> str:
-    from services.common.infra import postgres
+    from services.common.infra import postgres_runtime
 
-    return str(postgres._bin_dir() / name)
+    return str(postgres_runtime.bin_dir() / name)
 
 
 def run_all(quick: bool, only: Sequence[str] = ()) -> dict[str, Any]:

@@ -29,7 +29,7 @@ from services.common.infra import nats as nats_infra
 from services.common.infra import postgres as pg_infra
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres
-from services.common.infra.processes import ServiceProcess, log_tail
+from services.common.infra.processes import ServiceProcess, log_tail, terminate_all
 from tests.helpers import SpawnService, TestInfra, random_ref
 
 DATABASE_URL_ENV = "MEMLOOP_TEST_DATABASE_URL"
@@ -169,8 +169,7 @@ def spawn(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SpawnServi
 
     yield start
 
-    for process in reversed(spawned):
-        process.terminate(timeout=10.0)
+    terminate_all(list(reversed(spawned)), timeout=10.0)
     report = getattr(request.node, "_memloop_call_report", None)
     if report is not None and report.failed:
         for process in spawned:

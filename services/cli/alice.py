@@ -22,6 +22,7 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2_grpc,
 )
 from services.common.grpc_client import sync_channel
+from services.common.tls import TlsFiles
 
 QUERY = "when can I schedule meetings with Alice"
 
@@ -55,8 +56,8 @@ class AliceRun:
 class AliceClient:
     """Serving and memory stubs with a tenant-scoped token."""
 
-    def __init__(self, serving_target: str, memory_target: str, token: str) -> None:
-        self._channels = [sync_channel(serving_target, token), sync_channel(memory_target, token)]
+    def __init__(self, serving_target: str, memory_target: str, token: str, tls: TlsFiles | None = None) -> None:
+        self._channels = [sync_channel(serving_target, token, tls), sync_channel(memory_target, token, tls)]
         self.serving = serving_service_pb2_grpc.ServingServiceStub(self._channels[0])
         self.memory = memory_service_pb2_grpc.MemoryServiceStub(self._channels[1])
 
@@ -256,12 +257,20 @@ def check_forget(client: AliceClient, run: AliceRun, *, timeout: float = 60.0) -
 
 
 def run_alice(
-    serving_target: str, memory_target: str, token: str, *, tenant: str = "", forget: bool = True
+    serving_target: str,
+    memory_target: str,
+    token: str,
+    *,
+    tenant: str = "",
+    forget: bool = True,
+    tls: TlsFiles | None = None,
 ) -> AliceRun:
-    """The whole scenario for `tenant` (the fixture's own by default; tests pass a fresh one)."""
+    """The whole scenario for `tenant` (the fixture's own by default; tests pass a fresh one).
+
+    `tls`: the client's certificate, key and CA when the stack runs mTLS (`memloop up --tls`)."""
     fixture = load_fixture("alice.json")
     run = AliceRun(fixture=fixture, tenant=tenant or fixture["tenant"])
-    client = AliceClient(serving_target, memory_target, token)
+    client = AliceClient(serving_target, memory_target, token, tls)
     try:
         send_requests(client, run)
         wait_until_learned(client, run)

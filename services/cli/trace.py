@@ -29,6 +29,7 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2_grpc,
 )
 from services.common.grpc_client import sync_channel
+from services.common.tls import TlsFiles
 
 # Span attributes worth a line of the timeline; the rest (peer addresses, user agents) is noise here.
 _KEPT_ATTRIBUTES = ("memloop.", "messaging.nats", "messaging.destination")
@@ -63,10 +64,19 @@ def read_spans(span_file: Path, trace_id: str) -> list[dict[str, Any]]:
 
 
 def collect_timeline(
-    serving_target: str, memory_target: str, token: str, tenant: str, ident: str, span_file: Path | None
+    serving_target: str,
+    memory_target: str,
+    token: str,
+    tenant: str,
+    ident: str,
+    span_file: Path | None,
+    tls: TlsFiles | None = None,
 ) -> list[TimelineEntry]:
     """Gather the timeline through public APIs and the span file; raises grpc.RpcError if unknown."""
-    with sync_channel(serving_target, token) as serving_channel, sync_channel(memory_target, token) as memory_channel:
+    with (
+        sync_channel(serving_target, token, tls) as serving_channel,
+        sync_channel(memory_target, token, tls) as memory_channel,
+    ):
         serving = serving_service_pb2_grpc.ServingServiceStub(serving_channel)
         memory = memory_service_pb2_grpc.MemoryServiceStub(memory_channel)
         is_event = len(ident) == 36 and ident.count("-") == 4
@@ -154,7 +164,13 @@ def trace_main(argv: list[str]) -> int:
     issuer = SigningKey.from_file(Path(info["auth_issuer_key_file"]))
     token = issue_token(issuer, subject="memloop-trace", tenant=args.tenant, roles=["reader"])
     entries = collect_timeline(
-        info["services"]["serving"], info["services"]["memory"], token, args.tenant, args.ident, Path(info["span_file"])
+        info["services"]["serving"],
+        info["services"]["memory"],
+        token,
+        args.tenant,
+        args.ident,
+        Path(info["span_file"]),
+        TlsFiles(**info["tls"]) if info.get("tls") else None,
     )
     for line in format_timeline(entries):
         print(line)

@@ -23,6 +23,7 @@ from prometheus_client import Counter, Histogram
 
 from services.common.auth import AuthInterceptor
 from services.common.settings import CommonSettings
+from services.common.tls import server_credentials
 from services.common.validation import ValidationInterceptor
 
 _log = logging.getLogger(__name__)
@@ -108,13 +109,25 @@ def start_server(
         reg.add_to_server(reg.servicer, server)
     names = [reg.service_name for reg in registrations]
     reflection.enable_server_reflection([*names, health.SERVICE_NAME, reflection.SERVICE_NAME], server)
-    port = server.add_insecure_port(f"{settings.grpc_host}:{settings.grpc_port}")
+    address = f"{settings.grpc_host}:{settings.grpc_port}"
+    # MEMLOOP_TLS=on: only a TLS client with a certificate of the CA gets past the handshake;
+    # there is no plaintext port beside it.
+    if settings.tls is not None:
+        port = server.add_secure_port(address, server_credentials(settings.tls))
+    else:
+        port = server.add_insecure_port(address)
     if port == 0:
         raise SystemExit(f"{settings.service_name}: cannot bind {settings.grpc_host}:{settings.grpc_port}")
     server.start()
     for name in ["", *names]:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    _log.info("%s serving on %s:%d", settings.service_name, settings.grpc_host, port)
+    _log.info(
+        "%s serving on %s:%d (%s)",
+        settings.service_name,
+        settings.grpc_host,
+        port,
+        "mTLS" if settings.tls is not None else "plaintext",
+    )
     return RunningServer(server, port, health_servicer)
 
 

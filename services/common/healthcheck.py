@@ -7,6 +7,8 @@ and the tests ask, so "healthy" means one thing everywhere: the process finished
 (migrations, stream and consumer set-up) and has not begun draining.
 
 Without an address it checks 127.0.0.1 on MEMLOOP_GRPC_PORT, the port the process itself binds.
+With MEMLOOP_TLS=on it presents the process's own certificate (the server requires one), so the
+certificate must name 127.0.0.1 or the address given.
 Exit codes: 0 SERVING, 1 anything else (NOT_SERVING, unknown service, unreachable, timeout),
 2 bad usage.
 """
@@ -19,6 +21,8 @@ from collections.abc import Mapping, Sequence
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from services.common.tls import TlsFiles, channel_credentials, tls_from_env
 
 DEFAULT_TIMEOUT_SECONDS = 3.0
 
@@ -45,9 +49,16 @@ def target_from(args: Sequence[str], env: Mapping[str, str]) -> tuple[str, str]:
     return target, service
 
 
-def check(target: str, service: str = "", *, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> str:
-    """The serving status name the server reports for `service` ("" is the whole process)."""
-    with grpc.insecure_channel(target) as channel:
+def check(
+    target: str, service: str = "", *, timeout: float = DEFAULT_TIMEOUT_SECONDS, tls: TlsFiles | None = None
+) -> str:
+    """The serving status name the server reports for `service` ("" is the whole process).
+
+    With `tls` (the container's own MEMLOOP_TLS files) the check speaks mTLS, as the server requires:
+    a kubelet's built-in gRPC probe cannot, so with TLS on the probes run this module (exec).
+    """
+    channel = grpc.insecure_channel(target) if tls is None else grpc.secure_channel(target, channel_credentials(tls))
+    with channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             reply = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
@@ -63,7 +74,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
-    status = check(target, service)
+    environment = os.environ if env is None else env
+    try:
+        tls = tls_from_env(environment)
+    except SystemExit as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    status = check(target, service, tls=tls)
     print(f"{target} {service or '(process)'}: {status}")
     return 0 if status == "SERVING" else 1
 

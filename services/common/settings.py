@@ -6,11 +6,14 @@ Adapters never read os.environ: a setting they need arrives through these frozen
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.auth import TokenVerifier
 from services.common.auth_keys import InvalidKey, PublicKeySet
+from services.common.nats_access import NatsAccess
+from services.common.tls import TlsFiles, tls_from_env
 
 
 def env_str(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -107,6 +110,10 @@ class CommonSettings:
     otlp_endpoint: str
     span_file: str
     drain_seconds: float
+    # MEMLOOP_TLS=on: TLS with client certificates on the gRPC server and every channel to a peer.
+    tls: TlsFiles | None = None
+    # This process's NATS user and TLS (used by the services that talk to NATS).
+    nats: NatsAccess = field(default_factory=NatsAccess)
 
     @classmethod
     def from_env(cls, service_name: str, env: Mapping[str, str] | None = None) -> CommonSettings:
@@ -121,7 +128,35 @@ class CommonSettings:
             otlp_endpoint=env_str(env, "MEMLOOP_OTLP_ENDPOINT"),
             span_file=env_str(env, "MEMLOOP_SPAN_FILE"),
             drain_seconds=env_float(env, "MEMLOOP_DRAIN_SECONDS", 10.0),
+            tls=tls_from_env(env),
+            nats=nats_access(env),
         )
+
+
+_NATS_USER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def nats_access(env: Mapping[str, str]) -> NatsAccess:
+    """MEMLOOP_NATS_USER with MEMLOOP_NATS_PASSWORD (or _FILE); TLS from MEMLOOP_NATS_TLS(_*_FILE).
+
+    No user means none is sent (a server without users accepts that). MEMLOOP_NATS_TLS and its
+    files default to the gRPC ones (MEMLOOP_TLS, MEMLOOP_TLS_*_FILE): one switch turns TLS on
+    everywhere; a NATS served with certificates from another CA (its Helm chart's) names its own.
+    """
+    user = env_str(env, "MEMLOOP_NATS_USER")
+    password = env_secret(env, "MEMLOOP_NATS_PASSWORD")
+    if bool(user) != bool(password):
+        raise SystemExit("set MEMLOOP_NATS_USER and MEMLOOP_NATS_PASSWORD(_FILE) together, or neither")
+    if user and not _NATS_USER_NAME.match(user):
+        raise SystemExit(f"setting MEMLOOP_NATS_USER={user!r}: letters, digits, '_' and '-' only")
+    switch = env_str(env, "MEMLOOP_NATS_TLS") or env_str(env, "MEMLOOP_TLS", "off")
+    merged = {**env, "MEMLOOP_NATS_TLS": switch}
+    if switch.lower() == "on":
+        for suffix in ("_CERT_FILE", "_KEY_FILE", "_CA_FILE"):
+            merged[f"MEMLOOP_NATS_TLS{suffix}"] = env_str(env, f"MEMLOOP_NATS_TLS{suffix}") or env_str(
+                env, f"MEMLOOP_TLS{suffix}"
+            )
+    return NatsAccess(user=user, password=password, tls=tls_from_env(merged, "MEMLOOP_NATS_TLS"))
 
 
 def token_verifier(env: Mapping[str, str]) -> TokenVerifier:

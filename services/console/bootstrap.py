@@ -19,10 +19,12 @@ from services.worker.adapters.jetstream import StreamNames
 def build(settings: ConsoleSettings) -> ASGIApp:
     console = Console(
         services=GrpcServices(
-            settings.memory_target, settings.serving_target, settings.span_file, settings.rpc_timeout
+            settings.memory_target, settings.serving_target, settings.span_file, settings.rpc_timeout, settings.tls
         ),
         dead_letters=NatsDeadLetters(
-            settings.nats_url, StreamNames(prefix=settings.subject_prefix, learning_stream=settings.learning_stream)
+            settings.nats_url,
+            StreamNames(prefix=settings.subject_prefix, learning_stream=settings.learning_stream),
+            settings.nats,
         ),
         metrics=HttpMetricsReader(settings.metrics_targets),
         authenticator=VerifierAuthenticator(settings.verifier),

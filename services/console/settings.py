@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.auth import TokenVerifier
-from services.common.settings import env_int, env_secret, env_str, token_verifier
+from services.common.nats_access import NatsAccess
+from services.common.settings import env_int, env_secret, env_str, nats_access, token_verifier
+from services.common.tls import TlsFiles, tls_from_env
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,10 @@ class ConsoleSettings:
     metrics_targets: tuple[tuple[str, str], ...] = ()
     secure_cookies: bool = False
     rpc_timeout: float = 15.0
+    tls: TlsFiles | None = None
+    """MEMLOOP_TLS=on: the console's channels to memory and serving speak mTLS with these files."""
+    nats: NatsAccess = field(default_factory=NatsAccess)
+    """The console's NATS user (the dead-letter page) and TLS."""
     csrf_secret: str = ""
     """Keys the CSRF tokens; empty means a random key per process (forms rendered before a restart
     must then be reloaded, sessions survive because they are the signed-in person's token)."""
@@ -52,6 +58,8 @@ class ConsoleSettings:
             span_file=env_str(env, "MEMLOOP_SPAN_FILE"),
             metrics_targets=parse_metrics_targets(env_str(env, "MEMLOOP_CONSOLE_METRICS")),
             secure_cookies=env_str(env, "MEMLOOP_CONSOLE_SECURE_COOKIES", "0") in ("1", "true", "yes"),
+            tls=tls_from_env(env),
+            nats=nats_access(env),
         )
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sqlalchemy import Engine
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
@@ -50,6 +50,7 @@ from services.memory.core.adapters.faiss_index import FaissVectorIndex
 from services.memory.core.adapters.metrics import PrometheusMemoryMetrics
 from services.memory.core.adapters.nats_bus import NatsBus
 from services.memory.core.adapters.notices import NatsNotices, changes_subject
+from services.memory.core.adapters.standby_reads import StandbyFreshness, standby_unit_of_work
 from services.memory.core.adapters.unit_of_work import SqlMemoryUnitOfWork
 from services.memory.core.entrypoints.replica_sync import ReplicaSync
 from services.memory.core.service.deps import MemoryPorts
@@ -131,7 +132,7 @@ def build(settings: MemorySettings) -> App:
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
     sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)
-    bus = NatsBus(settings.nats_url, name=f"memloop-memory-{settings.replica_id}")
+    bus = NatsBus(settings.nats_url, name=f"memloop-memory-{settings.replica_id}", access=settings.common.nats)
     notices = NatsNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
 
     def unit_of_work(tenant: str) -> MemoryUnitOfWork:
@@ -147,6 +148,7 @@ def build(settings: MemorySettings) -> App:
         tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
         decisions=load_verifier(settings.policy_verify_key),
     )
+    reads, standby = _standby_reads(settings, engine, sessions, ports)
     replica = ReplicaSync(
         sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds, on_thread_start=lower
     )
@@ -155,7 +157,7 @@ def build(settings: MemorySettings) -> App:
     servicers = [
         Registration(
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
-            MemoryServicer(ports, deletion.deps, ingest),
+            MemoryServicer(ports, deletion.deps, ingest, reads),
             full_service_name(memory_service_pb2, "MemoryService"),
         ),
         Registration(
@@ -174,9 +176,31 @@ def build(settings: MemorySettings) -> App:
         settings.common,
         servicers=servicers,
         # sleep-time consolidation runs off the request path (issue 8), started once the replica is up
-        on_start=[this_replica.start, scheduler.start],
-        on_stop=[scheduler.stop, this_replica.stop, lambda: ingest.shutdown(wait=True)],
+        on_start=[this_replica.start, scheduler.start, *standby.on_start],
+        on_stop=[*standby.on_stop, scheduler.stop, this_replica.stop, lambda: ingest.shutdown(wait=True)],
     )
+
+
+@dataclass(frozen=True)
+class _Standby:
+    on_start: tuple[Callable[[], None], ...] = ()
+    on_stop: tuple[Callable[[], None], ...] = ()
+
+
+def _standby_reads(
+    settings: MemorySettings, primary: Engine, sessions: sessionmaker[Session], ports: MemoryPorts
+) -> tuple[MemoryPorts, _Standby]:
+    """The read-only RPCs' ports: on the standby within the lag bound when one is configured."""
+    if not settings.standby_database_url:
+        return ports, _Standby()
+    standby = make_engine(
+        url_for_role(settings.standby_database_url, settings.app_role, settings.app_password),
+        pool_size=settings.db_pool_size,
+        application_name=f"memloop-memory-{settings.replica_id}-reads"[:63],
+    )
+    freshness = StandbyFreshness(primary, standby, max_lag_seconds=settings.standby_max_lag_seconds)
+    reads = replace(ports, uow=standby_unit_of_work(sessions, sessionmaker(standby), freshness))
+    return reads, _Standby(on_start=(freshness.start,), on_stop=(freshness.stop, standby.dispose))
 
 
 def _build_consolidation(
@@ -231,7 +255,7 @@ def _build_deletion(
 
     queue = SqlDeletionQueue(sessions)
     serving = GrpcServingContent(
-        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds
+        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds, tls=settings.common.tls
     )
     notices = NatsDeletionNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
     after_step: AfterStep = CrashAfterStep(config.fault_crash_after_step) if config.fault_crash_after_step else no_fault
@@ -245,6 +269,7 @@ def _build_deletion(
                 prefix=settings.subject_prefix,
                 learning_stream=config.learning_stream,
                 timeout_seconds=config.rpc_timeout_seconds,
+                access=settings.common.nats,
             ),
             replica=sync,
             notices=notices,

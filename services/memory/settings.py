@@ -19,6 +19,14 @@ Deletion (issue 6):
 | MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS | 10 | deadline of each call to serving and NATS |
 | MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP | off | TEST ONLY: SIGKILL self right after that location is done |
 
+Clustered mode (issue 19; `core/adapters/standby_reads.py`): GetMemory, ListMemories, GetLineage and
+SearchMemories' row reads may go to a standby.
+
+| variable | default | meaning |
+|---|---|---|
+| MEMLOOP_MEMORY_STANDBY_DATABASE_URL | — | a streaming standby of the memory database (URL form as the primary's) |
+| MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS | 1 | the standby is read only while within this lag |
+
 Learning yields to serving (issue 15; `services/common/priority.py`):
 
 | variable | default | meaning |
@@ -139,6 +147,10 @@ class MemorySettings:
     # issue 15: ingestion (ApplyLearning, FindConflicts, index catch-up) on its own low-priority threads
     learning: LearningPriority = field(default_factory=LearningPriority)
     ingest_workers: int = 4
+    # clustered mode: a streaming standby some read-only RPCs may read, within a lag bound
+    # (core/adapters/standby_reads.py); empty: every read goes to the primary
+    standby_database_url: str = ""
+    standby_max_lag_seconds: float = 1.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MemorySettings:
@@ -177,4 +189,6 @@ class MemorySettings:
                 threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
             ),
             ingest_workers=env_int(env, "MEMLOOP_INGEST_WORKERS", 4),
+            standby_database_url=env_str(env, "MEMLOOP_MEMORY_STANDBY_DATABASE_URL"),
+            standby_max_lag_seconds=env_float(env, "MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS", 1.0),
         )

@@ -133,7 +133,9 @@ class _RelayProcess:
     async def open(self) -> None:
         settings, timing = self._settings, self._settings.config.timing
         self._store = await PgOutboxStore.open(settings.conninfo)
-        self._client = await connect_nats(settings.nats_url, name=f"memloop-relay-{settings.config.claimer}")
+        self._client = await connect_nats(
+            settings.nats_url, name=f"memloop-relay-{settings.config.claimer}", access=settings.common.nats
+        )
         publisher = JetStreamPublisher(
             self._client,
             subject_prefix=settings.subject_prefix,

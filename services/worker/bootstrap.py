@@ -38,12 +38,14 @@ Settings (environment variable — default — why):
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from services.common.app import App
 from services.common.gen.memloop.v1 import field_limits
+from services.common.grpc_client import aio_channel
 from services.common.priority import LearningPriority, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
@@ -214,9 +216,10 @@ class Peers:
 def build_peers(settings: WorkerSettings) -> Peers:
     """Channels and port adapters; call inside the running event loop (grpc.aio binds to it)."""
     grace = settings.rpc_timeout
-    serving = PeerChannel(settings.serving_target, settings.service_token, close_grace=grace)
-    policy = PeerChannel(settings.policy_target, settings.service_token, close_grace=grace)
-    memory = PeerChannel(settings.memory_target, settings.service_token, close_grace=grace)
+    factory = functools.partial(aio_channel, tls=settings.common.tls)  # mTLS when MEMLOOP_TLS=on
+    serving = PeerChannel(settings.serving_target, settings.service_token, close_grace=grace, factory=factory)
+    policy = PeerChannel(settings.policy_target, settings.service_token, close_grace=grace, factory=factory)
+    memory = PeerChannel(settings.memory_target, settings.service_token, close_grace=grace, factory=factory)
     applier: MemoryApplier = GrpcMemoryApplier(memory, timeout=settings.rpc_timeout)
     if settings.fault_crash_before_apply:
         applier = CrashBeforeApply(applier)

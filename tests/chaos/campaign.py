@@ -41,6 +41,7 @@ from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
+from services.common.nats_urls import one_shot_options
 from services.worker.adapters.dead_letters import DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 from tests.chaos.proxy import CuttingProxy
@@ -217,7 +218,7 @@ class Campaign:
             1 if client < self.profile.events % self.profile.clients else 0
         )
         rng = random.Random(self.random.random())
-        channel = sync_channel(self.stack.services["serving"].target, self._token())
+        channel = sync_channel(self.stack.services["serving"].target, self._token(), self.stack.tls_files("operator"))
         stub = spb_grpc.ServingServiceStub(channel)
         try:
             for i in range(share):
@@ -411,7 +412,7 @@ class Campaign:
         return pending == 0 and ack_pending == 0
 
     async def _consumer_counts(self) -> tuple[int, int]:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await self._nats_admin()
         try:
             info = await client.jetstream().consumer_info(self.stack.spec.learning_stream, "memloop-worker")
             return int(info.num_pending), int(info.num_ack_pending)
@@ -425,7 +426,7 @@ class Campaign:
             return []
 
     async def _list_dead_letters(self) -> list[tuple[str, str]]:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await self._nats_admin()
         try:
             queue = DeadLetterQueue(client.jetstream(), self._streams())
             return [(e.event_id, e.reason) for e in await queue.list()]
@@ -433,7 +434,7 @@ class Campaign:
             await client.close()
 
     async def _replay_all(self) -> int:
-        client = await nats.connect(self.stack.nats_url, connect_timeout=3, allow_reconnect=False)
+        client = await self._nats_admin()
         try:
             queue = DeadLetterQueue(client.jetstream(), self._streams())
             entries = await queue.list()
@@ -442,6 +443,11 @@ class Campaign:
             return len(entries)
         finally:
             await client.close()
+
+    async def _nats_admin(self) -> Any:
+        """A short-lived client of the stack's NATS as its admin (with the operator's certificate under TLS)."""
+        access = self.stack.nats_access("admin").connect_options()
+        return await nats.connect(**one_shot_options(self.stack.nats_server_url), **access, connect_timeout=3)
 
     def _streams(self) -> StreamNames:
         return StreamNames(prefix=self.stack.spec.subject_prefix, learning_stream=self.stack.spec.learning_stream)

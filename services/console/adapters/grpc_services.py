@@ -24,6 +24,8 @@ from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as lp
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2_grpc as lp_grpc
 from services.common.gen.memloop.v1 import memory_service_pb2 as mem
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as mem_grpc
+from services.common.grpc_client import channel_options
+from services.common.tls import TlsFiles, channel_credentials
 from services.console.ports import PersonServices, ServiceError
 
 T = TypeVar("T")
@@ -46,7 +48,10 @@ def _service_error(error: grpc.aio.AioRpcError) -> ServiceError:
 class GrpcServices:
     """Shared channels to memory and serving; `for_token` binds a person's token to them."""
 
-    def __init__(self, memory_target: str, serving_target: str, span_file: str, timeout: float) -> None:
+    def __init__(
+        self, memory_target: str, serving_target: str, span_file: str, timeout: float, tls: TlsFiles | None = None
+    ) -> None:
+        self._tls = tls
         self._memory_target = memory_target
         self._serving_target = serving_target
         self._span_file = Path(span_file) if span_file else None
@@ -56,7 +61,14 @@ class GrpcServices:
     def _memory_channel(self) -> grpc.aio.Channel:
         if self._channel is None:
             interceptors: list[Any] = list(aio_client_interceptors())  # type: ignore[no-untyped-call]
-            self._channel = grpc.aio.insecure_channel(self._memory_target, interceptors=interceptors)
+            # the clustered stack's memory target lists its replicas: round_robin, one TLS name
+            options = channel_options(self._memory_target)
+            target = self._memory_target
+            if self._tls is None:
+                self._channel = grpc.aio.insecure_channel(target, options=options, interceptors=interceptors)
+            else:
+                credentials = channel_credentials(self._tls)
+                self._channel = grpc.aio.secure_channel(target, credentials, options=options, interceptors=interceptors)
         return self._channel
 
     def for_token(self, token: str) -> PersonServices:
@@ -70,7 +82,9 @@ class GrpcServices:
         )
 
     def trace_lines(self, token: str, tenant: str, event_id: str) -> list[str]:
-        entries = collect_timeline(self._serving_target, self._memory_target, token, tenant, event_id, self._span_file)
+        entries = collect_timeline(
+            self._serving_target, self._memory_target, token, tenant, event_id, self._span_file, self._tls
+        )
         return format_timeline(entries)
 
     async def close(self) -> None:

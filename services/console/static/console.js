@@ -3,6 +3,10 @@
 (function () {
   "use strict";
 
+  // htmx attaches handlers to swapped-in content only when it settles, 20 ms later by default; a
+  // control changed inside that window (a fast hand, a test driver) did nothing. Settle at once.
+  if (window.htmx) window.htmx.config.defaultSettleDelay = 0;
+
   function typing(el) {
     return el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
   }

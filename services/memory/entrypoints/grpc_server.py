@@ -17,7 +17,13 @@ from services.memory.entrypoints.context_grpc import ContextRpcs
 
 
 class MemoryServicer(CoreMemoryRpcs, DeletionRpcs, ContextRpcs):
-    def __init__(self, ports: MemoryPorts, deletions: DeletionDeps, ingest: Executor | None = None) -> None:
-        CoreMemoryRpcs.__init__(self, ports, ingest)
+    def __init__(
+        self,
+        ports: MemoryPorts,
+        deletions: DeletionDeps,
+        ingest: Executor | None = None,
+        reads: MemoryPorts | None = None,
+    ) -> None:
+        CoreMemoryRpcs.__init__(self, ports, ingest, reads)
         DeletionRpcs.__init__(self, deletions)
         ContextRpcs.__init__(self, ports)

@@ -24,6 +24,8 @@ from opentelemetry.context import Context
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from services.common import telemetry
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 from services.relay.domain.model import OutboxRow, PublishReceipt, stream_subjects, subject_for
 
 _log = logging.getLogger(__name__)
@@ -51,7 +53,9 @@ class StreamSpec:
         )
 
 
-async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.5) -> NatsClient:
+async def connect_nats(
+    url: str, *, name: str, connect_retry_seconds: float = 0.5, access: NatsAccess | None = None
+) -> NatsClient:
     """Connect (retrying until the server answers), then reconnect forever after any drop."""
     state = {"down": False}
 
@@ -70,7 +74,7 @@ async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.
     while True:
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name=name,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,
@@ -81,6 +85,7 @@ async def connect_nats(url: str, *, name: str, connect_retry_seconds: float = 0.
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
                 error_cb=error,
+                **(access or NatsAccess()).connect_options(),
             )
         except Exception as exc:
             _log.info("NATS not reachable at %s (%s); retrying", url, exc)

@@ -21,6 +21,8 @@ from nats.aio.client import Client
 from nats.js import JetStreamContext
 from nats.js.errors import APIError, ServiceUnavailableError
 
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
 from services.common.redaction import Redactor
 from services.worker.adapters.dead_letters import DeadLetterPublisher
 from services.worker.adapters.grpc_peers import close_peers
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # bootstrap builds this process; importing it at run time wou
 _log = logging.getLogger(__name__)
 
 
-async def _connect(url: str, stop: asyncio.Event) -> Client | None:
+async def _connect(url: str, stop: asyncio.Event, access: NatsAccess) -> Client | None:
     """Connect, retrying every second until NATS answers or a stop is requested."""
 
     async def on_error(exc: Exception) -> None:
@@ -52,7 +54,7 @@ async def _connect(url: str, stop: asyncio.Event) -> Client | None:
     while not stop.is_set():
         try:
             return await nats.connect(
-                url,
+                nats_servers(url),
                 name="memloop-worker",
                 connect_timeout=2,
                 allow_reconnect=True,
@@ -61,6 +63,7 @@ async def _connect(url: str, stop: asyncio.Event) -> Client | None:
                 error_cb=on_error,
                 disconnected_cb=on_disconnect,
                 reconnected_cb=on_reconnect,
+                **access.connect_options(),
             )
         except (nats.errors.Error, OSError, TimeoutError) as exc:
             _log.warning("cannot reach NATS at %s (%s); retrying", url, type(exc).__name__)
@@ -108,7 +111,7 @@ class WorkerProcess:
     async def open(self) -> None:
         """Connect and set up the consumer; returns early (the process then stops) on SIGTERM."""
         settings, stop = self._settings, self._stopping
-        self._client = await _connect(settings.nats_url, stop)
+        self._client = await _connect(settings.nats_url, stop, settings.common.nats)
         if self._client is None:
             return
         self._js = self._client.jetstream()

@@ -40,6 +40,7 @@ from memloop_client.results import (
     ToolOutcome,
 )
 from memloop_client.retry import RetryPolicy
+from memloop_client.tls import tls_credentials, tls_credentials_from_env
 
 __all__ = [
     "CONTEXT_VERSION_KEY",
@@ -66,5 +67,7 @@ __all__ = [
     "ToolOutcome",
     "Unauthenticated",
     "Unavailable",
+    "tls_credentials",
+    "tls_credentials_from_env",
     "trace_context",
 ]

@@ -28,6 +28,7 @@ from memloop_client.results import (
     ToolOutcome,
 )
 from memloop_client.retry import RetryPolicy
+from memloop_client.tls import tls_credentials_from_env
 
 Out = TypeVar("Out")
 
@@ -62,8 +63,13 @@ class Client:
     @classmethod
     def from_env(cls, **overrides: Any) -> Client:
         """Targets, tenant and token from MEMLOOP_SERVING_TARGET, MEMLOOP_MEMORY_TARGET,
-        MEMLOOP_TENANT and MEMLOOP_TOKEN; keyword arguments win."""
-        return cls(**{**_env_settings(), **overrides})
+        MEMLOOP_TENANT and MEMLOOP_TOKEN, TLS from MEMLOOP_TLS_CA_FILE (+ _CERT_FILE, _KEY_FILE);
+        keyword arguments win."""
+        settings = _env_settings()
+        credentials = tls_credentials_from_env()
+        if credentials is not None:
+            settings["credentials"] = credentials
+        return cls(**{**settings, **overrides})
 
     @property
     def tenant(self) -> str:

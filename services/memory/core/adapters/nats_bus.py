@@ -17,14 +17,18 @@ from typing import Any
 
 import nats
 
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import nats_servers
+
 _log = logging.getLogger(__name__)
 
 MessageHandler = Callable[[bytes, Mapping[str, str]], None]
 
 
 class NatsBus:
-    def __init__(self, url: str, *, name: str) -> None:
+    def __init__(self, url: str, *, name: str, access: NatsAccess | None = None) -> None:
         self._url = url
+        self._access = access or NatsAccess()
         self._name = name
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run, name=f"{name}-nats", daemon=True)
@@ -74,12 +78,13 @@ class NatsBus:
         while not self._stopping:
             try:
                 self._client = await nats.connect(
-                    servers=[self._url],
+                    servers=nats_servers(self._url),
                     name=self._name,
                     connect_timeout=2,
                     allow_reconnect=True,
                     max_reconnect_attempts=-1,
                     reconnect_time_wait=0.5,
+                    **self._access.connect_options(),
                 )
             except Exception as exc:
                 _log.warning("NATS %s unreachable (%s); retrying", self._url, exc)

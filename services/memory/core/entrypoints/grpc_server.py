@@ -41,8 +41,11 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     """MemoryService's core RPCs; the deletion RPCs of the same proto service come from the deletion
     capability, and `services.memory.entrypoints.grpc_server` joins both into the one servicer."""
 
-    def __init__(self, ports: MemoryPorts, ingest: Executor | None = None) -> None:
+    def __init__(self, ports: MemoryPorts, ingest: Executor | None = None, reads: MemoryPorts | None = None) -> None:
+        """`reads`: the ports of the read-only RPCs that may be served from a standby (GetMemory,
+        ListMemories, GetLineage, SearchMemories; see core/adapters/standby_reads.py); default `ports`."""
         self._ports = ports
+        self._reads = reads or ports
         self._ingest = ingest
 
     def _ingesting(self, work: Callable[[], _T]) -> _T:
@@ -101,14 +104,14 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def GetMemory(self, request: pb.GetMemoryRequest, context: grpc.ServicerContext) -> pb.GetMemoryResponse:
         authorize_tenant(request.tenant)
         tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
-        return pb.GetMemoryResponse(memory=memory_to_pb(queries.get_memory(tenant, memory_id, self._ports)))
+        return pb.GetMemoryResponse(memory=memory_to_pb(queries.get_memory(tenant, memory_id, self._reads)))
 
     @grpc_method(DOMAIN)
     def ListMemories(self, request: pb.ListMemoriesRequest, context: grpc.ServicerContext) -> pb.ListMemoriesResponse:
         authorize_tenant(request.tenant)
         tenant, where = requests.tenant_of(request.tenant), requests.memory_filter(request)
         page = page_request(request.page_size, request.page_token, default=50, maximum=500, filters=(tenant, where))
-        found = queries.list_memories(tenant, where, page, self._ports)
+        found = queries.list_memories(tenant, where, page, self._reads)
         return pb.ListMemoriesResponse(
             memories=[memory_to_pb(m) for m in found.items], next_page_token=found.next_page_token
         )
@@ -117,7 +120,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
     def GetLineage(self, request: pb.GetLineageRequest, context: grpc.ServicerContext) -> pb.GetLineageResponse:
         authorize_tenant(request.tenant)
         tenant, memory_id = requests.tenant_of(request.tenant), require(request.memory_id, "memory_id")
-        chain = queries.get_lineage(tenant, memory_id, self._ports)
+        chain = queries.get_lineage(tenant, memory_id, self._reads)
         return pb.GetLineageResponse(chain=[memory_to_pb(m) for m in chain])
 
     @grpc_method(DOMAIN)
@@ -158,7 +161,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         authorize_tenant(request.tenant)
         tuning = self._ports.tuning
         command = requests.search(request, default_k=tuning.default_k, max_k=tuning.max_k)
-        hits = retrieval.search_memories(command, self._ports)
+        hits = retrieval.search_memories(command, self._reads)
         return pb.SearchMemoriesResponse(results=[scored_to_pb(h) for h in hits])
 
     @grpc_method(DOMAIN)

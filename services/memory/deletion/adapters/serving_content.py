@@ -16,6 +16,7 @@ from services.common.errors import Unavailable
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
+from services.common.tls import TlsFiles
 from services.memory.deletion.service.ports import EventItem, OutboxEventRef
 
 _UNKNOWN = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
@@ -24,8 +25,9 @@ _UNKNOWN = (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.INVALID_ARGUMENT)
 class GrpcServingContent:
     """Thread-safe: one channel, opened on first use, shared by the workflow's threads."""
 
-    def __init__(self, target: str, token: str, *, timeout_seconds: float = 10.0) -> None:
+    def __init__(self, target: str, token: str, *, timeout_seconds: float = 10.0, tls: TlsFiles | None = None) -> None:
         self._target = target
+        self._tls = tls
         self._token = token
         self._timeout = timeout_seconds
         self._lock = threading.Lock()
@@ -77,7 +79,7 @@ class GrpcServingContent:
             raise Unavailable("serving is not configured (MEMLOOP_SERVING_TARGET, MEMLOOP_SERVICE_TOKEN)")
         with self._lock:
             if self._stub is None:
-                self._channel = sync_channel(self._target, self._token)
+                self._channel = sync_channel(self._target, self._token, self._tls)
                 self._stub = spb_grpc.ServingServiceStub(self._channel)
             return self._stub
 

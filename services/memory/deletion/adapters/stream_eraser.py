@@ -25,6 +25,8 @@ from nats.js.errors import NotFoundError
 
 from services.common.errors import Unavailable
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.common.nats_access import NatsAccess
+from services.common.nats_urls import one_shot_options
 from services.memory.deletion.domain.deletion import StreamMessage, message_event_id, message_matches
 from services.memory.deletion.service.ports import EventItem, StreamErasure
 
@@ -33,8 +35,17 @@ _EVENT_ID = "Memloop-Event-Id"
 
 
 class JetStreamEraser:
-    def __init__(self, nats_url: str, *, prefix: str, learning_stream: str, timeout_seconds: float = 10.0) -> None:
+    def __init__(
+        self,
+        nats_url: str,
+        *,
+        prefix: str,
+        learning_stream: str,
+        timeout_seconds: float = 10.0,
+        access: NatsAccess | None = None,
+    ) -> None:
         self._url = nats_url
+        self._access = access or NatsAccess()
         self._prefix = prefix
         self._learning = learning_stream
         self._timeout = timeout_seconds
@@ -48,7 +59,11 @@ class JetStreamEraser:
 
     async def _erase(self, tenant: str, event_ids: frozenset[str], user: str) -> StreamErasure:
         found: dict[str, EventItem]
-        client = await nats.connect(self._url, connect_timeout=self._timeout, allow_reconnect=False)
+        client = await nats.connect(
+            **one_shot_options(self._url),
+            connect_timeout=self._timeout,
+            **self._access.connect_options(),
+        )
         erased, found = 0, {}
         try:
             js = client.jetstream(timeout=self._timeout)
