@@ -137,3 +137,38 @@ def test_a_commit_landing_after_a_later_sequence_was_read_is_not_skipped(feed: F
     late, _ = feed.feed.changes_since(cursor, EMBEDDER)
     assert "slow" in _ids(late)
     assert isinstance(cursor, FeedCursor)
+
+
+def test_vectors_for_more_rows_than_one_statement_can_bind_are_stored(new_database: Callable[[str], str]) -> None:
+    # Given: 14,000 active rows without vectors (five bind parameters each would be 70,000 in one
+    # multi-row VALUES, past PostgreSQL's 65,535: memory failed to start on such a database)
+    url = new_database("feed_bulk")
+    run_migrations(url, MIGRATIONS, app_role=APP_ROLE)
+    admin, app = create_engine(url), create_engine(url_for_role(url, APP_ROLE))
+    try:
+        with admin.begin() as connection:
+            connection.execute(text("SELECT set_config('memloop.tenant', '*', true)"))
+            connection.execute(
+                text(
+                    "INSERT INTO memories (memory_id, tenant, user_id, type, text, status, confidence, origin,"
+                    " event_id, status_event_id)"
+                    " SELECT 'm' || i, 'acme', 'alice', 'fact', 'text ' || i, 'active', 1, 'owner', 'e', 'e'"
+                    " FROM generate_series(1, 14000) AS i"
+                )
+            )
+        feed = SqlChangeFeed(sessionmaker(app))
+        rows, _ = feed.snapshot(EMBEDDER)
+        vectors = np.random.default_rng(0).standard_normal((len(rows), 8)).astype(np.float32)
+        # When: the vectors of all of them are stored at once, as a start-up rebuild does
+        feed.store_vectors(EMBEDDER, list(zip(rows, vectors, strict=True)))
+        # Then: every row has its vector, byte for byte
+        again, _ = feed.snapshot(EMBEDDER)
+        stored = {row.memory_id: row.vector for row in again}
+        assert len(rows) == 14_000 and len(stored) == 14_000
+        assert all(
+            stored[row.memory_id] is not None and np.array_equal(stored[row.memory_id], vectors[i])
+            for i, row in enumerate(rows)
+        )
+    finally:
+        admin.dispose()
+        app.dispose()
