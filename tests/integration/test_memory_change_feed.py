@@ -115,6 +115,10 @@ def test_stored_vectors_come_back_with_their_rows_and_storing_twice_is_harmless(
     again, _ = feed.feed.snapshot(EMBEDDER)
     assert again[0].vector is not None and np.allclose(again[0].vector, pairs[0][1])
     assert again[0].text == ""  # text is only read when a vector is missing
+    # and a row that left the active set comes back without its vector: the index only drops it
+    feed.write("a", False)
+    retired = [c for c in feed.feed.changes_since(FeedCursor(seq=0, xmin=0), EMBEDDER)[0] if c.memory_id == "a"]
+    assert retired and all(not c.active and c.vector is None and c.text == "" for c in retired)
 
 
 def test_a_commit_landing_after_a_later_sequence_was_read_is_not_skipped(feed: Feed) -> None:

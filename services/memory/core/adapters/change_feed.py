@@ -25,12 +25,14 @@ from services.common.db import ALL_TENANTS, set_tenant
 from services.common.vocabulary import MemoryType
 from services.memory.core.service.ports import FeedCursor, IndexedChange, Vector
 
+# A row that left the active set only needs its id (the index drops it): its vector is not read,
+# so a forget of ten thousand memories does not ship their vectors to every replica.
 _HORIZON = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin")
 _COLUMNS = """
     m.row_id, m.memory_id, m.tenant, m.user_id, m.type, m.status, m.change_seq, v.vector,
     CASE WHEN v.vector IS NULL AND m.status = 'active' THEN m.text ELSE '' END AS text
 FROM memories m
-LEFT JOIN memory_vectors v ON v.memory_id = m.memory_id AND v.embedder = :embedder
+LEFT JOIN memory_vectors v ON v.memory_id = m.memory_id AND v.embedder = :embedder AND m.status = 'active'
 """
 _ACTIVE_ROWS = text(f"SELECT {_COLUMNS} WHERE m.status = 'active'")
 _MAX_SEQ = text("SELECT coalesce(max(change_seq), 0) FROM memories")
