@@ -68,6 +68,12 @@ class MemoryRepository(Protocol):
     def chain(self, memory_id: str) -> list[MemoryRecord]: ...
 
 
+class ActiveMemories(Protocol):
+    """Retrieval's re-check: of `row_ids`, the rows still active and owned by the tenant's user."""
+
+    def active_by_row_ids(self, tenant: str, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]: ...
+
+
 class CandidateRepository(Protocol):
     def add(self, record: CandidateRecord) -> None: ...
 
