@@ -55,6 +55,11 @@ ENV = {
     "MEMLOOP_DELETION_POLL_SECONDS": "1",
     "MEMLOOP_REPLICA_HEARTBEAT_SECONDS": "1",
     "MEMLOOP_REPLICA_LIVENESS_SECONDS": "15",
+    # Off: the sleep-time scheduler consolidates the 10,000 memories just seeded while the forget
+    # runs, and the forget waits for that write-back by design (the user's lock); that wait is
+    # consolidation's cost, not the forget's.
+    "MEMLOOP_CONSOLIDATE_AFTER_MEMORIES": "0",
+    "MEMLOOP_CONSOLIDATE_IDLE_SECONDS": "0",
 }
 
 

@@ -126,6 +126,9 @@ class DeletionScrubber(Protocol):
 class _Audit(Protocol):
     def add(self, entry: AuditEntry) -> None: ...
     def add_many(self, entries: Sequence[AuditEntry]) -> None: ...
+    def add_per_memory(self, entry: AuditEntry, memory_ids: Sequence[str]) -> None:
+        """`entry` once per memory id, in order, in one statement (no free-text reason)."""
+        ...
 
 
 class DeletionUnitOfWork(Protocol):
