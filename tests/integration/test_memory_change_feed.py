@@ -167,12 +167,9 @@ def test_vectors_for_more_rows_than_one_statement_can_bind_are_stored(new_databa
         feed.store_vectors(EMBEDDER, list(zip(rows, vectors, strict=True)))
         # Then: every row has its vector, byte for byte
         again, _ = feed.snapshot(EMBEDDER)
-        stored = {row.memory_id: row.vector for row in again}
+        stored = {row.memory_id: row.vector for row in again if row.vector is not None}
         assert len(rows) == 14_000 and len(stored) == 14_000
-        assert all(
-            stored[row.memory_id] is not None and np.array_equal(stored[row.memory_id], vectors[i])
-            for i, row in enumerate(rows)
-        )
+        assert all(np.array_equal(stored[row.memory_id], vectors[i]) for i, row in enumerate(rows))
     finally:
         admin.dispose()
         app.dispose()
