@@ -41,10 +41,11 @@ def search_memories(cmd: SearchMemories, ports: MemoryPorts) -> list[ScoredMemor
     hits = ports.cache.get(key)
     cache_hit = hits is not None
     if hits is None:
+        stamp = ports.cache.stamp(cmd.tenant, cmd.user)  # before the index is read: see the cache's rule
         query = ports.embedder.embed([cmd.query])[0]
         ports.metrics.texts_embedded("query", 1)
         hits, confirmed = _search(cmd, query, ports)
-        ports.cache.put(key, cmd.tenant, cmd.user, hits)
+        ports.cache.put(key, cmd.tenant, cmd.user, hits, stamp=stamp)
     else:
         confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
     results = confirmed[: cmd.k]
