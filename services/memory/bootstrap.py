@@ -122,11 +122,12 @@ def build(settings: MemorySettings) -> App:
     engine = make_engine(
         app_url, pool_size=settings.db_pool_size, application_name=f"memloop-memory-{settings.replica_id}"[:63]
     )
-    # Retrieval's re-check: its own pool, without the checkout ping (a round trip per search).
+    # Retrieval's re-check: its own pool, without the checkout ping (a round trip per search), and
+    # without overflow: at most MEMLOOP_MEMORY_DB_POOL more connections per replica.
     read_engine = create_engine(
         app_url,
         pool_size=settings.db_pool_size,
-        max_overflow=settings.db_pool_size,
+        max_overflow=0,
         connect_args={"application_name": f"memloop-memory-read-{settings.replica_id}"[:63]},
     )
     sessions = sessionmaker(engine)
