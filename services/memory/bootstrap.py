@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.app import App
@@ -42,6 +42,7 @@ from services.memory.consolidation.entrypoints.grpc_server import ConsolidationS
 from services.memory.consolidation.service.job import ConsolidationDeps
 from services.memory.consolidation.service.ports import ConsolidationUnitOfWork, PhaseHook, no_pause
 from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
+from services.memory.core.adapters.active_reader import SqlActiveReader
 from services.memory.core.adapters.cache import LruRetrievalCache
 from services.memory.core.adapters.change_feed import SqlChangeFeed
 from services.memory.core.adapters.embed_batcher import BatchingEmbedder
@@ -86,6 +87,7 @@ class _Replica:
     bus: NatsBus
     engine: Engine
     deletion: _Deletion
+    read_engine: Engine
 
     def start(self) -> None:
         self.sync.start()
@@ -102,6 +104,7 @@ class _Replica:
         self.sync.persist()
         self.bus.close()
         self.engine.dispose()
+        self.read_engine.dispose()
 
 
 def build_embedder(kind: str) -> Embedder:
@@ -116,10 +119,17 @@ def build(settings: MemorySettings) -> App:
     """Migrate (idempotent, serialised by an advisory lock), connect as the app role, wire core and
     each capability on the same ports; the three gRPC services share one server."""
     run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
+    app_url = url_for_role(settings.admin_database_url, settings.app_role, settings.app_password)
     engine = make_engine(
-        url_for_role(settings.admin_database_url, settings.app_role, settings.app_password),
+        app_url, pool_size=settings.db_pool_size, application_name=f"memloop-memory-{settings.replica_id}"[:63]
+    )
+    # Retrieval's re-check: its own pool, without the checkout ping (a round trip per search), and
+    # without overflow: at most MEMLOOP_MEMORY_DB_POOL more connections per replica.
+    read_engine = create_engine(
+        app_url,
         pool_size=settings.db_pool_size,
-        application_name=f"memloop-memory-{settings.replica_id}"[:63],
+        max_overflow=0,
+        connect_args={"application_name": f"memloop-memory-read-{settings.replica_id}"[:63]},
     )
     sessions = sessionmaker(engine)
     bound_math_threads(settings.learning.threads)  # env before torch loads...
@@ -147,6 +157,7 @@ def build(settings: MemorySettings) -> App:
         metrics=metrics,
         tuning=Tuning(apply_attempts=settings.apply_attempts, conflict_similarity=settings.conflict_similarity),
         decisions=load_verifier(settings.policy_verify_key),
+        active=SqlActiveReader(read_engine),
     )
     reads, standby = _standby_reads(settings, engine, sessions, ports)
     replica = ReplicaSync(
@@ -171,7 +182,7 @@ def build(settings: MemorySettings) -> App:
             full_service_name(consolidation_service_pb2, "ConsolidationService"),
         ),
     ]
-    this_replica = _Replica(settings, sync, replica, bus, engine, deletion)
+    this_replica = _Replica(settings, sync, replica, bus, engine, deletion, read_engine)
     return App(
         settings.common,
         servicers=servicers,

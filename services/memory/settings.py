@@ -19,8 +19,8 @@ Deletion (issue 6):
 | MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS | 10 | deadline of each call to serving and NATS |
 | MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP | off | TEST ONLY: SIGKILL self right after that location is done |
 
-Clustered mode (issue 19; `core/adapters/standby_reads.py`): GetMemory, ListMemories, GetLineage and
-SearchMemories' row reads may go to a standby.
+Clustered mode (issue 19; `core/adapters/standby_reads.py`): GetMemory, ListMemories and GetLineage
+may read a standby (SearchMemories confirms its hits on the primary).
 
 | variable | default | meaning |
 |---|---|---|

@@ -115,6 +115,10 @@ def test_stored_vectors_come_back_with_their_rows_and_storing_twice_is_harmless(
     again, _ = feed.feed.snapshot(EMBEDDER)
     assert again[0].vector is not None and np.allclose(again[0].vector, pairs[0][1])
     assert again[0].text == ""  # text is only read when a vector is missing
+    # and a row that left the active set comes back without its vector: the index only drops it
+    feed.write("a", False)
+    retired = [c for c in feed.feed.changes_since(FeedCursor(seq=0, xmin=0), EMBEDDER)[0] if c.memory_id == "a"]
+    assert retired and all(not c.active and c.vector is None and c.text == "" for c in retired)
 
 
 @pytest.mark.parametrize("feed", ["sql"], indirect=True)  # the in-memory feed commits every write at once
@@ -137,3 +141,35 @@ def test_a_commit_landing_after_a_later_sequence_was_read_is_not_skipped(feed: F
     late, _ = feed.feed.changes_since(cursor, EMBEDDER)
     assert "slow" in _ids(late)
     assert isinstance(cursor, FeedCursor)
+
+
+def test_vectors_for_more_rows_than_one_statement_can_bind_are_stored(new_database: Callable[[str], str]) -> None:
+    # Given: 14,000 active rows without vectors (five bind parameters each would be 70,000 in one
+    # multi-row VALUES, past PostgreSQL's 65,535: memory failed to start on such a database)
+    url = new_database("feed_bulk")
+    run_migrations(url, MIGRATIONS, app_role=APP_ROLE)
+    admin, app = create_engine(url), create_engine(url_for_role(url, APP_ROLE))
+    try:
+        with admin.begin() as connection:
+            connection.execute(text("SELECT set_config('memloop.tenant', '*', true)"))
+            connection.execute(
+                text(
+                    "INSERT INTO memories (memory_id, tenant, user_id, type, text, status, confidence, origin,"
+                    " event_id, status_event_id)"
+                    " SELECT 'm' || i, 'acme', 'alice', 'fact', 'text ' || i, 'active', 1, 'owner', 'e', 'e'"
+                    " FROM generate_series(1, 14000) AS i"
+                )
+            )
+        feed = SqlChangeFeed(sessionmaker(app))
+        rows, _ = feed.snapshot(EMBEDDER)
+        vectors = np.random.default_rng(0).standard_normal((len(rows), 8)).astype(np.float32)
+        # When: the vectors of all of them are stored at once, as a start-up rebuild does
+        feed.store_vectors(EMBEDDER, list(zip(rows, vectors, strict=True)))
+        # Then: every row has its vector, byte for byte
+        again, _ = feed.snapshot(EMBEDDER)
+        stored = {row.memory_id: row.vector for row in again if row.vector is not None}
+        assert len(rows) == 14_000 and len(stored) == 14_000
+        assert all(np.array_equal(stored[row.memory_id], vectors[i]) for i, row in enumerate(rows))
+    finally:
+        admin.dispose()
+        app.dispose()

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
+import pytest
+
+from services.memory.consolidation.service.job import ConsolidationDeps
 from services.memory.consolidation.service.ports import DueUser
-from services.memory.consolidation.service.scheduler import Triggers
+from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
 
 NOW = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
 
@@ -31,3 +35,32 @@ def test_nothing_fresh_is_never_due_and_zero_disables_a_rule() -> None:
     assert not Triggers(after_memories=1, idle_seconds=1, poll_seconds=5).due(state(0, 1000.0), NOW)
     assert not Triggers(after_memories=0, idle_seconds=300, poll_seconds=5).due(state(500, 0.0), NOW)
     assert not Triggers(after_memories=20, idle_seconds=0, poll_seconds=5).due(state(1, 10_000.0), NOW)
+
+
+class _Activity:
+    """A ConsolidationActivity that records which users' state the scheduler asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    def users_with_new_memories(self, after_row_id: int) -> tuple[list[tuple[str, str]], int]:
+        return [("acme", "alice"), ("acme", "bob")], after_row_id + 2
+
+    def due_state(self, tenant: str, user: str) -> DueUser:
+        self.asked.append((tenant, user))
+        return DueUser(tenant, user, 0, None)
+
+    def running_jobs(self, *, started_before: datetime) -> list[tuple[str, str]]:
+        return []
+
+
+@pytest.mark.parametrize(("after", "idle", "asked"), [(0, 0, 0), (20, 0, 2), (0, 300, 2)])
+def test_with_both_rules_off_the_scheduler_watches_no_user(after: int, idle: float, asked: int) -> None:
+    # Given: two users with new memories
+    activity = _Activity()
+    deps = cast(ConsolidationDeps, None)  # no job can be due: fresh is 0 for everyone
+    scheduler = ConsolidationScheduler(activity, deps, Triggers(after, idle, poll_seconds=5), clock=lambda: NOW)
+    # When: one pass runs
+    assert scheduler.tick() == []
+    # Then: their state is read only while some rule could make them due
+    assert len(activity.asked) == asked

@@ -71,3 +71,23 @@ def test_a_large_users_partition_turns_ivf_keeps_recall_and_the_others_stay_exac
         )
     loaded.apply([IndexedChange(2, "m2", "acme", "whale", MemoryType.PREFERENCE, False, None)])
     assert loaded.size() == 3_048 and loaded.holds("acme", [2, 3]) == [3]
+
+
+def test_forgetting_every_row_of_a_user_drops_the_partition_and_spares_the_others(tmp_path: Path) -> None:
+    # Given: two users' partitions
+    index = FaissVectorIndex(tmp_path, DIM)
+    index.apply(_changes(_vectors(300), "gone") + _changes(_vectors(20, seed=6), "kept", first=1_000))
+    # When: every row of one user leaves the active set in one batch, and one of them comes back
+    forgotten = [
+        IndexedChange(c.row_id, c.memory_id, "acme", "gone", c.type, False, None)
+        for c in _changes(_vectors(300), "gone")
+    ]
+    back = _changes(_vectors(1, seed=7), "gone", first=5_000)
+    index.apply(forgotten + back)
+    # Then: none of the forgotten rows is held or found, the other user is untouched
+    assert index.holds("acme", [c.row_id for c in forgotten]) == []
+    assert {r for r, _ in index.search("acme", "gone", _vectors(1, seed=7)[0], 10, frozenset())} == {5_000}
+    assert index.size() == 21 and len(index.search("acme", "kept", _vectors(1)[0], 50, frozenset())) == 20
+    # And forgetting the last row removes the partition itself
+    index.apply([IndexedChange(5_000, "m5000", "acme", "gone", MemoryType.FACT, False, None)])
+    assert "gone" not in index._tenants["acme"].partitions

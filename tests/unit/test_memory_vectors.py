@@ -105,3 +105,23 @@ def test_cache_is_lru_and_invalidates_one_user_only() -> None:
     assert cache.get(("q2",)) is None
     cache.invalidate("acme", "alice")
     assert len(cache) == 0
+
+
+def test_hits_found_before_an_invalidation_are_not_cached_after_it() -> None:
+    # Given: a search read alice's stamp and searched the index
+    cache = LruRetrievalCache(capacity=8, stamps=2)
+    stamp = cache.stamp("acme", "alice")
+    # When: a write of alice's is applied before the search offers its (now stale) hits
+    cache.invalidate("acme", "alice")
+    cache.put(("q",), "acme", "alice", [(1, 0.5)], stamp=stamp)
+    # Then: they are not kept; hits offered with the current stamp are
+    assert cache.get(("q",)) is None
+    cache.put(("q",), "acme", "alice", [(2, 0.5)], stamp=cache.stamp("acme", "alice"))
+    assert cache.get(("q",)) == [(2, 0.5)]
+    # And once alice's stamp is forgotten (bounded), an old stamp is still refused
+    old = cache.stamp("acme", "alice")
+    cache.invalidate("acme", "alice")
+    cache.invalidate("acme", "bob")
+    cache.invalidate("acme", "carol")  # evicts alice's stamp
+    cache.put(("q2",), "acme", "alice", [(3, 0.5)], stamp=old)
+    assert cache.get(("q2",)) is None

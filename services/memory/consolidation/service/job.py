@@ -238,6 +238,9 @@ def _write_back(
 ) -> tuple[ConsolidationJob, _Written]:
     """One transaction: re-check, plan against the store as it is now, apply, record the report."""
     with session.uow() as uow:
+        # Forget(user)'s and ApplyLearning's lock: a write-back that adds new versions commits
+        # before a forget of the user reads its targets, or runs after it and finds them deleted.
+        uow.lock(f"user:{job.user}")
         current = _current_ids(uow, job.user, snapshot, output)
         plan = plan_write_back(snapshot, output, current, job_id=job.job_id)
         deps.hook(JobPhase.WRITE_BACK, job)

@@ -48,6 +48,12 @@ class Triggers:
     poll_seconds: float
     abandoned_after_seconds: float = 10.0
 
+    @property
+    def enabled(self) -> bool:
+        """False with both rules off: no user is ever due, so none is watched (each watched user
+        costs a count query per poll, which for a whole tenant competes with retrieval)."""
+        return bool(self.after_memories or self.idle_seconds)
+
     def due(self, state: DueUser, now: datetime) -> bool:
         if state.fresh <= 0:
             return False
@@ -91,8 +97,9 @@ class ConsolidationScheduler:
 
     def tick(self) -> list[ConsolidationJob]:
         """One pass: notice users with new rows, run the due ones, sweep abandoned jobs."""
-        users, self._watermark = self._activity.users_with_new_memories(self._watermark)
-        self._watching.update(users)
+        if self._triggers.enabled:
+            users, self._watermark = self._activity.users_with_new_memories(self._watermark)
+            self._watching.update(users)
         ran: list[ConsolidationJob] = []
         for key in sorted(self._watching):
             if self._stopping.is_set():

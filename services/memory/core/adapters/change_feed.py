@@ -19,23 +19,32 @@ from typing import Any
 
 import numpy as np
 from sqlalchemy import text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import ALL_TENANTS, set_tenant
 from services.common.vocabulary import MemoryType
-from services.memory.core.adapters.tables import memory_vectors
 from services.memory.core.service.ports import FeedCursor, IndexedChange, Vector
 
+# A row that left the active set only needs its id (the index drops it): its vector is not read,
+# so a forget of ten thousand memories does not ship their vectors to every replica.
 _HORIZON = text("SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin")
 _COLUMNS = """
     m.row_id, m.memory_id, m.tenant, m.user_id, m.type, m.status, m.change_seq, v.vector,
     CASE WHEN v.vector IS NULL AND m.status = 'active' THEN m.text ELSE '' END AS text
 FROM memories m
-LEFT JOIN memory_vectors v ON v.memory_id = m.memory_id AND v.embedder = :embedder
+LEFT JOIN memory_vectors v ON v.memory_id = m.memory_id AND v.embedder = :embedder AND m.status = 'active'
 """
 _ACTIVE_ROWS = text(f"SELECT {_COLUMNS} WHERE m.status = 'active'")
 _MAX_SEQ = text("SELECT coalesce(max(change_seq), 0) FROM memories")
+_STORE_VECTORS = text(
+    """
+    INSERT INTO memory_vectors (memory_id, embedder, tenant, dim, vector)
+    SELECT v.memory_id, :embedder, v.tenant, v.dim, v.vector
+    FROM unnest(CAST(:memory_ids AS text[]), CAST(:tenants AS text[]), CAST(:dims AS integer[]),
+                CAST(:vectors AS bytea[])) AS v(memory_id, tenant, dim, vector)
+    ON CONFLICT (memory_id, embedder) DO NOTHING
+    """
+)
 _CHANGED_ROWS = text(
     f"SELECT {_COLUMNS} WHERE m.change_seq > :seq OR m.change_xid >= CAST(CAST(:xmin AS text) AS xid8)"
 )
@@ -65,26 +74,25 @@ class SqlChangeFeed:
         return [_change(row) for row in rows], FeedCursor(seq=seq, xmin=xmin)
 
     def store_vectors(self, embedder: str, rows: Sequence[tuple[IndexedChange, Vector]]) -> None:
-        """Persist vectors computed for rows that had none for this embedder (idempotent)."""
+        """Persist vectors computed for rows that had none for this embedder (idempotent).
+
+        One INSERT over arrays (`unnest`), so any number of rows binds five parameters: a
+        multi-row VALUES binds five per row and fails past PostgreSQL's 65,535 (about 13,000
+        rows), which once stopped memory starting on a database whose vectors were missing.
+        """
         if not rows:
             return
         with self._sessions() as session, session.begin():
             set_tenant(session, ALL_TENANTS)
             session.execute(
-                pg_insert(memory_vectors)
-                .values(
-                    [
-                        {
-                            "memory_id": change.memory_id,
-                            "embedder": embedder,
-                            "tenant": change.tenant,
-                            "dim": int(vector.shape[0]),
-                            "vector": vector.astype("<f4").tobytes(),
-                        }
-                        for change, vector in rows
-                    ]
-                )
-                .on_conflict_do_nothing(index_elements=[memory_vectors.c.memory_id, memory_vectors.c.embedder])
+                _STORE_VECTORS,
+                {
+                    "memory_ids": [change.memory_id for change, _ in rows],
+                    "embedder": embedder,
+                    "tenants": [change.tenant for change, _ in rows],
+                    "dims": [int(vector.shape[0]) for _, vector in rows],
+                    "vectors": [vector.astype("<f4").tobytes() for _, vector in rows],
+                },
             )
 
     def _repeatable_read(self) -> Any:

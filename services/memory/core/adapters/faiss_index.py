@@ -57,7 +57,10 @@ class _TenantIndex:
             if change.row_id in self.owners:
                 gone.setdefault(self.owners.pop(change.row_id), []).append(change.row_id)
         for user, row_ids in gone.items():
-            self.partitions[user].remove(row_ids)
+            if len(row_ids) == self.partitions[user].index.ntotal:
+                del self.partitions[user]  # a forgotten user: the whole partition goes, no per-id removal
+            else:
+                self.partitions[user].remove(row_ids)
         adds: dict[str, dict[int, IndexedChange]] = {}
         for change in changes:
             if change.active and change.vector is not None:
@@ -70,7 +73,7 @@ class _TenantIndex:
             )
             self.owners.update((row_id, user) for row_id in rows)
         for user in gone:
-            if self.partitions[user].index.ntotal == 0:
+            if user in self.partitions and self.partitions[user].index.ntotal == 0:
                 del self.partitions[user]
 
     def search(self, user: str, query: Vector, k: int, types: frozenset[MemoryType]) -> list[tuple[int, float]]:
@@ -135,18 +138,25 @@ class FaissVectorIndex:
         generation = f"gen-{uuid.uuid4().hex[:12]}"
         target = self._dir / generation
         target.mkdir(parents=True, exist_ok=True)
+        # The lock is held per partition (a copy in memory), not for the whole write: searches go
+        # on between partitions. The caller (the synchroniser, holding its own lock) applies no
+        # change meanwhile, so every file reflects the manifest's cursor.
         with self._lock:
-            files = {}
-            for tenant, index in self._tenants.items():
-                stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
-                partitions = {}
-                for user, partition in index.partitions.items():
-                    name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}.faiss"
-                    faiss.write_index(partition.index, str(target / name))
+            tenants = {tenant: list(index.partitions.items()) for tenant, index in self._tenants.items()}
+        files = {}
+        for tenant, owned in tenants.items():
+            stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
+            partitions = {}
+            for user, partition in owned:
+                with self._lock:
+                    data = faiss.serialize_index(partition.index)
                     kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
-                    partitions[user] = {"file": name, "types": kinds, "trained": partition.trained_size}
-                (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
-                files[tenant] = stem
+                    trained = partition.trained_size
+                name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}.faiss"
+                (target / name).write_bytes(data.tobytes())
+                partitions[user] = {"file": name, "types": kinds, "trained": trained}
+            (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
+            files[tenant] = stem
         body = {
             "database_id": manifest.database_id,
             "embedder": manifest.embedder,

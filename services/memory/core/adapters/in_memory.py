@@ -54,7 +54,7 @@ class InMemoryChangeFeed:
                     self.stored_vectors += 1
 
     def _view(self, change: IndexedChange, embedder: str) -> IndexedChange:
-        vector = self._vectors.get((change.memory_id, embedder))
+        vector = self._vectors.get((change.memory_id, embedder)) if change.active else None
         return replace(change, vector=vector, text="" if vector is not None or not change.active else change.text)
 
 

@@ -1,7 +1,8 @@
 """Read-only RPCs served from a streaming standby, but only while it is provably within a lag bound.
 
 The clustered deployment gives memory a hot standby of its database (MEMLOOP_MEMORY_STANDBY_DATABASE_URL).
-GetMemory, ListMemories, GetLineage and SearchMemories' row confirmation may read it; every write,
+GetMemory, ListMemories and GetLineage may read it (SearchMemories confirms its hits on the
+primary, through the active-row reader); every write,
 ApplyLearning's conflict reads, the change feed, deletions, audit and review listings and
 GetProcessedEvent stay on the primary (read-your-writes for the loop and its operators).
 

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from services.memory.core.service.decision_gate import DecisionVerifier
 from services.memory.core.service.ports import (
+    ActiveMemories,
     Effects,
     Embedder,
     MemoryMetrics,
@@ -32,4 +33,5 @@ class MemoryPorts:
     metrics: MemoryMetrics
     tuning: Tuning
     decisions: DecisionVerifier  # policy's public key: ApplyLearning applies only signed decisions
+    active: ActiveMemories  # retrieval's re-check against the database, one round trip
     clock: Callable[[], datetime] = utc_now

@@ -68,6 +68,12 @@ class MemoryRepository(Protocol):
     def chain(self, memory_id: str) -> list[MemoryRecord]: ...
 
 
+class ActiveMemories(Protocol):
+    """Retrieval's re-check: of `row_ids`, the rows still active and owned by the tenant's user."""
+
+    def active_by_row_ids(self, tenant: str, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]: ...
+
+
 class CandidateRepository(Protocol):
     def add(self, record: CandidateRecord) -> None: ...
 
@@ -210,7 +216,13 @@ class VectorIndex(Protocol):
 
 class RetrievalCache(Protocol):
     def get(self, key: tuple[Any, ...]) -> list[tuple[int, float]] | None: ...
-    def put(self, key: tuple[Any, ...], tenant: str, user: str, hits: list[tuple[int, float]]) -> None: ...
+    def stamp(self, tenant: str, user: str) -> int:
+        """The user's invalidation stamp; a put made with an older one is dropped."""
+        ...
+
+    def put(
+        self, key: tuple[Any, ...], tenant: str, user: str, hits: list[tuple[int, float]], *, stamp: int | None = None
+    ) -> None: ...
     def invalidate(self, tenant: str, user: str) -> None: ...
 
 

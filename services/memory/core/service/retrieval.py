@@ -34,39 +34,46 @@ class ScoredMemory:
 
 
 def search_memories(cmd: SearchMemories, ports: MemoryPorts) -> list[ScoredMemory]:
-    """The k most similar active memories of the tenant's user, best first."""
+    """The k most similar active memories of the tenant's user, best first (one database read,
+    two only when refuted hits leave fewer than k)."""
     started = time.perf_counter()
     key = ("search", cmd.tenant, cmd.user, cmd.query, cmd.k, tuple(sorted(cmd.types)))
     hits = ports.cache.get(key)
     cache_hit = hits is not None
     if hits is None:
+        stamp = ports.cache.stamp(cmd.tenant, cmd.user)  # before the index is read: see the cache's rule
         query = ports.embedder.embed([cmd.query])[0]
         ports.metrics.texts_embedded("query", 1)
-        hits = _hits(cmd, query, ports)
-        ports.cache.put(key, cmd.tenant, cmd.user, hits)
-    results = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)[: cmd.k]
+        hits, confirmed = _search(cmd, query, ports)
+        ports.cache.put(key, cmd.tenant, cmd.user, hits, stamp=stamp)
+    else:
+        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+    results = confirmed[: cmd.k]
     ports.metrics.retrieval_observed(time.perf_counter() - started, cache_hit)
     return results
 
 
-def _hits(cmd: SearchMemories, query: Vector, ports: MemoryPorts) -> list[tuple[int, float]]:
-    """Over-fetch so that hits the database refutes still leave k; widen once if they did not."""
+def _search(
+    cmd: SearchMemories, query: Vector, ports: MemoryPorts
+) -> tuple[list[tuple[int, float]], list[ScoredMemory]]:
+    """Over-fetch so that hits the database refutes still leave k; widen once if they did not.
+    Returns the index hits (what the cache keeps) and those the database confirmed."""
     fetch = cmd.k * ports.tuning.search_overfetch
     hits = ports.index.search(cmd.tenant, cmd.user, query, fetch, cmd.types)
-    if len(hits) == fetch:
+    confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+    if len(hits) == fetch and len(confirmed) < cmd.k:
+        hits = ports.index.search(cmd.tenant, cmd.user, query, fetch * 8, cmd.types)
         confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
-        if len(confirmed) < cmd.k:
-            hits = ports.index.search(cmd.tenant, cmd.user, query, fetch * 8, cmd.types)
-    return hits
+    return hits, confirmed
 
 
 def _confirm(
     tenant: str, user: str, hits: list[tuple[int, float]], types: frozenset[MemoryType], ports: MemoryPorts
 ) -> list[ScoredMemory]:
+    """The hits the database says are active records of this tenant's user, in hit order."""
     if not hits:
         return []
-    with ports.uow(tenant) as uow:
-        live = {r.row_id: r for r in uow.memories.active_by_row_ids(user, [row_id for row_id, _ in hits])}
+    live = {r.row_id: r for r in ports.active.active_by_row_ids(tenant, user, [row_id for row_id, _ in hits])}
     return [
         ScoredMemory(live[row_id], score)
         for row_id, score in hits

@@ -31,16 +31,20 @@ from services.memory.deletion.service.ports import EventItem, NewDeletion
 
 _REFS = "SELECT memory_id, row_id, user_id, status, supersedes FROM memories WHERE tenant = :tenant"
 
-_ADD_ITEM = text(
+_ADD_ITEMS = text(
     """
     INSERT INTO deletion_items (deletion_id, kind, item_id, tenant, user_id, row_id, content_ref)
-    VALUES (:deletion_id, :kind, :item_id, :tenant, :user_id, :row_id, :content_ref)
+    SELECT :deletion_id, :kind, i.item_id, :tenant, i.user_id, i.row_id, i.content_ref
+    FROM unnest(CAST(:item_ids AS text[]), CAST(:user_ids AS text[]), CAST(:row_ids AS bigint[]),
+                CAST(:content_refs AS text[])) AS i(item_id, user_id, row_id, content_ref)
     ON CONFLICT (deletion_id, kind, item_id) DO UPDATE SET
         content_ref = CASE WHEN deletion_items.content_ref = '' THEN excluded.content_ref
                            ELSE deletion_items.content_ref END,
         user_id = CASE WHEN deletion_items.user_id = '' THEN excluded.user_id ELSE deletion_items.user_id END
     """
 )
+"""Items as one INSERT over arrays, however many (a user's memories and events are thousands).
+The caller passes each item once: ON CONFLICT may not touch the same row twice in one statement."""
 
 _CANDIDATES_OF = {
     ForgetScope.EVENT: "c.event_id = :event_id",
@@ -237,26 +241,33 @@ class SqlDeletionLedger:
         )
 
     def _items(self, deletion_id: str, kind: str, rows: Sequence[tuple[str, str, int | None, str]]) -> None:
-        if rows:
+        unique = _merged(rows)
+        if unique:
             self._db.execute(
-                _ADD_ITEM,
-                [
-                    {
-                        "deletion_id": deletion_id,
-                        "kind": kind,
-                        "item_id": item_id,
-                        "tenant": self._tenant,
-                        "user_id": user,
-                        "row_id": row_id,
-                        "content_ref": content_ref,
-                    }
-                    for item_id, user, row_id, content_ref in rows
-                ],
+                _ADD_ITEMS,
+                {
+                    "deletion_id": deletion_id,
+                    "kind": kind,
+                    "tenant": self._tenant,
+                    "item_ids": [item_id for item_id, _, _, _ in unique],
+                    "user_ids": [user for _, user, _, _ in unique],
+                    "row_ids": [row_id for _, _, row_id, _ in unique],
+                    "content_refs": [content_ref for _, _, _, content_ref in unique],
+                },
             )
 
     def _run(self, sql: str, *, fetch: bool = True, **params: Any) -> list[Any]:
         result = self._db.execute(text(sql), {"tenant": self._tenant, **params})
         return list(result.all()) if fetch else []
+
+
+def _merged(rows: Sequence[tuple[str, str, int | None, str]]) -> list[tuple[str, str, int | None, str]]:
+    """One row per item id; a repeat fills only what the first left empty (as ON CONFLICT does)."""
+    merged: dict[str, tuple[str, str, int | None, str]] = {}
+    for item_id, user, row_id, ref in rows:
+        _, kept_user, kept_row, kept_ref = merged.get(item_id, (item_id, "", None, ""))
+        merged[item_id] = (item_id, kept_user or user, kept_row if kept_row is not None else row_id, kept_ref or ref)
+    return list(merged.values())
 
 
 def _ref(row: Any) -> MemoryRef:

@@ -43,7 +43,8 @@ _REVIEW_ITEMS_OF = text(
     WHERE tenant = :tenant AND (
         candidate_id IN (SELECT item_id FROM deletion_items
                          WHERE deletion_id = :deletion_id AND kind = 'candidate' AND tenant = :tenant)
-        OR event_id = ANY(:event_ids))
+        OR event_id IN (SELECT item_id FROM deletion_items
+                        WHERE deletion_id = :deletion_id AND kind = 'event' AND tenant = :tenant))
     """
 )
 
@@ -52,9 +53,36 @@ _PROCEDURES_OF = text(
     SELECT id::text AS id FROM learned_procedures
     WHERE tenant = :tenant AND (
         details ->> 'review_item_id' = ANY(:review_item_ids)
-        OR details ->> 'event_id' = ANY(:event_ids)
+        OR details ->> 'event_id' IN (SELECT item_id FROM deletion_items
+                                      WHERE deletion_id = :deletion_id AND kind = 'event' AND tenant = :tenant)
         OR (:user <> '' AND details ->> 'user' = :user))
     ORDER BY row_id
+    """
+)
+
+_DELETED_MEMORY = """(CAST(:all_memories AS boolean) OR {entry} ->> 'memory_id' IN (
+    SELECT item_id FROM deletion_items WHERE deletion_id = :deletion_id AND kind = 'memory' AND tenant = :tenant))"""
+
+_SCRUB_OUTCOMES = text(
+    f"""
+    UPDATE processed_events p
+    SET outcome = jsonb_set(p.outcome, '{{applied}}', (
+        SELECT coalesce(jsonb_agg(CASE WHEN {_DELETED_MEMORY.format(entry="a.entry")}
+                                       THEN a.entry || jsonb_build_object('candidate_key', '')
+                                       ELSE a.entry END ORDER BY a.position), '[]'::jsonb)
+        FROM jsonb_array_elements(p.outcome -> 'applied') WITH ORDINALITY AS a(entry, position)))
+    WHERE p.tenant = :tenant
+      AND p.event_id IN (
+          SELECT item_id FROM deletion_items WHERE deletion_id = :deletion_id AND kind = 'event' AND tenant = :tenant
+          UNION
+          SELECT c.event_id FROM candidates c
+          JOIN deletion_items i ON i.item_id = c.candidate_id AND i.deletion_id = :deletion_id
+                               AND i.kind = 'candidate' AND i.tenant = :tenant
+          WHERE c.tenant = :tenant)
+      AND jsonb_typeof(p.outcome -> 'applied') = 'array'
+      AND EXISTS (SELECT 1 FROM jsonb_array_elements(p.outcome -> 'applied') AS e(entry)
+                  WHERE coalesce(e.entry ->> 'candidate_key', '') <> ''
+                    AND {_DELETED_MEMORY.format(entry="e.entry")})
     """
 )
 
@@ -94,21 +122,8 @@ class SqlDeletionScrubber:
     def scrub_candidates(self, deletion_id: str) -> int:
         return self._count(_SCRUB_CANDIDATES, deletion_id=deletion_id)
 
-    def candidate_events(self, deletion_id: str) -> list[str]:
-        rows = self._db.execute(
-            text(
-                "SELECT DISTINCT c.event_id FROM candidates c JOIN deletion_items i ON i.item_id = c.candidate_id"
-                " WHERE i.deletion_id = :deletion_id AND i.kind = 'candidate' AND i.tenant = :tenant"
-                " AND c.tenant = :tenant"
-            ),
-            {"tenant": self._tenant, "deletion_id": deletion_id},
-        ).all()
-        return sorted(str(r.event_id) for r in rows)
-
-    def review_items_of(self, deletion_id: str, event_ids: Sequence[str]) -> list[str]:
-        rows = self._db.execute(
-            _REVIEW_ITEMS_OF, {"tenant": self._tenant, "deletion_id": deletion_id, "event_ids": list(event_ids)}
-        ).all()
+    def review_items_of(self, deletion_id: str) -> list[str]:
+        rows = self._db.execute(_REVIEW_ITEMS_OF, {"tenant": self._tenant, "deletion_id": deletion_id}).all()
         return sorted(str(r.review_item_id) for r in rows)
 
     def delete_review_items(self, review_item_ids: Sequence[str]) -> list[str]:
@@ -125,31 +140,12 @@ class SqlDeletionScrubber:
         ).all()
         return sorted(str(r.review_item_id) for r in rows)
 
-    def outcomes(self, event_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not event_ids:
-            return {}
-        rows = self._db.execute(
-            text("SELECT event_id, outcome FROM processed_events WHERE tenant = :tenant AND event_id = ANY(:ids)"),
-            {"tenant": self._tenant, "ids": list(event_ids)},
-        ).all()
-        return {str(r.event_id): dict(r.outcome) for r in rows}
-
-    def save_outcomes(self, outcomes: dict[str, dict[str, Any]]) -> None:
-        """One UPDATE over arrays, however many events (a user's can be thousands)."""
-        if not outcomes:
-            return
-        self._db.execute(
-            text(
-                "UPDATE processed_events p SET outcome = CAST(u.outcome AS jsonb)"
-                " FROM unnest(CAST(:ids AS text[]), CAST(:outcomes AS text[])) AS u(event_id, outcome)"
-                " WHERE p.tenant = :tenant AND p.event_id = u.event_id"
-            ),
-            {
-                "tenant": self._tenant,
-                "ids": list(outcomes),
-                "outcomes": [json.dumps(outcome) for outcome in outcomes.values()],
-            },
-        )
+    def scrub_outcomes(self, deletion_id: str, *, only_deleted_memories: bool) -> int:
+        """Blank the candidate keys in the processed outcomes of the deletion's events and of its
+        candidates' events (a key hashes the text's meaning, so it can confirm a guess): every
+        decision's, or with `only_deleted_memories` only those that wrote one of its memories.
+        One UPDATE, touching only outcomes that still hold such a key (a repeat changes nothing)."""
+        return self._count(_SCRUB_OUTCOMES, deletion_id=deletion_id, all_memories=not only_deleted_memories)
 
     def tombstone(self, event_id: str, user: str, outcome: dict[str, Any]) -> bool:
         return self.tombstone_many([(event_id, user, outcome)]) == 1
@@ -189,13 +185,13 @@ class SqlDeletionScrubber:
             procedures=list(procedure_ids),
         )
 
-    def procedures_of(self, *, review_item_ids: Sequence[str], event_ids: Sequence[str], user: str) -> list[str]:
+    def procedures_of(self, deletion_id: str, *, review_item_ids: Sequence[str], user: str) -> list[str]:
         rows = self._db.execute(
             _PROCEDURES_OF,
             {
                 "tenant": self._tenant,
+                "deletion_id": deletion_id,
                 "review_item_ids": list(review_item_ids),
-                "event_ids": list(event_ids),
                 "user": user,
             },
         ).all()

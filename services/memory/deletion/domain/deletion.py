@@ -119,7 +119,10 @@ def split_by_sources(sources: Mapping[str, frozenset[str]], event_id: str) -> Ev
 
 def scrub_outcome(outcome: Mapping[str, Any], memory_ids: frozenset[str] | None = None) -> dict[str, Any]:
     """A processed event's stored outcome without candidate keys (a key hashes the text's meaning,
-    so it can confirm a guess). With `memory_ids`, only the decisions that wrote those memories."""
+    so it can confirm a guess). With `memory_ids`, only the decisions that wrote those memories.
+
+    The rule; the deletion workflow applies it in the database, to all of a deletion's outcomes in
+    one statement (`SqlDeletionScrubber.scrub_outcomes`, tested against this function)."""
     applied = []
     for entry in outcome.get("applied", []):
         blank = memory_ids is None or entry.get("memory_id") in memory_ids

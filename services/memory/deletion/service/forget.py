@@ -260,9 +260,6 @@ def _audit(
     for name, value in target:
         if value:
             requested[name] = value
-    entries = [AuditEntry(AuditAction.DELETION_REQUESTED, deletion_id, trace_id, cmd.requested_by, detail=requested)]
-    entries += [
-        AuditEntry(AuditAction.MEMORY_DELETED, deletion_id, trace_id, cmd.requested_by, t.memory_id, dict(scope))
-        for t in fresh
-    ]
-    uow.audit.add_many(entries)
+    uow.audit.add(AuditEntry(AuditAction.DELETION_REQUESTED, deletion_id, trace_id, cmd.requested_by, detail=requested))
+    deleted = AuditEntry(AuditAction.MEMORY_DELETED, deletion_id, trace_id, cmd.requested_by, detail=scope)
+    uow.audit.add_per_memory(deleted, [t.memory_id for t in fresh])

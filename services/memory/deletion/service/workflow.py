@@ -39,7 +39,6 @@ from services.memory.deletion.domain.deletion import (
     ForgetScope,
     StepState,
     replica_location,
-    scrub_outcome,
     tombstone_outcome,
 )
 from services.memory.deletion.service.ports import (
@@ -54,7 +53,7 @@ from services.memory.deletion.service.ports import (
 )
 
 _log = logging.getLogger(__name__)
-_CONTENT_BATCH = 500
+_CONTENT_BATCH = 1000  # DeleteContents' documented maximum per call
 
 AfterStep = Callable[[str, str], None]
 """Called with (deletion id, location) right after a step was recorded done (a test fault hook)."""
@@ -156,30 +155,28 @@ class DeletionWorkflow:
             self._done(uow, deletion, VECTORS)
 
     def _derived_records(self, deletion: Deletion) -> None:
-        """Provenance, candidates, review items, processed outcomes, learned procedures: one transaction."""
+        """Provenance, candidates, review items, processed outcomes, learned procedures: one
+        transaction, each a statement over the deletion's items (a user's ten thousand events are
+        joined in the database, never sent back and forth)."""
         with self._deps.uow(deletion.tenant) as uow:
             scrub, did = uow.scrub, deletion.deletion_id
-            deleted = [m.memory_id for m in uow.deletions.memory_items(did)]
-            events = [e.event_id for e in uow.deletions.event_items(did, open_only=False)]
             entries: list[AuditEntry] = []
             if deletion.scope is ForgetScope.EVENT:
+                deleted = [m.memory_id for m in uow.deletions.memory_items(did)]
                 for memory_id in scrub.unlink_sources(
                     deletion.event_id, scrub.shared_memories(deletion.event_id, deleted)
                 ):
                     detail = {"deletion_id": did, "source_event_id": deletion.event_id}
                     entries.append(self._entry(AuditAction.MEMORY_PROVENANCE_REMOVED, deletion, memory_id, detail))
-            candidate_events = scrub.candidate_events(did)
+            # a memory-scope forget blanks only the keys of the decisions that wrote its memories
+            scrub.scrub_outcomes(did, only_deleted_memories=deletion.scope is ForgetScope.MEMORY)
             scrub.scrub_candidates(did)
-            reviews = scrub.review_items_of(did, events)
+            reviews = scrub.review_items_of(did)
             for review_item_id in scrub.delete_review_items(reviews):
                 detail = {"deletion_id": did, "review_item_id": review_item_id}
                 entries.append(self._entry(AuditAction.REVIEW_DELETED, deletion, "", detail))
-            only = frozenset(deleted) if deletion.scope is ForgetScope.MEMORY else None
-            outcomes = scrub.outcomes(sorted({*events, *candidate_events}))
-            scrubbed = {event_id: scrub_outcome(outcome, only) for event_id, outcome in outcomes.items()}
-            scrub.save_outcomes({e: o for e, o in scrubbed.items() if o != outcomes[e]})
             user = deletion.user if deletion.scope is ForgetScope.USER else ""
-            procedures = scrub.procedures_of(review_item_ids=reviews, event_ids=events, user=user)
+            procedures = scrub.procedures_of(did, review_item_ids=reviews, user=user)
             scrub.delete_notes(did, review_item_ids=reviews, procedure_ids=procedures)
             for procedure_id in procedures:
                 if scrub.forget_procedure(procedure_id, did):

@@ -8,16 +8,40 @@ note exists; a deletion removes the note with what it was about, and the reason 
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import insert, select, text
 
 from services.memory.core.adapters.repositories.base import Db
 from services.memory.core.adapters.tables import audit_events as a
 from services.memory.core.adapters.tables import operator_notes as n
 from services.memory.core.domain.audit import AuditEntry, AuditEvent
+
+_ARRAY_COLUMNS = ("audit_id", "action", "event_id", "trace_id", "memory_id", "actor")
+_ADD_MANY = text(
+    """
+    INSERT INTO audit_events (audit_id, tenant, action, event_id, trace_id, memory_id, actor, detail)
+    SELECT r.audit_id, :tenant, r.action, r.event_id, r.trace_id, r.memory_id, r.actor, CAST(r.detail AS jsonb)
+    FROM unnest(CAST(:audit_id AS text[]), CAST(:action AS text[]), CAST(:event_id AS text[]),
+                CAST(:trace_id AS text[]), CAST(:memory_id AS text[]), CAST(:actor AS text[]),
+                CAST(:detail AS text[])) WITH ORDINALITY
+         AS r(audit_id, action, event_id, trace_id, memory_id, actor, detail, position)
+    ORDER BY r.position
+    """
+)
+
+_ADD_PER_MEMORY = text(
+    """
+    INSERT INTO audit_events (audit_id, tenant, action, event_id, trace_id, memory_id, actor, detail)
+    SELECT replace(gen_random_uuid()::text, '-', ''), :tenant, :action, :event_id, :trace_id, m.memory_id, :actor,
+           CAST(:detail AS jsonb)
+    FROM unnest(CAST(:memory_ids AS text[])) WITH ORDINALITY AS m(memory_id, position)
+    ORDER BY m.position
+    """
+)
 
 
 class SqlAuditRepository:
@@ -28,10 +52,39 @@ class SqlAuditRepository:
         self._db.execute(insert(a).values(**self._row(entry)))
 
     def add_many(self, entries: Sequence[AuditEntry]) -> None:
-        """One multi-row insert (a deletion of a large user writes one row per memory)."""
+        """One INSERT over arrays, in the entries' order (a forget of a large user writes one row
+        per memory: ten thousand rows are still one statement and one round trip)."""
         if not entries:
             return
-        self._db.execute(insert(a), [self._row(entry) for entry in entries])
+        rows = [self._row(entry) for entry in entries]
+        self._db.execute(
+            _ADD_MANY,
+            {
+                "tenant": self._db.tenant,
+                **{column: [row[column] for row in rows] for column in _ARRAY_COLUMNS},
+                "detail": [json.dumps(row["detail"]) for row in rows],
+            },
+        )
+
+    def add_per_memory(self, entry: AuditEntry, memory_ids: Sequence[str]) -> None:
+        """`entry` once per memory id, in order, as one INSERT over one array: the ids are the only
+        thing that varies (a forget's ten thousand `memory.deleted` rows). No free text allowed."""
+        if "reason" in entry.detail:
+            raise ValueError("a per-memory audit entry cannot carry a free-text reason")
+        if not memory_ids:
+            return
+        self._db.execute(
+            _ADD_PER_MEMORY,
+            {
+                "tenant": self._db.tenant,
+                "action": entry.action.value,
+                "event_id": entry.event_id,
+                "trace_id": entry.trace_id,
+                "actor": entry.actor,
+                "detail": json.dumps(entry.detail),
+                "memory_ids": list(memory_ids),
+            },
+        )
 
     def _row(self, entry: AuditEntry) -> dict[str, Any]:
         return {

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, insert, or_, select, update
+from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import MemoryType, Origin
@@ -103,9 +103,10 @@ class SqlMemoryRepository:
         """
         if not memory_ids:
             return 0
+        ids = bindparam("ids", list(memory_ids), type_=ARRAY(Text))  # one array parameter, not one per id
         result = self._db.execute(
             update(m)
-            .where(m.c.tenant == self._tenant, m.c.memory_id.in_(list(memory_ids)), m.c.status != _DELETED)
+            .where(m.c.tenant == self._tenant, m.c.memory_id == any_(ids), m.c.status != _DELETED)
             .values(status=_DELETED, text="", candidate_key="", status_event_id=event_id, status_trace_id=trace_id)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]

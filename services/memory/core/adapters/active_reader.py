@@ -1,0 +1,68 @@
+"""Retrieval's database re-check in one round trip: which hits are still active, with their rows.
+
+Every search confirms its index hits against the database (the index may lag a commit made on
+another replica; a deleted or superseded memory must never be returned). Through the unit of work
+that cost a pool ping, the transaction with its tenant setting, the rows, their sources and the
+rollback: five round trips, each waiting for a PostgreSQL backend to be scheduled, which on a
+busy machine is most of a search's time. Here the transaction, the tenant setting (row-level
+security's scope, local to the transaction), one statement for the rows with their sources, and
+the commit are sent as one psycopg pipeline: one round trip, the same RLS guarantee (the server
+runs them in order, so the select sees the tenant), the same explicit tenant/user/active filter.
+
+The connection comes from a pool without pre-ping (that ping is a round trip of its own); a
+connection found dead is discarded and the read retried once on a fresh one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import psycopg
+from psycopg.rows import namedtuple_row
+from sqlalchemy import Engine
+
+from services.memory.core.adapters.repositories.memories import record_from_row
+from services.memory.core.domain.model import MemoryRecord
+
+_ACTIVE_BY_ROW_IDS = """
+    SELECT m.memory_id, m.tenant, m.user_id, m.type, m.text, m.status, m.confidence, m.origin, m.candidate_key,
+           m.trace_id, m.policy_version, m.created_at, m.updated_at, m.intent_key, m.supersedes, m.superseded_by,
+           m.event_id, m.row_id, m.change_seq, m.observed_at,
+           coalesce((SELECT array_agg(s.event_id ORDER BY s.added_at, s.event_id) FROM memory_sources s
+                     WHERE s.tenant = m.tenant AND s.memory_id = m.memory_id), '{}') AS sources
+    FROM memories m
+    WHERE m.tenant = %(tenant)s AND m.user_id = %(user)s AND m.status = 'active' AND m.row_id = ANY(%(row_ids)s)
+"""
+_SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
+
+
+class SqlActiveReader:
+    """`ActiveMemories` port on PostgreSQL (psycopg 3); thread-safe (one pooled connection per call)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def active_by_row_ids(self, tenant: str, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]:
+        if not row_ids:
+            return []
+        try:
+            return self._read(tenant, user, list(row_ids))
+        except psycopg.OperationalError:  # a pooled connection the server closed: once more, fresh
+            return self._read(tenant, user, list(row_ids))
+
+    def _read(self, tenant: str, user: str, row_ids: list[int]) -> list[MemoryRecord]:
+        with self._engine.connect() as connection:
+            raw = connection.connection.dbapi_connection
+            if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+                raise TypeError("memory needs the psycopg 3 driver")
+            try:
+                with raw.cursor() as scope, raw.cursor(row_factory=namedtuple_row) as rows:
+                    with raw.pipeline():
+                        scope.execute(_SET_TENANT, (tenant,))
+                        rows.execute(_ACTIVE_BY_ROW_IDS, {"tenant": tenant, "user": user, "row_ids": row_ids})
+                        raw.commit()
+                    found = rows.fetchall()
+            except psycopg.OperationalError:
+                connection.invalidate()
+                raise
+        return [record_from_row(row, tuple(row.sources)) for row in found]

@@ -1,0 +1,81 @@
+"""Retrieval's one-round-trip re-check on real PostgreSQL, as the memory app role (row-level
+security on): only active rows of the caller's tenant and user come back, and the tenant setting
+never outlives the read on the pooled connection."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from services.common.db import run_migrations, url_for_role
+from services.memory.bootstrap import MIGRATIONS
+from services.memory.core.adapters.active_reader import SqlActiveReader
+from services.memory.core.domain.model import MemoryStatus
+
+pytestmark = pytest.mark.integration
+
+APP_ROLE = "memloop_memory_app"
+ROWS = [  # (memory_id, tenant, user, status)
+    ("a-live", "acme", "alice", "active"),
+    ("a-deleted", "acme", "alice", "deleted"),
+    ("a-superseded", "acme", "alice", "superseded"),
+    ("b-live", "acme", "bob", "active"),
+    ("g-live", "globex", "alice", "active"),
+]
+
+
+@pytest.fixture
+def seeded(new_database: Callable[[str], str]) -> Iterator[tuple[Engine, dict[str, int]]]:
+    url = new_database("active_reader")
+    run_migrations(url, MIGRATIONS, app_role=APP_ROLE)
+    admin, app = create_engine(url), create_engine(url_for_role(url, APP_ROLE), pool_size=1, max_overflow=0)
+    row_ids: dict[str, int] = {}
+    with admin.begin() as connection:
+        connection.execute(text("SELECT set_config('memloop.tenant', '*', true)"))
+        for memory_id, tenant, user, status in ROWS:
+            row_ids[memory_id] = connection.execute(
+                text(
+                    "INSERT INTO memories (memory_id, tenant, user_id, type, text, status, confidence, origin,"
+                    " event_id, status_event_id) VALUES (:id, :tenant, :user, 'fact', :text, :status, 1, 'owner',"
+                    " 'e', 'e') RETURNING row_id"
+                ),
+                {"id": memory_id, "tenant": tenant, "user": user, "text": f"text of {memory_id}", "status": status},
+            ).scalar_one()
+        for seconds, event_id in enumerate(("evt-2", "evt-1")):
+            connection.execute(
+                text(
+                    "INSERT INTO memory_sources (memory_id, event_id, tenant, added_at)"
+                    " VALUES ('a-live', :e, 'acme', now() + make_interval(secs => :s))"
+                ),
+                {"e": event_id, "s": seconds},
+            )
+    yield app, row_ids
+    admin.dispose()
+    app.dispose()
+
+
+def test_only_the_callers_active_rows_come_back_with_their_sources(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, row_ids = seeded
+    reader = SqlActiveReader(app)
+    # When: alice of acme re-checks hits naming every row, of every tenant, user and state
+    found = reader.active_by_row_ids("acme", "alice", list(row_ids.values()))
+    # Then: only her active row, complete, with its sources in the order they were added
+    assert [(r.memory_id, r.tenant, r.user, r.status) for r in found] == [
+        ("a-live", "acme", "alice", MemoryStatus.ACTIVE)
+    ]
+    assert found[0].text == "text of a-live" and found[0].row_id == row_ids["a-live"]
+    assert found[0].source_event_ids == ("evt-2", "evt-1")
+    # And the other tenant's alice sees her own row only, on the same pooled connection
+    assert [r.memory_id for r in reader.active_by_row_ids("globex", "alice", list(row_ids.values()))] == ["g-live"]
+    assert reader.active_by_row_ids("acme", "alice", []) == []
+
+
+def test_the_tenant_setting_ends_with_the_read(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, row_ids = seeded
+    SqlActiveReader(app).active_by_row_ids("acme", "alice", [row_ids["a-live"]])
+    # Then: the pool's one connection is idle and unscoped again, so row-level security hides every row
+    with app.connect() as connection:
+        assert connection.execute(text("SELECT current_setting('memloop.tenant', true)")).scalar_one() in ("", None)
+        assert connection.execute(text("SELECT count(*) FROM memories")).scalar_one() == 0
