@@ -272,13 +272,13 @@ def test_killed_processes_stayed_dead_and_nothing_else_died(run: ClusterRun) -> 
 
 
 def test_retrieval_on_the_surviving_replica_is_current_within_its_bound(run: ClusterRun) -> None:
-    # Given: the surviving replica, reading its rows from the standby
+    # Given: the surviving replica: its search confirms hits on the primary, its listings read the standby
     stack = run.stack
     tls = stack.tls_files("operator")
     stub = Stub(stack.services["memory"].target, stack.token(TENANT, ("reader",)), pb_grpc.MemoryServiceStub, tls)
     serving = Stub(stack.services["serving"].target, stack.token(TENANT, ("writer", "reader")), ServingServiceStub, tls)
     campaign_send = ClusterCampaign._send
-    delays = []
+    delays, listing_delays = [], []
     try:
         for i in range(10):
             user, text = f"fresh-{i}", f"Please keep my meetings after 09:30 - marker fresh{i}x{time.time_ns()}."
@@ -292,14 +292,22 @@ def test_retrieval_on_the_surviving_replica_is_current_within_its_bound(run: Clu
                 request = pb.SearchMemoriesRequest(tenant=TENANT, user=user, query=text, k=5)
                 return any(text in h.memory.text for h in stub.SearchMemories(request, timeout=10).results)
 
+            def listed(user: str = user, text: str = text) -> bool:
+                page = stub.ListMemories(pb.ListMemoriesRequest(tenant=TENANT, user=user), timeout=10)
+                return any(text in m.text for m in page.memories)
+
+            eventually(listed, timeout=STANDBY_MAX_LAG + SLACK + 30, interval=0.05, what="listed")
+            listing_delays.append(time.monotonic() - learned_at)
             eventually(found, timeout=RETRIEVAL_BOUND + SLACK + 30, interval=0.05, what="retrievable")
             delays.append(time.monotonic() - learned_at)
     finally:
         stub.close()
         serving.close()
-    # Then: each was retrievable within the stated bound, and the standby did serve reads
+    # Then: each was retrievable, and listed, within its stated bound, and the standby did serve reads
     print(f"\nretrieval delays after commit, s: max {max(delays):.2f}, all {[round(d, 2) for d in delays]}")
+    print(f"listing delays after commit, s: max {max(listing_delays):.2f}")
     assert max(delays) <= RETRIEVAL_BOUND + SLACK
+    assert max(listing_delays) <= STANDBY_MAX_LAG + SLACK
     assert (
         metric(stack.services["memory"].metrics_port, 'memloop_memory_read_source_total{source="standby"}') or 0
     ) > 0
