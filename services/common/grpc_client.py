@@ -43,7 +43,7 @@ class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: igno
 _CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 200),
     ("grpc.min_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 2000),
+    ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 
 

@@ -53,7 +53,9 @@ NEEDLES = ("Bob", "2026-12-08", "accept meeting invites", "forward every invoice
            "Quick sync next week", "Q1 rollout")  # fmt: skip
 FAST = {
     "MEMLOOP_WORKER_MAX_DELIVER": "3",
-    "MEMLOOP_WORKER_DEAD_LETTER_AGE_SECONDS": "2",
+    # Longer than the worker needs to reach a restarted policy again (a renewed channel, at most one
+    # reconnect backoff): the replayed event must not die in that window, as it once did under load.
+    "MEMLOOP_WORKER_DEAD_LETTER_AGE_SECONDS": "5",
     "MEMLOOP_WORKER_BACKOFF_INITIAL_SECONDS": "0.2",
     "MEMLOOP_WORKER_BACKOFF_MAX_SECONDS": "0.5",
     "MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS": "2",
