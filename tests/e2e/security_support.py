@@ -7,6 +7,8 @@ against `memloop up --cluster`: the same clients, so both stacks are held to the
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -76,8 +78,17 @@ def learning_subject(stack: Stack, tenant: str) -> str:
     return f"{stack.spec.subject_prefix}.learning.{tenant}"
 
 
+async def wait_for_errors(errors: list[str], done: Callable[[list[str]], bool], timeout: float = 5.0) -> None:
+    """Until `done(errors)` holds or `timeout` passes: the server's -ERR reaches nats-py's error
+    callback asynchronously, after the flush that carried the refused operation returned."""
+    deadline = time.monotonic() + timeout
+    while not done(errors) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+
+
 def forge_learning_event(stack: Stack, access: NatsAccess, subject: str) -> list[str]:
-    """Publish a forged learning event on `subject` as `access`: the errors the server answered with."""
+    """Publish a forged learning event on `subject` as `access`: the errors the server answered with
+    (returned as soon as a violation arrives, or after a few seconds without one)."""
 
     async def forge() -> list[str]:
         errors: list[str] = []
@@ -88,7 +99,7 @@ def forge_learning_event(stack: Stack, access: NatsAccess, subject: str) -> list
         try:
             await client.publish(subject, b"forged learning event")
             await client.flush(timeout=5)
-            await asyncio.sleep(0.3)  # the server's -ERR arrives asynchronously
+            await wait_for_errors(errors, violation)
         finally:
             await client.close()
         return errors
