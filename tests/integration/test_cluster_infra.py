@@ -87,6 +87,22 @@ async def _refused(urls: list[str], access: NatsAccess) -> str:
     return "connected"
 
 
+def _wait_refused_by_every_node(intruder: ClusterNode, names: list[str], timeout: float = 30.0) -> None:
+    """Until the intruder's log shows an authorization violation on its route to each named node."""
+    deadline = time.monotonic() + timeout
+    refused: set[str] = set()
+    while refused != set(names):
+        assert time.monotonic() < deadline, f"routes refused so far: {sorted(refused)}"
+        lines = intruder.log_path.read_text(errors="replace").splitlines()
+        errored = {line.split(" - ")[1] for line in lines if "Route Error 'Authorization Violation'" in line}
+        refused = {
+            line.rsplit("Remote: ", 1)[1].strip()
+            for line in lines
+            if "Remote: " in line and len(line.split(" - ")) > 2 and line.split(" - ")[1] in errored
+        } & set(names)
+        time.sleep(0.1)
+
+
 def test_a_secured_cluster_replicates_over_route_tls_and_admits_no_node_without_the_route_secret(
     tmp_path: Path,
 ) -> None:
@@ -120,7 +136,8 @@ def test_a_secured_cluster_replicates_over_route_tls_and_admits_no_node_without_
             tls=pki.files("relay"),
         )
         intruder.start()
-        time.sleep(3.0)  # explicit routes are retried every second
+        # (waiting until each node has turned its route away, as the intruder's own log records)
+        _wait_refused_by_every_node(intruder, [node.name for node in cluster.nodes])
         # Then: no node accepted it as a route, and the stream still has its three
         assert all("intruder" not in _routes(node) for node in cluster.nodes)
         assert asyncio.run(_stored(cluster.urls, admin)) == 3
@@ -145,6 +162,7 @@ def test_reads_may_use_the_standby_only_while_it_is_within_the_lag_bound(tmp_pat
         assert not freshness.fresh()  # nothing sampled yet: the primary
         # When: the standby has replayed it and the sampler saw so
         standby.wait_caught_up()
+        sampled_at = time.monotonic()
         freshness.sample_once()
         # Then: reads may go to the standby, which has the row, and it is still a standby
         assert freshness.fresh() and standby.is_in_recovery()
@@ -155,9 +173,11 @@ def test_reads_may_use_the_standby_only_while_it_is_within_the_lag_bound(tmp_pat
         standby_engine.dispose()
         with pytest.raises(OperationalError):
             freshness.sample_once()
-        # Then: within the bound, reads go back to the primary
-        time.sleep(0.6)
-        assert not freshness.fresh()
+        # Then: reads go back to the primary once the bound has passed since the last good sample
+        while freshness.fresh():
+            assert time.monotonic() - sampled_at < 5.0, "the standby stayed fresh long past its bound"
+            time.sleep(0.01)
+        assert time.monotonic() - sampled_at <= 0.5 + 1.0  # the bound, plus scheduling slack
         primary_engine.dispose()
     finally:
         standby.stop()
