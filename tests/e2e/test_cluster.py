@@ -117,7 +117,7 @@ class ClusterCampaign(Campaign):
         self.leaders += [leader.name, cluster.stream_leader(stream).name]
         self._wait_processed(self.profile.events // 4)
         leader.restart()
-        time.sleep(2.0)
+        cluster.wait_replica_current(stream, leader.name)
         _, followers, _ = cluster.stream_replicas(stream)
         # a follower other than the node just restarted, when there is one
         follower = cluster.node(next((f for f in followers if f != leader.name), followers[0]))

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import nats
+from nats.js import api
 
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import HOST, EmbeddedNats
@@ -241,6 +242,20 @@ class NatsCluster:
             time.sleep(0.3)
         raise InfraError(f"NATS cluster: no leader for stream {stream} within {timeout:g} s ({last})")
 
+    def wait_replica_current(self, stream: str, name: str, timeout: float = 60.0) -> None:
+        """Until node `name` follows `stream` and has caught up with its leader (after a restart)."""
+        deadline = time.monotonic() + timeout
+        last = ""
+        while time.monotonic() < deadline:
+            try:
+                if name in _run_blocking(lambda: _current_followers(self.running_urls(), stream, self.access())):
+                    return
+                last = "not current yet"
+            except Exception as exc:  # an election in progress
+                last = f"{type(exc).__name__} {exc}"
+            time.sleep(0.2)
+        raise InfraError(f"NATS cluster: {name} did not catch up on stream {stream} within {timeout:g} s ({last})")
+
     def stream_replicas(self, stream: str) -> tuple[str, list[str], int]:
         """(leader, followers, configured replicas) of `stream`."""
         return _run_blocking(lambda: _stream_layout(self.running_urls(), stream, self.access()))
@@ -259,12 +274,22 @@ async def _stream_cluster(urls: list[str], stream: str, access: NatsAccess) -> t
     return leader, followers
 
 
-async def _stream_layout(urls: list[str], stream: str, access: NatsAccess) -> tuple[str, list[str], int]:
+async def _stream_info(urls: list[str], stream: str, access: NatsAccess) -> api.StreamInfo:
     client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     try:
-        info = await client.jetstream(timeout=3).stream_info(stream)
+        return await client.jetstream(timeout=3).stream_info(stream)
     finally:
         await client.close()
+
+
+async def _current_followers(urls: list[str], stream: str, access: NatsAccess) -> set[str]:
+    cluster = (await _stream_info(urls, stream, access)).cluster
+    replicas = (cluster.replicas or []) if cluster is not None else []
+    return {str(peer.name) for peer in replicas if peer.current and not peer.offline}
+
+
+async def _stream_layout(urls: list[str], stream: str, access: NatsAccess) -> tuple[str, list[str], int]:
+    info = await _stream_info(urls, stream, access)
     cluster = info.cluster
     leader = (cluster.leader or "") if cluster is not None else ""
     followers = [str(peer.name) for peer in (cluster.replicas or [])] if cluster is not None else []
