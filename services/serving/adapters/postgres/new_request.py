@@ -14,7 +14,7 @@ import psycopg
 
 from services.serving.adapters.event_codec import encode_event
 from services.serving.adapters.postgres.outbox import NOTIFY_CHANNEL
-from services.serving.adapters.postgres.rows import attachment_row, outcome_row
+from services.serving.adapters.postgres.rows import attachment_row, outcome_row, result_row
 from services.serving.domain.model import NewResult
 
 
@@ -73,20 +73,7 @@ def _request_rows(new: NewResult) -> dict[str, Any]:
     guard = {"tenant": r.tenant, "result_id": r.result_id}
     return {
         "guard": guard,
-        "result": {
-            **guard,
-            "request_id": r.request_id,
-            "user_id": new.user,
-            "thread": new.thread,
-            "route": new.route,
-            "pv": json.dumps(new.procedure_versions, sort_keys=True),
-            "feedback_ref": new.feedback_ref,
-            "reply": r.reply,
-            "content_ref": r.content_ref,
-            "event_id": r.event_id,
-            "trace_id": r.trace_id,
-            "committed_at": r.commit_time,
-        },
+        "result": result_row(new),
         "outcomes": [
             {**guard, "request_id": r.request_id, "ordinal": i, **outcome_row(o)}
             for i, o in enumerate(new.tool_outcomes)

@@ -7,12 +7,10 @@ Idempotency is the database's job, not the code's: `results_tenant_request_key` 
 
 from __future__ import annotations
 
-import json
-
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-from services.serving.adapters.postgres.rows import outcome_row
+from services.serving.adapters.postgres.rows import outcome_row, result_row
 from services.serving.domain.model import ForgottenRequest, NewResult, StoredResult, ToolOutcome
 
 _FORGET_REPLY = {
@@ -27,7 +25,6 @@ class SqlResultRepository:
         self._tenant = tenant
 
     def add_if_new(self, new: NewResult) -> bool:
-        r = new.result
         inserted = self._session.execute(
             text(
                 """
@@ -39,21 +36,7 @@ class SqlResultRepository:
                 RETURNING result_id
                 """
             ),
-            {
-                "result_id": r.result_id,
-                "tenant": r.tenant,
-                "request_id": r.request_id,
-                "user_id": new.user,
-                "thread": new.thread,
-                "route": new.route,
-                "pv": json.dumps(new.procedure_versions, sort_keys=True),
-                "feedback_ref": new.feedback_ref,
-                "reply": r.reply,
-                "content_ref": r.content_ref,
-                "event_id": r.event_id,
-                "trace_id": r.trace_id,
-                "committed_at": r.commit_time,
-            },
+            result_row(new),
         ).first()
         return inserted is not None
 

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from services.serving.domain.model import AttachmentMeta, ToolOutcome
+from services.serving.domain.model import AttachmentMeta, NewResult, ToolOutcome
+
+
+def result_row(new: NewResult) -> dict[str, Any]:
+    """The `results` row of a new request (procedure versions as canonical JSON for a jsonb cast)."""
+    r = new.result
+    return {
+        "result_id": r.result_id,
+        "tenant": r.tenant,
+        "request_id": r.request_id,
+        "user_id": new.user,
+        "thread": new.thread,
+        "route": new.route,
+        "pv": json.dumps(new.procedure_versions, sort_keys=True),
+        "feedback_ref": new.feedback_ref,
+        "reply": r.reply,
+        "content_ref": r.content_ref,
+        "event_id": r.event_id,
+        "trace_id": r.trace_id,
+        "committed_at": r.commit_time,
+    }
 
 
 def outcome_row(outcome: ToolOutcome) -> dict[str, Any]:
