@@ -231,7 +231,8 @@ class EmbeddedNats:
             )
         self._pid_file.unlink(missing_ok=True)
 
-    def _wait_ready(self, timeout: float) -> None:
+    def _wait_port(self, timeout: float, what: str) -> float:
+        """Until the client port answers (or the server died, or `timeout`); returns the deadline."""
         process = self._process
         assert process is not None
         deadline = time.monotonic() + timeout
@@ -241,11 +242,17 @@ class EmbeddedNats:
             if time.monotonic() >= deadline:
                 self.stop(timeout=5.0)
                 raise InfraError(
-                    f"embedded NATS cannot start: nothing listens on {HOST}:{self.port} after {timeout:g} s",
+                    f"{what} cannot start: nothing listens on {HOST}:{self.port} after {timeout:g} s",
                     log_path=self.log_path,
                     log_tail=log_tail(self.log_path),
                 )
             time.sleep(0.05)
+        return deadline
+
+    def _wait_ready(self, timeout: float) -> None:
+        process = self._process
+        assert process is not None
+        deadline = self._wait_port(timeout, "embedded NATS")
         try:
             wait_ready(self.url, timeout=max(1.0, deadline - time.monotonic()), access=self.access())
         except InfraError as exc:

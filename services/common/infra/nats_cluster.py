@@ -23,7 +23,6 @@ import asyncio
 import concurrent.futures
 import json
 import secrets
-import socket
 import textwrap
 import time
 import urllib.error
@@ -102,20 +101,7 @@ class ClusterNode(EmbeddedNats):
     def _wait_ready(self, timeout: float) -> None:
         """Only the client port here: JetStream needs a quorum, so `NatsCluster` waits for it once
         enough nodes run (`wait_healthy`)."""
-        process = self._process
-        assert process is not None
-        deadline = time.monotonic() + timeout
-        while not _tcp_answers(HOST, self.port, 0.2):
-            if process.poll() is not None:
-                self._failed_to_start(process)
-            if time.monotonic() >= deadline:
-                self.stop(timeout=5.0)
-                raise InfraError(
-                    f"NATS node {self.name} cannot start: nothing listens on {HOST}:{self.port} after {timeout:g} s",
-                    log_path=self.log_path,
-                    log_tail=log_tail(self.log_path),
-                )
-            time.sleep(0.05)
+        self._wait_port(timeout, f"NATS node {self.name}")
 
     def healthy(self) -> bool:
         """The node's `/healthz`: 200 once it is connected to the cluster and JetStream is current."""
@@ -294,14 +280,6 @@ async def _stream_layout(urls: list[str], stream: str, access: NatsAccess) -> tu
     leader = (cluster.leader or "") if cluster is not None else ""
     followers = [str(peer.name) for peer in (cluster.replicas or [])] if cluster is not None else []
     return leader, followers, int(info.config.num_replicas or 1)
-
-
-def _tcp_answers(host: str, port: int, timeout: float) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:
-        return False
 
 
 def _run_blocking(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
