@@ -16,6 +16,7 @@ off by default for one of each and on for `ClusterStack` (`StackSpec.tls=None` p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +31,7 @@ from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.common.infra.processes import ServiceProcess, free_port, terminate_all
 from services.common.nats_access import NatsAccess, redact_url
 from services.common.nats_urls import nats_servers
+from services.common.priority import LearningPriority, lower_other_process
 from services.common.tls import LocalPki, TlsFiles, generate_local_pki
 
 _MODULES = {
@@ -192,7 +194,14 @@ class Stack:
             client_tls=self.tls_files("operator"),
         )
         self._nats.start()
+        self._lower_nats(self._nats.pid)
         return self._nats.url
+
+    def _lower_nats(self, pid: int | None) -> None:
+        """Only the learning path uses NATS (serving answers from PostgreSQL alone), so on one host
+        the stack's nats-server yields to serving like the relay and the worker do (issue 15)."""
+        if pid is not None and LearningPriority.from_env({**os.environ, **self.spec.extra_env}).lowered:
+            lower_other_process(pid)
 
     def tls_files(self, name: str) -> TlsFiles | None:
         """The certificate, key and CA of `name` (a TLS_NAMES entry) when the stack runs TLS, else None."""

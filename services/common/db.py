@@ -11,23 +11,45 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import URL, Engine, create_engine, make_url, text
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+
+from services.common.backend_priority import BackendPriority
 
 ALL_TENANTS = "*"
 
 
 def make_engine(url: str, *, pool_size: int = 10, application_name: str = "memloop") -> Engine:
-    return create_engine(
+    engine = create_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
         connect_args={"application_name": application_name},
     )
+    follow_thread_priority(engine)
+    return engine
+
+
+def follow_thread_priority(engine: Engine) -> None:
+    """Each checkout gives the connection's backend (when it runs on this host) the priority of
+    the checking-out thread: learning's idle threads never make a normal-priority backend work
+    for them (services/common/backend_priority.py says why and where it cannot apply)."""
+
+    @event.listens_for(engine, "connect")
+    def _remember_backend(dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info["backend"] = BackendPriority.of(dbapi_connection)
+
+    @event.listens_for(engine, "checkout")
+    def _follow(dbapi_connection: Any, record: ConnectionPoolEntry, proxy: PoolProxiedConnection) -> None:
+        backend = record.info.get("backend")
+        if backend is not None:
+            backend.follow()
 
 
 def url_for_role(admin_url: str, role: str, password: str = "") -> str:

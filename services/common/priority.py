@@ -24,7 +24,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -52,6 +52,16 @@ class LearningPriority:
     @property
     def lowered(self) -> bool:
         return self.mode == "idle"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> LearningPriority:
+        """MEMLOOP_LEARNING_PRIORITY (`idle`, the default, or `normal`) and MEMLOOP_LEARNING_THREADS (1)."""
+        from services.common.settings import env_int, env_str  # settings imports auth; keep this module light
+
+        return cls(
+            mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
+            threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
+        )
 
 
 def bound_math_threads(threads: int, env: MutableMapping[str, str] | None = None) -> None:
@@ -108,9 +118,15 @@ def lower_process(priority: LearningPriority) -> str:
     return applied
 
 
-def _task_ids() -> list[int]:
+def lower_other_process(pid: int) -> int:
+    """Every thread of another process at idle priority (the stack's nats-server, which only the
+    learning path uses); threads it starts later inherit it. Returns how many were lowered."""
+    return sum(1 for tid in _task_ids(pid) if lower_thread(tid) != "none")
+
+
+def _task_ids(pid: int | str = "self") -> list[int]:
     try:
-        return [int(t) for t in os.listdir("/proc/self/task")]
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:
         return []
 

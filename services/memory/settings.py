@@ -184,10 +184,7 @@ class MemorySettings:
             consolidation=ConsolidationSettings.from_env(env),
             deletion=DeletionSettings.from_env(env),
             app_password=app_role_password(env, "memory"),
-            learning=LearningPriority(
-                mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
-                threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
-            ),
+            learning=LearningPriority.from_env(env),
             ingest_workers=env_int(env, "MEMLOOP_INGEST_WORKERS", 4),
             standby_database_url=env_str(env, "MEMLOOP_MEMORY_STANDBY_DATABASE_URL"),
             standby_max_lag_seconds=env_float(env, "MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS", 1.0),

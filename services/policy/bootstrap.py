@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from services.common.app import App
 from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
+from services.common.priority import LearningPriority, lower_process
 from services.common.settings import CommonSettings, env_float
 from services.policy.domain.rules import DEFAULT_THRESHOLDS, PolicyThresholds
 from services.policy.entrypoints.grpc_server import PolicyServicer
@@ -28,6 +29,7 @@ class PolicySettings:
     common: CommonSettings
     thresholds: PolicyThresholds
     signing_key: str  # PEM or a path to one: the Ed25519 key that signs decisions (policy only)
+    learning: LearningPriority = field(default_factory=LearningPriority)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> PolicySettings:
@@ -43,7 +45,12 @@ class PolicySettings:
         signing_key = env.get("MEMLOOP_POLICY_SIGNING_KEY", "").strip()
         if not signing_key:
             raise SystemExit("MEMLOOP_POLICY_SIGNING_KEY is required: memory applies only decisions policy signed")
-        return cls(common=CommonSettings.from_env("policy", env), thresholds=thresholds, signing_key=signing_key)
+        return cls(
+            common=CommonSettings.from_env("policy", env),
+            thresholds=thresholds,
+            signing_key=signing_key,
+            learning=LearningPriority.from_env(env),
+        )
 
 
 def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
@@ -54,7 +61,11 @@ def _confidence(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 def build(settings: PolicySettings) -> App:
-    """The policy process: one stateless servicer, no background work."""
+    """The policy process: one stateless servicer, no background work.
+
+    Only the learning worker calls policy, so the whole process yields to serving like the worker
+    does (MEMLOOP_LEARNING_PRIORITY, issue 15), lowered before the server starts its threads."""
+    lower_process(settings.learning)
     servicer = Registration(
         policy_service_pb2_grpc.add_PolicyServiceServicer_to_server,
         PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),

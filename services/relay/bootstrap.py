@@ -30,13 +30,14 @@ import os
 import socket
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nats.aio.client import Client
 from sqlalchemy import make_url
 
 from services.common.app import App
 from services.common.db import url_for_role
+from services.common.priority import LearningPriority, lower_process
 from services.common.settings import (
     CommonSettings,
     app_role_password,
@@ -64,6 +65,7 @@ class RelaySettings:
     stream_name: str
     config: RelayConfig
     stream_replicas: int = 1
+    learning: LearningPriority = field(default_factory=LearningPriority)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RelaySettings:
@@ -98,6 +100,7 @@ class RelaySettings:
             stream_name=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
             config=config,
             stream_replicas=stream_replicas(env),
+            learning=LearningPriority.from_env(env),
         )
 
 
@@ -107,7 +110,13 @@ def libpq_url(sqlalchemy_url: str) -> str:
 
 
 def build(settings: RelaySettings) -> App:
-    """The relay process: open the outbox and NATS, ensure the stream, publish until stopped."""
+    """The relay process: open the outbox and NATS, ensure the stream, publish until stopped.
+
+    The relay is learning's first step, so it yields to serving as the worker does
+    (MEMLOOP_LEARNING_PRIORITY), lowered before it starts a thread; its database sessions follow
+    (`PgOutboxStore` gives the backend the relay's priority), so claiming and marking outbox rows
+    never takes a core from serving's own transactions on the same server."""
+    lower_process(settings.learning)
     stopping = asyncio.Event()
     process = _RelayProcess(settings, stopping)
     return App(

@@ -174,10 +174,7 @@ class WorkerSettings:
             extractor=extractor,
             llm=llm,
             fault_crash_before_apply=env_str(env, "MEMLOOP_FAULT_WORKER_CRASH_BEFORE_APPLY") in ("1", "true", "yes"),
-            learning=LearningPriority(
-                mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
-                threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
-            ),
+            learning=LearningPriority.from_env(env),
             pressure=PressureSettings.from_env(env),
             batch_size=batch_size,
             batch_wait_seconds=batch_wait_ms / 1000.0,

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 from psycopg.rows import TupleRow
 
+from services.common.backend_priority import BackendPriority
 from services.relay.domain.model import BacklogStats, OutboxRow, PublishReceipt
 
 _log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ class _Connection:
                 self._conninfo, autocommit=True, application_name=f"memloop-relay-{self._name}"
             )
             await conn.execute("SELECT set_config('memloop.tenant', '*', false)")
+            _follow_priority(conn)
             self._conn = conn
         return self._conn
 
@@ -211,6 +213,7 @@ class PgOutboxStore:
                 conn = await psycopg.AsyncConnection.connect(
                     self._conninfo, autocommit=True, application_name="memloop-relay-listen"
                 )
+                _follow_priority(conn)
                 async with conn:
                     await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
                     self._news.set()
@@ -221,3 +224,11 @@ class PgOutboxStore:
             except Exception as exc:
                 _log.warning("LISTEN connection lost (%s); polling until it is back", exc)
                 await asyncio.sleep(1.0)
+
+
+def _follow_priority(conn: psycopg.AsyncConnection[TupleRow]) -> None:
+    """The backend of a connection on this host takes the relay's priority (idle by default):
+    the relay runs on one event-loop thread, so once, at connect, is enough."""
+    backend = BackendPriority.of(conn)
+    if backend is not None:
+        backend.follow()

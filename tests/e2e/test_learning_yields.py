@@ -1,0 +1,71 @@
+"""On one host the whole learning path yields to serving (issue 15), read from the kernel after a
+real event went through the loop: the relay, the worker and policy run every thread at idle
+priority, serving does not, and the PostgreSQL backends follow the process that uses them — the
+relay's idle, serving's normal, and memory's ingestion backends idle."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from services.cli.stack import Stack
+from tests.e2e.support import Clients, alice_request, eventually, fresh_tenant
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+
+@pytest.fixture
+def clients(stack: Stack) -> Iterator[Clients]:
+    made = Clients(stack, fresh_tenant())
+    yield made
+    made.close()
+
+
+def _idle(tid_or_pid: int) -> bool:
+    return os.sched_getscheduler(tid_or_pid) == os.SCHED_IDLE
+
+
+def _threads(pid: int) -> list[int]:
+    return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+
+
+def _sql(url: str) -> str:
+    return url.replace("postgresql+psycopg://", "postgresql://", 1)
+
+
+def _processed(url: str, event_id: str) -> bool:
+    """Read by the test's own session (the admin's, RLS does not bind it): asking memory over gRPC
+    would run on a normal-priority thread and hand a pooled backend back to normal."""
+    with psycopg.connect(_sql(url)) as conn:
+        return conn.execute("SELECT 1 FROM processed_events WHERE event_id = %s", (event_id,)).fetchone() is not None
+
+
+def _backends(url: str, prefix: str) -> list[int]:
+    with psycopg.connect(_sql(url)) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
+            (prefix + "%",),
+        ).fetchall()
+    return [int(pid) for (pid,) in rows if Path(f"/proc/{pid}").exists()]
+
+
+def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(stack: Stack, clients: Clients) -> None:
+    response = clients.serving.HandleRequest(alice_request("schedule-with-bob", clients.tenant), timeout=10)
+    eventually(lambda: _processed(stack.memory_db_url, response.event_id) or None, what="the event was learned")
+    for name in ("relay", "worker", "policy"):
+        pid = stack.services[name].process.pid
+        assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
+    serving = stack.services["serving"].process.pid
+    assert not any(_idle(tid) for tid in _threads(serving)), "serving's request threads were lowered"
+
+    relay_backends = _backends(stack.serving_db_url, "memloop-relay")
+    assert relay_backends and all(_idle(pid) for pid in relay_backends)
+    serving_backends = _backends(stack.serving_db_url, "memloop-serving")
+    assert serving_backends and not any(_idle(pid) for pid in serving_backends)
+    # memory's pool serves ingestion (idle threads) and its other RPCs (normal): the event just
+    # applied left at least one backend idle; retrieval's own pool stays normal.
+    assert any(_idle(pid) for pid in _backends(stack.memory_db_url, "memloop-memory-"))

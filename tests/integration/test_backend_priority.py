@@ -1,0 +1,98 @@
+"""A local PostgreSQL backend takes the CPU priority of the thread that checks its connection out
+(issue 15: learning's statements must not run at normal priority in a backend serving competes
+with). Reads the kernel's view of the backend process, so the test fails if nothing was applied.
+
+The backend's owner is another account (the embedded server's), so this needs CAP_SYS_NICE, as
+the project's tests and the embedded stack have (they run as root, as CI does); without it the
+hook must leave the backend alone and the connection must still work, which a test checks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, text
+
+from services.common import backend_priority
+from services.common.backend_priority import BackendPriority
+from services.common.db import make_engine
+from services.common.priority import lower_thread
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def engine(new_database: Callable[[str], str]) -> Iterator[Engine]:
+    engine = make_engine(new_database("backend_priority"), pool_size=1)
+    engine.pool._max_overflow = 0  # type: ignore[attr-defined]  # one connection: every checkout is the same backend
+    yield engine
+    engine.dispose()
+
+
+def _backend(engine: Engine) -> tuple[int, int]:
+    with engine.connect() as connection:
+        pid = int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    return pid, os.sched_getscheduler(pid)
+
+
+def _in_idle_thread(work: Callable[[], tuple[int, int]]) -> tuple[int, int]:
+    result: list[tuple[int, int]] = []
+
+    def run() -> None:
+        lower_thread()
+        result.append(work())
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(engine: Engine) -> None:
+    pid, policy = _backend(engine)
+    assert policy == os.SCHED_OTHER
+    idle_pid, idle_policy = _in_idle_thread(lambda: _backend(engine))
+    assert idle_pid == pid, "the pool of one handed out another connection"
+    assert idle_policy == os.SCHED_IDLE
+    again_pid, again_policy = _backend(engine)
+    assert again_pid == pid
+    assert again_policy == os.SCHED_OTHER
+
+
+def test_a_pid_that_is_not_this_connections_backend_is_never_recognised(engine: Engine) -> None:
+    with engine.connect() as connection:
+        raw = connection.connection.dbapi_connection
+        found = BackendPriority.of(raw)  # type: ignore[arg-type]
+        pid = int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    assert found is not None and found.pid == pid
+    # Another backend's pid with this connection's endpoint, or this pid with another endpoint: no.
+    assert not backend_priority.is_local_backend(os.getpid(), "(5432)")
+    assert not backend_priority.is_local_backend(pid, "(1)")
+
+
+def test_a_refused_change_turns_the_hook_off_and_the_connection_still_works(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "sched_setscheduler", refuse)
+    _in_idle_thread(lambda: _backend(engine))
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT 1")).scalar_one() == 1
+        entry = connection.connection._connection_record
+        assert entry.info["backend"].enabled is False
+
+
+def test_a_title_that_is_not_a_postgres_backend_is_not_recognised(tmp_path: Path) -> None:
+    for pid, title in ((10, b"nats-server\0-p\0(4222)"), (11, b"postgres: app db 127.0.0.1(4222) idle")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "cmdline").write_bytes(title)
+    assert not backend_priority.is_local_backend(10, "(4222)", tmp_path)
+    assert backend_priority.is_local_backend(11, "(4222)", tmp_path)
+    assert not backend_priority.is_local_backend(11, "(42)", tmp_path)
+    assert not backend_priority.is_local_backend(12, "(4222)", tmp_path)
