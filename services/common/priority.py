@@ -20,15 +20,18 @@ priority is an optimisation, never a reason not to serve.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import sys
 import threading
 from collections.abc import Callable, Mapping, MutableMapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 _log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 PRIORITIES = ("idle", "normal")
 _IDLE_NICE = 19
@@ -139,3 +142,14 @@ def background_executor(priority: LearningPriority, *, workers: int, name: str) 
     """
     initializer: Callable[[], object] | None = lower_thread if priority.lowered else None
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
+
+
+def run_in(executor: Executor | None, work: Callable[[], _T]) -> _T:
+    """Run `work` on `executor` (one of `background_executor`'s) and wait for it; inline if None.
+
+    For a gRPC servicer whose server threads stay at normal priority: the server thread only
+    waits, the work runs on an idle thread, and the call's context (principal, trace) travels
+    with it."""
+    if executor is None:
+        return work()
+    return executor.submit(contextvars.copy_context().run, work).result()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlalchemy.orm import sessionmaker
@@ -19,6 +19,7 @@ from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
+from services.common.priority import LearningPriority, background_executor
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
 from services.serving.adapters.repository import SqlServingUnitOfWork
@@ -40,6 +41,9 @@ class ServingSettings:
     max_workers: int
     learning: bool = True
     app_password: str = ""  # MEMLOOP_SERVING_DB_PASSWORD(_FILE); empty: libpq's own sources
+    # The loop's calls (ReadContent for the worker, DeleteContent for deletions) on idle threads.
+    background: LearningPriority = field(default_factory=LearningPriority)
+    background_workers: int = 2
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -53,6 +57,8 @@ class ServingSettings:
             max_workers=max_workers,
             learning=_on_off(env, "MEMLOOP_SERVING_LEARNING", default=True),
             app_password=app_role_password(env, "serving"),
+            background=LearningPriority.from_env(env),
+            background_workers=env_int(env, "MEMLOOP_SERVING_BACKGROUND_WORKERS", 2),
         )
 
 
@@ -81,9 +87,17 @@ def build(settings: ServingSettings) -> App:
     deps = ServingDeps(
         uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text, learning=settings.learning
     )
+    # Agents' HandleRequest stays on the server's threads; the loop's own reads and deletions run
+    # on idle-priority threads, and their database backends follow (services/common/db.py).
+    background = background_executor(settings.background, workers=settings.background_workers, name="serving-loop")
     registration = Registration(
         serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
-        ServingServicer(deps),
+        ServingServicer(deps, background),
         full_service_name(serving_service_pb2, "ServingService"),
     )
-    return App(settings.common, servicers=[registration], on_stop=[engine.dispose], max_workers=settings.max_workers)
+    return App(
+        settings.common,
+        servicers=[registration],
+        on_stop=[lambda: background.shutdown(wait=True), engine.dispose],
+        max_workers=settings.max_workers,
+    )

@@ -6,7 +6,10 @@ Reads the kernel's view of each thread (its scheduling policy, its nice value fr
 
 from __future__ import annotations
 
+import contextvars
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ from typing import Any
 import pytest
 
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.common.priority import LearningPriority, background_executor
+from services.common.priority import LearningPriority, background_executor, lower_other_process, run_in
 from services.memory.core.entrypoints import grpc_server as core_rpcs
 from services.memory.core.entrypoints import requests
 from services.memory.core.service import retrieval
@@ -95,3 +98,43 @@ def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foregrou
     finally:
         executor.shutdown(wait=True)
     assert seen == {"FindConflicts": True, "SearchMemories": False}
+
+
+def test_run_in_runs_the_work_on_an_idle_thread_with_the_callers_context() -> None:
+    who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+    who.set("agent-7")
+    executor = background_executor(LearningPriority("idle"), workers=1, name="t-run-in")
+    try:
+        (tid, lowered), seen = run_in(executor, lambda: (_thread_state(), who.get()))
+    finally:
+        executor.shutdown(wait=True)
+    assert tid != threading.get_native_id() and lowered
+    assert seen == "agent-7"
+    assert run_in(None, lambda: threading.get_native_id()) == threading.get_native_id()
+
+
+def test_another_process_is_lowered_thread_by_thread_and_its_new_threads_inherit_it() -> None:
+    script = (
+        "import threading, time, sys\n"
+        "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+        "print('ready', flush=True); sys.stdin.readline()\n"
+        "t = threading.Thread(target=time.sleep, args=(30,), daemon=True); t.start()\n"
+        "print('again', flush=True); time.sleep(30)\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as child:
+        try:
+            assert child.stdout is not None and child.stdin is not None
+            assert child.stdout.readline().strip() == "ready"
+            before = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+            assert lower_other_process(child.pid) == len(before) >= 2
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.stdout.readline().strip() == "again"
+            tasks = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+            assert len(tasks) > len(before)
+            assert all(os.sched_getscheduler(t) == os.SCHED_IDLE for t in tasks)
+        finally:
+            child.kill()
+            child.wait()

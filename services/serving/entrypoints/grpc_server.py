@@ -7,6 +7,8 @@ nothing about what exists there.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+
 import grpc
 from opentelemetry import trace
 
@@ -14,6 +16,7 @@ from services.common.auth import authorize_tenant
 from services.common.errors import require
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_errors import grpc_method
+from services.common.priority import run_in
 from services.serving.entrypoints.convert import (
     to_batch_read_response,
     to_command,
@@ -39,8 +42,11 @@ def _current_span_ids() -> tuple[str, str]:
 
 
 class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
-    def __init__(self, deps: ServingDeps) -> None:
+    def __init__(self, deps: ServingDeps, background: Executor | None = None) -> None:
+        """`background`: where the loop's own calls run (content reads for the worker, deletions),
+        on idle-priority threads, so that they never take a core from an agent's HandleRequest."""
         self._deps = deps
+        self._background = background
 
     @grpc_method(DOMAIN)
     def HandleRequest(
@@ -56,22 +62,31 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
         self, request: serving_service_pb2.ReadContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.ReadContentResponse:
         _authorize(request.tenant)
-        return to_read_response(use_cases.read_content(request.tenant, request.content_ref, self._deps))
+        found = run_in(
+            self._background, lambda: use_cases.read_content(request.tenant, request.content_ref, self._deps)
+        )
+        return to_read_response(found)
 
     @grpc_method(DOMAIN)
     def BatchReadContent(
         self, request: serving_service_pb2.BatchReadContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.BatchReadContentResponse:
         _authorize(request.tenant)
-        return to_batch_read_response(use_cases.read_contents(request.tenant, list(request.content_refs), self._deps))
+        refs = list(request.content_refs)
+        return to_batch_read_response(
+            run_in(self._background, lambda: use_cases.read_contents(request.tenant, refs, self._deps))
+        )
 
     @grpc_method(DOMAIN)
     def DeleteContent(
         self, request: serving_service_pb2.DeleteContentRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.DeleteContentResponse:
         _authorize(request.tenant)
-        deleted = use_cases.delete_content(
-            request.tenant, request.content_ref, request.deletion_id, self._deps, event_id=request.event_id
+        deleted = run_in(
+            self._background,
+            lambda: use_cases.delete_content(
+                request.tenant, request.content_ref, request.deletion_id, self._deps, event_id=request.event_id
+            ),
         )
         return serving_service_pb2.DeleteContentResponse(deleted=deleted)
 
@@ -80,8 +95,10 @@ class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
         self, request: serving_service_pb2.DeleteContentsRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.DeleteContentsResponse:
         _authorize(request.tenant)
-        deleted = use_cases.delete_contents(
-            request.tenant, list(request.content_refs), list(request.event_ids), request.deletion_id, self._deps
+        refs, events = list(request.content_refs), list(request.event_ids)
+        deleted = run_in(
+            self._background,
+            lambda: use_cases.delete_contents(request.tenant, refs, events, request.deletion_id, self._deps),
         )
         return serving_service_pb2.DeleteContentsResponse(deleted_count=deleted)
 
