@@ -33,6 +33,7 @@ import faiss
 import numpy as np
 
 from services.common.vocabulary import MemoryType
+from services.memory.core.adapters.faiss_calibration import Probes
 from services.memory.core.adapters.faiss_partition import Partition, readable_partition
 from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
 
@@ -152,9 +153,12 @@ class FaissVectorIndex:
                     data = faiss.serialize_index(partition.index)
                     kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
                     trained = partition.trained_size
+                    probes = partition.probes
                 name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}.faiss"
                 (target / name).write_bytes(data.tobytes())
                 partitions[user] = {"file": name, "types": kinds, "trained": trained}
+                if probes is not None:
+                    partitions[user]["probes"] = [probes.narrow, probes.wide, probes.gate]
             (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
             files[tenant] = stem
         body = {
@@ -213,7 +217,13 @@ class FaissVectorIndex:
             types = {int(row_id): MemoryType(kind) for row_id, kind in entry["types"]}
             if len(types) != index.ntotal:
                 raise ValueError(f"{path} holds {index.ntotal} vectors but {len(types)} owners")
-            loaded.partitions[str(user)] = Partition(index, types, int(entry.get("trained", 0)))
+            probes = entry.get("probes")  # absent: written before the gate, searched at the index's nprobe
+            loaded.partitions[str(user)] = Partition(
+                index,
+                types,
+                int(entry.get("trained", 0)),
+                probes=None if probes is None else Probes(int(probes[0]), int(probes[1]), float(probes[2])),
+            )
             loaded.owners.update((row_id, str(user)) for row_id in types)
         return loaded
 

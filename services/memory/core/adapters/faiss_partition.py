@@ -6,10 +6,14 @@ is partitioned by (tenant, user) and a query scans only its user's vectors, neve
 - **Exact** (`IndexIDMap2(IndexFlatIP)`) up to `IVF_THRESHOLD` vectors: a scan of 20k x 384 floats
   is about a millisecond and needs no training. (bench/bench_search.py measures the crossover.)
 - **IVF** (`IndexIVFFlat`, inner product, hashtable direct map so `remove_ids` works for the
-  arbitrary row ids) past it, trained on the partition's own vectors, `nlist ≈ 4·√n`. `nprobe` is
-  chosen at build time as the smallest that gives recall@10 ≥ `TARGET_RECALL` against exact search
-  on a sample of the partition's own vectors used as queries; a partition that grows to
+  arbitrary row ids) past it, trained on the partition's own vectors, `nlist ≈ 2·√n` (4·√n probes
+  a little less for the same recall at 1e5 but trains eight times longer). `nprobe` is measured at
+  build time against exact search (`faiss_calibration.py`); a partition that grows to
   `REBUILD_FACTOR` times its trained size is rebuilt (retrained, nprobe re-measured).
+
+A type filter (FindConflicts, typed searches) needs the ids of the wanted types: the partition
+keeps a count per type (a filter naming every type present is no filter) and the selector of the
+last filters asked, until the next add or remove.
 
 Both kinds remove by id and persist with `faiss.write_index` (IVF stores its direct map).
 """
@@ -17,6 +21,7 @@ Both kinds remove by id and persist with `faiss.write_index` (IVF stores its dir
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,16 +30,10 @@ import numpy as np
 import numpy.typing as npt
 
 from services.common.vocabulary import MemoryType
+from services.memory.core.adapters.faiss_calibration import Probes, choose_probes
 
 IVF_THRESHOLD = 20_000
-TARGET_RECALL = 0.95
 REBUILD_FACTOR = 4
-_RECALL_QUERIES = 200
-_RECALL_K = 10
-_QUERY_NOISE = 0.5
-"""Calibration queries are stored vectors plus noise of this norm: a new text near stored ones."""
-_HEADROOM = 2
-"""nprobe is set to this multiple of the calibrated one: fresh queries are harder than the sample."""
 
 Matrix = npt.NDArray[np.float32]
 _HASHTABLE: int = faiss.DirectMap.Hashtable  # type: ignore[attr-defined]
@@ -44,7 +43,7 @@ def _flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
 
-def _build_ivf(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index, int]:
+def _build_ivf(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index, Probes]:
     n, dim = vectors.shape
     nlist = max(16, int(2 * math.sqrt(n)))
     quantizer = faiss.IndexFlatIP(dim)
@@ -54,34 +53,7 @@ def _build_ivf(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index
     ivf.train(vectors)
     ivf.set_direct_map_type(_HASHTABLE)
     ivf.add_with_ids(vectors, ids)  # the Python wrapper keeps `quantizer` alive with `ivf`
-    return ivf, _choose_nprobe(ivf, ids, vectors)
-
-
-def _choose_nprobe(ivf: faiss.IndexIVFFlat, ids: npt.NDArray[np.int64], vectors: Matrix) -> int:
-    """Smallest nprobe (doubling) with recall@10 ≥ TARGET_RECALL against exact search, the
-    queries being a sample of the partition's own vectors, perturbed so a query is not trivially
-    its own nearest neighbour."""
-    rng = np.random.default_rng(0)
-    picks = rng.choice(len(vectors), size=min(_RECALL_QUERIES, len(vectors)), replace=False)
-    queries = vectors[picks] + rng.normal(
-        0, _QUERY_NOISE / math.sqrt(vectors.shape[1]), size=(len(picks), vectors.shape[1])
-    ).astype(np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    exact = faiss.IndexFlatIP(vectors.shape[1])
-    exact.add(vectors)
-    _, rows = exact.search(queries, _RECALL_K)
-    truth = [set(ids[r[r >= 0]].tolist()) for r in rows]
-    wanted = sum(len(t) for t in truth)
-    nprobe = 1
-    while nprobe < ivf.nlist:
-        ivf.nprobe = nprobe
-        _, found = ivf.search(queries, _RECALL_K)
-        hits = sum(len(set(f) & t) for f, t in zip(found.tolist(), truth, strict=True))
-        if hits >= TARGET_RECALL * wanted:
-            break
-        nprobe *= 2
-    ivf.nprobe = min(nprobe * _HEADROOM, ivf.nlist)
-    return int(ivf.nprobe)
+    return ivf, choose_probes(ivf, vectors)
 
 
 def readable_partition(index: faiss.Index, dim: int) -> bool:
@@ -106,6 +78,16 @@ class Partition:
     trained_size: int = 0
     version: int = 0
     """Bumped by every add and remove: a rebuild made off the lock is installed only if unchanged."""
+    probes: Probes | None = None
+    """An IVF's calibrated nprobes; None for an exact partition, or an IVF persisted before they
+    were kept (it is searched at the nprobe stored in the index)."""
+    type_counts: Counter[MemoryType] = field(init=False)
+    """Rows per type, kept with `types`: whether a filter excludes anything is O(types), not O(rows)."""
+    _selectors: dict[frozenset[MemoryType], tuple[int, Any, int]] = field(init=False, default_factory=dict)
+    """filter → (version, its IDSelectorBatch, rows it admits), valid while `version` is unchanged."""
+
+    def __post_init__(self) -> None:
+        self.type_counts = Counter(self.types.values())
 
     @classmethod
     def empty(cls, dim: int) -> Partition:
@@ -123,12 +105,24 @@ class Partition:
         self.index.remove_ids(selector)
         self.version += 1
         for row_id in row_ids:
-            self.types.pop(row_id, None)
+            kind = self.types.pop(row_id, None)
+            if kind is not None:
+                self._count(kind, -1)
 
     def add(self, ids: npt.NDArray[np.int64], vectors: Matrix, types: list[MemoryType]) -> None:
         self.index.add_with_ids(vectors, ids)
-        self.types.update(zip(ids.tolist(), types, strict=True))
+        for row_id, kind in zip(ids.tolist(), types, strict=True):
+            previous = self.types.get(row_id)
+            if previous is not None:
+                self._count(previous, -1)
+            self.types[row_id] = kind
+            self._count(kind, 1)
         self.version += 1
+
+    def _count(self, kind: MemoryType, delta: int) -> None:
+        self.type_counts[kind] += delta
+        if self.type_counts[kind] <= 0:
+            del self.type_counts[kind]
 
     @property
     def needs_rebuild(self) -> bool:
@@ -142,15 +136,15 @@ class Partition:
         return self.version, ids, self.index.reconstruct_batch(ids)  # IDMap2's map or IVF's direct map
 
     @staticmethod
-    def build(ids: npt.NDArray[np.int64], vectors: Matrix) -> faiss.Index:
+    def build(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index, Probes]:
         """The IVF for a snapshot: slow (k-means, nprobe search), so run it off the owner's lock."""
-        return _build_ivf(ids, vectors)[0]
+        return _build_ivf(ids, vectors)
 
-    def install(self, version: int, index: faiss.Index, size: int) -> bool:
+    def install(self, version: int, built: tuple[faiss.Index, Probes], size: int) -> bool:
         """Swap in a rebuilt index if nothing changed since its snapshot (else the next try wins)."""
         if version != self.version:
             return False
-        self.index, self.trained_size = index, size
+        (self.index, self.probes), self.trained_size = built, size
         self.version += 1
         return True
 
@@ -159,20 +153,40 @@ class Partition:
         version, ids, vectors = self.snapshot()
         self.install(version, self.build(ids, vectors), len(ids))
 
+    def _filter(self, types: frozenset[MemoryType]) -> tuple[Any, int] | None:
+        """(selector, rows it admits) for a filter that excludes some row, else None. The selector
+        is built once per filter and version: at 1e5 rows listing the wanted ids takes ~10 ms."""
+        if not types or self.type_counts.keys() <= types:
+            return None
+        cached = self._selectors.get(types)
+        if cached is not None and cached[0] == self.version:
+            return cached[1], cached[2]
+        wanted = np.fromiter((i for i, t in self.types.items() if t in types), dtype=np.int64)
+        selector = faiss.IDSelectorBatch(wanted) if len(wanted) else None
+        self._selectors[types] = (self.version, selector, len(wanted))
+        return selector, len(wanted)
+
+    def _nprobe(self, query: Matrix) -> int:
+        """The gated nprobe (`faiss_calibration.Probes`): one look at the coarse quantizer, whose
+        632 centroids at 1e5 cost ~0.05 ms, decides between narrow and wide."""
+        ivf = faiss.extract_index_ivf(self.index)
+        if self.probes is None:
+            return int(ivf.nprobe)
+        best, _ = ivf.quantizer.search(query, 1)
+        return self.probes.for_query(float(best[0, 0]))
+
     def search(self, query: Matrix, k: int, types: frozenset[MemoryType]) -> list[tuple[int, float]]:
         n = self.index.ntotal
         if n == 0:
             return []
-        wanted: list[int] | None = None
-        if types and not set(self.types.values()) <= types:
-            wanted = [i for i, t in self.types.items() if t in types]
-            if not wanted:
-                return []
+        narrowed = self._filter(types)
+        if narrowed is not None and narrowed[1] == 0:
+            return []
         params: Any = faiss.SearchParametersIVF() if self.approximate else faiss.SearchParameters()
         if self.approximate:
-            params.nprobe = faiss.extract_index_ivf(self.index).nprobe
-        if wanted is not None:
-            params.sel = faiss.IDSelectorBatch(np.asarray(wanted, dtype=np.int64))
-        limit = min(k, n if wanted is None else len(wanted))
+            params.nprobe = self._nprobe(query)
+        if narrowed is not None:
+            params.sel = narrowed[0]
+        limit = min(k, n if narrowed is None else narrowed[1])
         scores, found = self.index.search(query, limit, params=params)
         return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]
