@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 
 from services.common.db import run_migrations, url_for_role
+from services.common.vocabulary import MemoryType
 from services.memory.bootstrap import MIGRATIONS
 from services.memory.core.adapters.active_reader import SqlActiveReader
 from services.memory.core.domain.model import MemoryStatus
@@ -17,12 +18,13 @@ from services.memory.core.domain.model import MemoryStatus
 pytestmark = pytest.mark.integration
 
 APP_ROLE = "memloop_memory_app"
-ROWS = [  # (memory_id, tenant, user, status)
-    ("a-live", "acme", "alice", "active"),
-    ("a-deleted", "acme", "alice", "deleted"),
-    ("a-superseded", "acme", "alice", "superseded"),
-    ("b-live", "acme", "bob", "active"),
-    ("g-live", "globex", "alice", "active"),
+ROWS = [  # (memory_id, tenant, user, status, type)
+    ("a-live", "acme", "alice", "active", "fact"),
+    ("a-deleted", "acme", "alice", "deleted", "fact"),
+    ("a-superseded", "acme", "alice", "superseded", "fact"),
+    ("b-live", "acme", "bob", "active", "fact"),
+    ("g-live", "globex", "alice", "active", "fact"),
+    ("a-prefers", "acme", "alice", "active", "preference"),
 ]
 
 
@@ -34,14 +36,21 @@ def seeded(new_database: Callable[[str], str]) -> Iterator[tuple[Engine, dict[st
     row_ids: dict[str, int] = {}
     with admin.begin() as connection:
         connection.execute(text("SELECT set_config('memloop.tenant', '*', true)"))
-        for memory_id, tenant, user, status in ROWS:
+        for memory_id, tenant, user, status, kind in ROWS:
             row_ids[memory_id] = connection.execute(
                 text(
                     "INSERT INTO memories (memory_id, tenant, user_id, type, text, status, confidence, origin,"
-                    " event_id, status_event_id) VALUES (:id, :tenant, :user, 'fact', :text, :status, 1, 'owner',"
+                    " event_id, status_event_id) VALUES (:id, :tenant, :user, :kind, :text, :status, 1, 'owner',"
                     " 'e', 'e') RETURNING row_id"
                 ),
-                {"id": memory_id, "tenant": tenant, "user": user, "text": f"text of {memory_id}", "status": status},
+                {
+                    "id": memory_id,
+                    "tenant": tenant,
+                    "user": user,
+                    "kind": kind,
+                    "text": f"text of {memory_id}",
+                    "status": status,
+                },
             ).scalar_one()
         for seconds, event_id in enumerate(("evt-2", "evt-1")):
             connection.execute(
@@ -61,9 +70,10 @@ def test_only_the_callers_active_rows_come_back_with_their_sources(seeded: tuple
     reader = SqlActiveReader(app)
     # When: alice of acme re-checks hits naming every row, of every tenant, user and state
     found = reader.active_by_row_ids("acme", "alice", list(row_ids.values()))
-    # Then: only her active row, complete, with its sources in the order they were added
+    # Then: only her active rows, complete, with their sources in the order they were added
     assert [(r.memory_id, r.tenant, r.user, r.status) for r in found] == [
-        ("a-live", "acme", "alice", MemoryStatus.ACTIVE)
+        ("a-live", "acme", "alice", MemoryStatus.ACTIVE),
+        ("a-prefers", "acme", "alice", MemoryStatus.ACTIVE),
     ]
     assert found[0].text == "text of a-live" and found[0].row_id == row_ids["a-live"]
     assert found[0].source_event_ids == ("evt-2", "evt-1")
@@ -79,3 +89,19 @@ def test_the_tenant_setting_ends_with_the_read(seeded: tuple[Engine, dict[str, i
     with app.connect() as connection:
         assert connection.execute(text("SELECT current_setting('memloop.tenant', true)")).scalar_one() in ("", None)
         assert connection.execute(text("SELECT count(*) FROM memories")).scalar_one() == 0
+
+
+def test_the_first_active_rows_in_hit_order_of_the_named_types(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, row_ids = seeded
+    reader = SqlActiveReader(app)
+    hits = [row_ids[m] for m in ("b-live", "a-prefers", "a-deleted", "a-live", "g-live", "a-superseded")]
+    # When: alice re-checks hits in which her two active rows come second and fourth
+    # Then: they come back in hit order, and `first` keeps the first of them only
+    assert [r.memory_id for r in reader.active_by_row_ids("acme", "alice", hits)] == ["a-prefers", "a-live"]
+    assert [r.memory_id for r in reader.active_by_row_ids("acme", "alice", hits[::-1])] == ["a-live", "a-prefers"]
+    assert [r.memory_id for r in reader.active_by_row_ids("acme", "alice", hits, first=1)] == ["a-prefers"]
+    # And the type filter applies before the limit, with the sources read for the row kept
+    facts = reader.active_by_row_ids("acme", "alice", hits, types=frozenset({MemoryType.FACT}), first=1)
+    assert [(r.memory_id, r.source_event_ids) for r in facts] == [("a-live", ("evt-2", "evt-1"))]
+    assert reader.active_by_row_ids("acme", "alice", hits, types=frozenset({MemoryType.EPISODE})) == []
+    assert reader.active_by_row_ids("acme", "alice", hits, first=0) == []

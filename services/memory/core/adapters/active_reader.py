@@ -21,6 +21,7 @@ import psycopg
 from psycopg.rows import namedtuple_row
 from sqlalchemy import Engine
 
+from services.common.vocabulary import MemoryType
 from services.memory.core.adapters.repositories.memories import record_from_row
 from services.memory.core.domain.model import MemoryRecord
 
@@ -30,9 +31,15 @@ _ACTIVE_BY_ROW_IDS = """
            m.event_id, m.row_id, m.change_seq, m.observed_at,
            coalesce((SELECT array_agg(s.event_id ORDER BY s.added_at, s.event_id) FROM memory_sources s
                      WHERE s.tenant = m.tenant AND s.memory_id = m.memory_id), '{}') AS sources
-    FROM memories m
-    WHERE m.tenant = %(tenant)s AND m.user_id = %(user)s AND m.status = 'active' AND m.row_id = ANY(%(row_ids)s)
+    FROM unnest(%(row_ids)s::bigint[]) WITH ORDINALITY AS hit(row_id, rank)
+    JOIN memories m ON m.row_id = hit.row_id
+    WHERE m.tenant = %(tenant)s AND m.user_id = %(user)s AND m.status = 'active'
+      AND (cardinality(%(types)s::text[]) = 0 OR m.type = ANY(%(types)s::text[]))
+    ORDER BY hit.rank
+    LIMIT %(first)s
 """
+"""In hit order, the first `first` (LIMIT NULL: all). PostgreSQL evaluates the sources subquery
+after the LIMIT, so a search that over-fetched 40 hits reads the sources of the 10 it returns."""
 _SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
 
 
@@ -42,15 +49,30 @@ class SqlActiveReader:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
-    def active_by_row_ids(self, tenant: str, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]:
-        if not row_ids:
+    def active_by_row_ids(
+        self,
+        tenant: str,
+        user: str,
+        row_ids: Sequence[int],
+        *,
+        types: frozenset[MemoryType] = frozenset(),
+        first: int | None = None,
+    ) -> list[MemoryRecord]:
+        if not row_ids or first == 0:
             return []
+        params: dict[str, object] = {
+            "tenant": tenant,
+            "user": user,
+            "row_ids": list(row_ids),
+            "types": sorted(t.value for t in types),
+            "first": first,
+        }
         try:
-            return self._read(tenant, user, list(row_ids))
+            return self._read(tenant, params)
         except psycopg.OperationalError:  # a pooled connection the server closed: once more, fresh
-            return self._read(tenant, user, list(row_ids))
+            return self._read(tenant, params)
 
-    def _read(self, tenant: str, user: str, row_ids: list[int]) -> list[MemoryRecord]:
+    def _read(self, tenant: str, params: dict[str, object]) -> list[MemoryRecord]:
         with self._engine.connect() as connection:
             raw = connection.connection.dbapi_connection
             if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
@@ -59,7 +81,7 @@ class SqlActiveReader:
                 with raw.cursor() as scope, raw.cursor(row_factory=namedtuple_row) as rows:
                     with raw.pipeline():
                         scope.execute(_SET_TENANT, (tenant,))
-                        rows.execute(_ACTIVE_BY_ROW_IDS, {"tenant": tenant, "user": user, "row_ids": row_ids})
+                        rows.execute(_ACTIVE_BY_ROW_IDS, params)
                         raw.commit()
                     found = rows.fetchall()
             except psycopg.OperationalError:

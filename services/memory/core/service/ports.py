@@ -69,9 +69,19 @@ class MemoryRepository(Protocol):
 
 
 class ActiveMemories(Protocol):
-    """Retrieval's re-check: of `row_ids`, the rows still active and owned by the tenant's user."""
+    """Retrieval's re-check: of `row_ids`, the rows still active and owned by the tenant's user, in
+    the order of `row_ids`; of the `types` if any are named; the first `first` of them if given (a
+    search over-fetches hits and returns k: the rest need not be read)."""
 
-    def active_by_row_ids(self, tenant: str, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]: ...
+    def active_by_row_ids(
+        self,
+        tenant: str,
+        user: str,
+        row_ids: Sequence[int],
+        *,
+        types: frozenset[MemoryType] = frozenset(),
+        first: int | None = None,
+    ) -> list[MemoryRecord]: ...
 
 
 class CandidateRepository(Protocol):

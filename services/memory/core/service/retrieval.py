@@ -47,7 +47,7 @@ def search_memories(cmd: SearchMemories, ports: MemoryPorts) -> list[ScoredMemor
         hits, confirmed = _search(cmd, query, ports)
         ports.cache.put(key, cmd.tenant, cmd.user, hits, stamp=stamp)
     else:
-        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports, first=cmd.k)
     results = confirmed[: cmd.k]
     ports.metrics.retrieval_observed(time.perf_counter() - started, cache_hit)
     return results
@@ -60,25 +60,28 @@ def _search(
     Returns the index hits (what the cache keeps) and those the database confirmed."""
     fetch = cmd.k * ports.tuning.search_overfetch
     hits = ports.index.search(cmd.tenant, cmd.user, query, fetch, cmd.types)
-    confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+    confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports, first=cmd.k)
     if len(hits) == fetch and len(confirmed) < cmd.k:
         hits = ports.index.search(cmd.tenant, cmd.user, query, fetch * 8, cmd.types)
-        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports)
+        confirmed = _confirm(cmd.tenant, cmd.user, hits, cmd.types, ports, first=cmd.k)
     return hits, confirmed
 
 
 def _confirm(
-    tenant: str, user: str, hits: list[tuple[int, float]], types: frozenset[MemoryType], ports: MemoryPorts
+    tenant: str,
+    user: str,
+    hits: list[tuple[int, float]],
+    types: frozenset[MemoryType],
+    ports: MemoryPorts,
+    first: int | None = None,
 ) -> list[ScoredMemory]:
-    """The hits the database says are active records of this tenant's user, in hit order."""
+    """The hits the database says are active records of this tenant's user, of `types` if any, in
+    hit order; only the first `first` of them are read (the over-fetched rest cost a read each)."""
     if not hits:
         return []
-    live = {r.row_id: r for r in ports.active.active_by_row_ids(tenant, user, [row_id for row_id, _ in hits])}
-    return [
-        ScoredMemory(live[row_id], score)
-        for row_id, score in hits
-        if row_id in live and (not types or live[row_id].type in types)
-    ]
+    rows = ports.active.active_by_row_ids(tenant, user, [row_id for row_id, _ in hits], types=types, first=first)
+    live = {r.row_id: r for r in rows}
+    return [ScoredMemory(live[row_id], score) for row_id, score in hits if row_id in live]
 
 
 def find_conflicts(
