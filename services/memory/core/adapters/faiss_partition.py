@@ -111,12 +111,11 @@ class Partition:
 
     def add(self, ids: npt.NDArray[np.int64], vectors: Matrix, types: list[MemoryType]) -> None:
         self.index.add_with_ids(vectors, ids)
-        for row_id, kind in zip(ids.tolist(), types, strict=True):
-            previous = self.types.get(row_id)
-            if previous is not None:
-                self._count(previous, -1)
-            self.types[row_id] = kind
-            self._count(kind, 1)
+        added = dict(zip(ids.tolist(), types, strict=True))
+        for row_id in added.keys() & self.types.keys():  # a row re-added: its old type no longer counts
+            self._count(self.types[row_id], -1)
+        self.types.update(added)
+        self.type_counts.update(added.values())  # C loops: a start-up adds 1e6 rows
         self.version += 1
 
     def _count(self, kind: MemoryType, delta: int) -> None:
