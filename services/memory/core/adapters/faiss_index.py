@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import shutil
-import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ import numpy as np
 from services.common.vocabulary import MemoryType
 from services.memory.core.adapters.faiss_calibration import Probes
 from services.memory.core.adapters.faiss_partition import Partition, readable_partition
+from services.memory.core.adapters.shared_lock import SharedLock
 from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
 
 _log = logging.getLogger(__name__)
@@ -85,19 +85,19 @@ class _TenantIndex:
 
 
 class FaissVectorIndex:
-    """Thread-safe: one lock guards all tenants (searches are short; writers are the feed)."""
+    """Thread-safe: searches share the lock (they only read), writers (the feed) hold it alone."""
 
     def __init__(self, directory: Path, dim: int) -> None:
         self._dir = directory
         self._dim = dim
-        self._lock = threading.Lock()
+        self._lock = SharedLock()
         self._tenants: dict[str, _TenantIndex] = {}
 
     def apply(self, changes: Sequence[IndexedChange]) -> None:
         by_tenant: dict[str, list[IndexedChange]] = {}
         for change in changes:
             by_tenant.setdefault(change.tenant, []).append(change)
-        with self._lock:
+        with self._lock.exclusive():
             for tenant, batch in by_tenant.items():
                 self._tenants.setdefault(tenant, _TenantIndex(self._dim)).apply(batch)
             due = [
@@ -110,27 +110,27 @@ class FaissVectorIndex:
         # index), install it only if the partition did not change meanwhile.
         for partition, version, ids, vectors in due:
             rebuilt = Partition.build(ids, vectors)
-            with self._lock:
+            with self._lock.exclusive():
                 if partition.install(version, rebuilt, len(ids)):
                     _log.info("index partition of %d vectors rebuilt as IVF", len(ids))
 
     def reset(self) -> None:
-        with self._lock:
+        with self._lock.exclusive():
             self._tenants = {}
 
     def search(
         self, tenant: str, user: str, query: Vector, k: int, types: frozenset[MemoryType]
     ) -> list[tuple[int, float]]:
-        with self._lock:
+        with self._lock.shared():
             index = self._tenants.get(tenant)
             return [] if index is None or k <= 0 else index.search(user, query, k, types)
 
     def size(self) -> int:
-        with self._lock:
+        with self._lock.shared():
             return sum(t.ntotal for t in self._tenants.values())
 
     def holds(self, tenant: str, row_ids: Sequence[int]) -> list[int]:
-        with self._lock:
+        with self._lock.shared():
             index = self._tenants.get(tenant)
             return [] if index is None else [r for r in row_ids if r in index.owners]
 
@@ -142,14 +142,14 @@ class FaissVectorIndex:
         # The lock is held per partition (a copy in memory), not for the whole write: searches go
         # on between partitions. The caller (the synchroniser, holding its own lock) applies no
         # change meanwhile, so every file reflects the manifest's cursor.
-        with self._lock:
+        with self._lock.shared():
             tenants = {tenant: list(index.partitions.items()) for tenant, index in self._tenants.items()}
         files = {}
         for tenant, owned in tenants.items():
             stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
             partitions = {}
             for user, partition in owned:
-                with self._lock:
+                with self._lock.shared():
                     data = faiss.serialize_index(partition.index)
                     kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
                     trained = partition.trained_size
@@ -195,7 +195,7 @@ class FaissVectorIndex:
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             _log.warning("persisted index under %s is unreadable (%s); rebuilding", self._dir, exc)
             return None
-        with self._lock:
+        with self._lock.exclusive():
             self._tenants = tenants
         return IndexManifest(
             database_id=database_id,
