@@ -136,9 +136,9 @@ def _write_new(
             supersedes=old.memory_id if old is not None else None,
             event_id=by.event_id,
             observed_at=by.observed_at or by.now,
-        )
+        ),
+        with_source=True,
     )
-    uow.memories.add_source(memory_id, by.event_id, by.trace_id)
     uow.memories.add_vector(memory_id, embedder, vector)
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
     if old is not None:
@@ -185,7 +185,8 @@ def _insert_into_history(
             superseded_by=successor.memory_id,
             event_id=by.event_id,
             observed_at=stated_at,
-        )
+        ),
+        with_source=True,
     )
     uow.memories.set_supersedes(successor.memory_id, memory_id)
     if predecessor is not None and predecessor.status is MemoryStatus.SUPERSEDED:
@@ -196,7 +197,6 @@ def _insert_into_history(
             event_id=by.event_id,
             trace_id=by.trace_id,
         )
-    uow.memories.add_source(memory_id, by.event_id, by.trace_id)
     uow.memories.add_vector(memory_id, embedder, vector)
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
     record_transition(uow.audit, AuditAction.MEMORY_STORED, memory_id, by, {**detail, "late_for": successor.memory_id})
