@@ -35,6 +35,7 @@ from services.common.vocabulary import Candidate, Decision
 from services.worker.adapters.channels import PeerChannel
 from services.worker.service.model import (
     ApplyOutcome,
+    ApplyRequest,
     ConflictRecord,
     EmailView,
     Evaluation,
@@ -50,6 +51,7 @@ T = TypeVar("T")
 _BATCH_READ_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
 _BATCH_EVALUATE_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchEvaluateRequest.requests"]
 _BATCH_LOOKUP_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchGetProcessedEventsRequest.event_ids"]
+_BATCH_APPLY_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchApplyLearningRequest.requests"]
 
 #: Codes after which the same request can succeed later without anyone changing the event.
 #: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
@@ -272,7 +274,7 @@ def _decision(response: policy_service_pb2.EvaluateResponse, candidate: Candidat
 
 
 class GrpcMemoryApplier:
-    """MemoryApplier over memory's GetProcessedEvent and ApplyLearning."""
+    """MemoryApplier over memory's GetProcessedEvent(s), ApplyLearning and BatchApplyLearning."""
 
     def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
         self._peer = peer
@@ -320,17 +322,9 @@ class GrpcMemoryApplier:
         event_time: datetime | None = None,
         sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
-        request = memory_service_pb2.ApplyLearningRequest(
-            event_id=event_id,
-            trace_id=trace_id,
-            tenant=tenant,
-            user=user,
-            decisions=[convert.decision_to_pb(d) for d in decisions],
+        request = _apply_request(
+            tenant, ApplyRequest(event_id, trace_id, user, tuple(decisions), event_time=event_time, sender=sender)
         )
-        if sender is not None:
-            _set_sender(request, sender)
-        if event_time is not None:
-            request.event_time.FromDatetime(event_time)
         response = await _call(
             self._peer,
             "memory",
@@ -341,6 +335,67 @@ class GrpcMemoryApplier:
             already_processed=response.already_processed,
             applied_count=len(response.applied),
         )
+
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        """One BatchApplyLearning per `_BATCH_APPLY_MAX` events; each item's refusal becomes its own
+        TransientError or PermanentError, classified by its code as a failed call would be."""
+        results: list[ApplyOutcome | WorkerError] = []
+        for start in range(0, len(requests), _BATCH_APPLY_MAX):
+            chunk = requests[start : start + _BATCH_APPLY_MAX]
+            request = memory_service_pb2.BatchApplyLearningRequest(
+                tenant=tenant, requests=[_apply_request(tenant, item) for item in chunk]
+            )
+            response = await self._batch_apply(request)
+            if len(response.results) != len(chunk):
+                raise TransientError("MEMORY_BAD_RESPONSE", "results", dependency="memory")
+            results.extend(_item_result(item, result) for item, result in zip(chunk, response.results, strict=True))
+        return results
+
+    async def _batch_apply(
+        self, request: memory_service_pb2.BatchApplyLearningRequest
+    ) -> memory_service_pb2.BatchApplyLearningResponse:
+        stub = memory_service_pb2_grpc.MemoryServiceStub
+        return await _call(self._peer, "memory", lambda ch: stub(ch).BatchApplyLearning(request, timeout=self._timeout))
+
+
+def _apply_request(tenant: str, item: ApplyRequest) -> memory_service_pb2.ApplyLearningRequest:
+    request = memory_service_pb2.ApplyLearningRequest(
+        event_id=item.event_id,
+        trace_id=item.trace_id,
+        tenant=tenant,
+        user=item.user,
+        decisions=[convert.decision_to_pb(d) for d in item.decisions],
+    )
+    if item.sender is not None:
+        _set_sender(request, item.sender)
+    if item.event_time is not None:
+        request.event_time.FromDatetime(item.event_time)
+    return request
+
+
+_STATUS_BY_CODE = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def _item_result(item: ApplyRequest, result: memory_service_pb2.ApplyLearningResult) -> ApplyOutcome | WorkerError:
+    if result.HasField("error"):
+        code = _STATUS_BY_CODE.get(result.error.code, grpc.StatusCode.UNKNOWN)
+        detail = " ".join(
+            part
+            for part in (
+                f"status={code.name}",
+                f"reason={result.error.reason}" if result.error.reason else "",
+                f"fields={','.join(result.error.fields)}" if result.error.fields else "",
+            )
+            if part
+        )
+        kind = TransientError if code in _TRANSIENT_CODES else PermanentError
+        return kind(f"MEMORY_{code.name}", detail, dependency="memory")
+    outcome = result.outcome
+    return ApplyOutcome(
+        event_id=outcome.event_id or item.event_id,
+        already_processed=outcome.already_processed,
+        applied_count=len(outcome.applied),
+    )
 
 
 async def close_peers(peers: Sequence[PeerChannel]) -> None:
