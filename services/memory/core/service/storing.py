@@ -71,12 +71,7 @@ def store_candidate(
     writer that still loses (both found nothing and both insert) gets SupersessionConflict from
     the partial unique index and retries its whole unit of work.
     """
-    same_meaning = (
-        uow.memories.active_by_candidate_key(new.user, new.candidate_key, lock=True) if new.candidate_key else None
-    )
-    same_intent = None
-    if same_meaning is None and new.intent_key:
-        same_intent = uow.memories.active_by_intent(new.user, new.intent_key, lock=True)
+    same_meaning, same_intent = uow.memories.active_for_store(new.user, new.candidate_key, new.intent_key)
     plan = plan_store(same_meaning, same_intent)
     stated_at = by.observed_at or by.now
     if plan.action is StoreAction.SUPERSEDE and plan.existing is not None and plan.existing.stated_at > stated_at:

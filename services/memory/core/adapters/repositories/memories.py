@@ -36,15 +36,22 @@ class SqlMemoryRepository:
         found = self._records(query.with_for_update() if lock else query)
         return found[0] if found else None
 
-    def active_by_candidate_key(self, user: str, candidate_key: str, *, lock: bool) -> MemoryRecord | None:
-        query = self._active(user).where(m.c.candidate_key == candidate_key)
-        found = self._records(query.with_for_update() if lock else query)
-        return found[0] if found else None
-
-    def active_by_intent(self, user: str, intent_key: str, *, lock: bool) -> MemoryRecord | None:
-        query = self._active(user).where(m.c.intent_key == intent_key)
-        found = self._records(query.with_for_update() if lock else query)
-        return found[0] if found else None
+    def active_for_store(
+        self, user: str, candidate_key: str, intent_key: str
+    ) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+        """The active record of the same meaning and the one of the same intent, locked, in ONE
+        statement (a STORE needs both answers; two lookups were two round trips)."""
+        if not candidate_key and not intent_key:
+            return None, None
+        matches = []
+        if candidate_key:
+            matches.append(m.c.candidate_key == candidate_key)
+        if intent_key:
+            matches.append(m.c.intent_key == intent_key)
+        found = self._records(self._active(user).where(or_(*matches)).order_by(m.c.row_id).with_for_update())
+        same_meaning = next((r for r in found if candidate_key and r.candidate_key == candidate_key), None)
+        same_intent = next((r for r in found if intent_key and r.intent_key == intent_key), None)
+        return same_meaning, same_intent
 
     def active_by_intents(self, user: str, intent_keys: Sequence[str]) -> list[MemoryRecord]:
         return self._records(self._active(user).where(m.c.intent_key.in_(list(intent_keys))))
