@@ -15,6 +15,7 @@ a batch of one: one code path, so nothing can be written twice or differently.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,8 @@ class ApplyLearning:
     # The mail's sender-authentication verdict and owner claim, kept in the event's audit entry.
     sender: Mapping[str, str] | None = None
 
+
+_log = logging.getLogger(__name__)
 
 ItemResult = ApplyOutcome | MemloopError
 """One event's result in a batch: its (stored) outcome, or why it was refused with nothing written."""
@@ -92,15 +95,40 @@ def apply_learning_batch(cmds: Sequence[ApplyLearning], ports: MemoryPorts) -> l
         admitted.append((index, replace(cmd, decisions=tuple(_stamped(d, cmd) for d in decisions))))
     if admitted:
         pending = _not_yet_processed(admitted, results, ports)
-        if pending:
-            vectors = _embed_stores([cmd for _, cmd in pending], ports)
-            outcomes, written = retry_on_conflict(
-                ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once(pending, ports, vectors)
-            )
+        if len(pending) == 1:
+            results[pending[0][0]] = _apply_committed(pending, ports)[0]
+        elif pending:
+            try:
+                outcomes: list[ItemResult] = list(_apply_committed(pending, ports))
+            except MemloopError:  # a race lost `apply_attempts` times: the batch as a whole (ABORTED)
+                raise
+            except Exception:
+                _log.exception("a learning batch of %d events failed; applying each alone", len(pending))
+                outcomes = [_alone(cmd, ports) for _, cmd in pending]
             for (index, _cmd), outcome in zip(pending, outcomes, strict=True):
                 results[index] = outcome
-            _after_commit(cmds[0].tenant, outcomes, written, ports)
     return [r if r is not None else MemloopError("event left without a result") for r in results]
+
+
+def _apply_committed(pending: list[tuple[int, ApplyLearning]], ports: MemoryPorts) -> list[ApplyOutcome]:
+    vectors = _embed_stores([cmd for _, cmd in pending], ports)
+    outcomes, written = retry_on_conflict(
+        ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once(pending, ports, vectors)
+    )
+    _after_commit(pending[0][1].tenant, outcomes, written, ports)
+    return outcomes
+
+
+def _alone(cmd: ApplyLearning, ports: MemoryPorts) -> ItemResult:
+    """One event of a failed batch in its own transaction: only the event that caused the failure
+    fails (INTERNAL, so the worker retries it and then dead-letters it alone)."""
+    try:
+        return _apply_committed([(0, cmd)], ports)[0]
+    except MemloopError as failed:
+        return failed
+    except Exception:
+        _log.exception("event %s failed alone", cmd.event_id[:64])
+        return MemloopError("internal error", reason="INTERNAL")
 
 
 def _not_yet_processed(
