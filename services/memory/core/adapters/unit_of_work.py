@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,6 +21,7 @@ from services.memory.core.adapters.repositories.records import (
 )
 from services.memory.procedures.adapters.repository import SqlProcedureRepository
 
+_SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
 _LOCK_MANY = text(
     "SELECT count(pg_advisory_xact_lock(hashtextextended(k.key, 0)))"
     " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, position)"
@@ -44,6 +46,16 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
     def __enter__(self) -> SqlMemoryUnitOfWork:
         super().__enter__()
         return self
+
+    def _scope(self, session: Session) -> None:
+        """BEGIN and the tenant setting in one round trip (a psycopg pipeline) instead of two; no
+        statement can run before it, because the repositories exist only after `_open`."""
+        raw = session.connection().connection.dbapi_connection
+        if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+            super()._scope(session)
+            return
+        with raw.pipeline():
+            raw.execute(_SET_TENANT, (self._tenant_name,))
 
     def _open(self, session: Session) -> None:
         self._db = Db(session, self._tenant_name)

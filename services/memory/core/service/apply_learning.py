@@ -93,29 +93,27 @@ def apply_learning_batch(cmds: Sequence[ApplyLearning], ports: MemoryPorts) -> l
             results[index] = refused
             continue
         admitted.append((index, replace(cmd, decisions=tuple(_stamped(d, cmd) for d in decisions))))
-    if admitted:
-        pending = _not_yet_processed(admitted, results, ports)
-        if len(pending) == 1:
-            results[pending[0][0]] = _apply_committed(pending, ports)[0]
-        elif pending:
-            try:
-                outcomes: list[ItemResult] = list(_apply_committed(pending, ports))
-            except MemloopError:  # a race lost `apply_attempts` times: the batch as a whole (ABORTED)
-                raise
-            except Exception:
-                _log.exception("a learning batch of %d events failed; applying each alone", len(pending))
-                outcomes = [_alone(cmd, ports) for _, cmd in pending]
-            for (index, _cmd), outcome in zip(pending, outcomes, strict=True):
-                results[index] = outcome
+    if len(admitted) == 1:
+        results[admitted[0][0]] = _apply_committed(admitted, ports)[0]
+    elif admitted:
+        try:
+            outcomes: list[ItemResult] = list(_apply_committed(admitted, ports))
+        except MemloopError:  # a race lost `apply_attempts` times: the batch as a whole (ABORTED)
+            raise
+        except Exception:
+            _log.exception("a learning batch of %d events failed; applying each alone", len(admitted))
+            outcomes = [_alone(cmd, ports) for _, cmd in admitted]
+        for (index, _cmd), outcome in zip(admitted, outcomes, strict=True):
+            results[index] = outcome
     return [r if r is not None else MemloopError("event left without a result") for r in results]
 
 
-def _apply_committed(pending: list[tuple[int, ApplyLearning]], ports: MemoryPorts) -> list[ApplyOutcome]:
-    vectors = _embed_stores([cmd for _, cmd in pending], ports)
+def _apply_committed(admitted: list[tuple[int, ApplyLearning]], ports: MemoryPorts) -> list[ApplyOutcome]:
+    vectors: dict[str, Vector] = {}  # kept across retries: each text is embedded once
     outcomes, written = retry_on_conflict(
-        ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once(pending, ports, vectors)
+        ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once([c for _, c in admitted], ports, vectors)
     )
-    _after_commit(pending[0][1].tenant, outcomes, written, ports)
+    _after_commit(admitted[0][1].tenant, outcomes, written, ports)
     return outcomes
 
 
@@ -131,22 +129,6 @@ def _alone(cmd: ApplyLearning, ports: MemoryPorts) -> ItemResult:
         return MemloopError("internal error", reason="INTERNAL")
 
 
-def _not_yet_processed(
-    admitted: list[tuple[int, ApplyLearning]], results: list[ItemResult | None], ports: MemoryPorts
-) -> list[tuple[int, ApplyLearning]]:
-    """Replays answered from the ledger before anything is embedded; the rest, to apply."""
-    with ports.uow(admitted[0][1].tenant) as uow:
-        found = uow.events.get_many([cmd.event_id for _, cmd in admitted])
-    pending = []
-    for index, cmd in admitted:
-        if cmd.event_id in found:
-            ports.metrics.event_repeated()
-            results[index] = ApplyOutcome.from_json(found[cmd.event_id][0], already_processed=True)
-        else:
-            pending.append((index, cmd))
-    return pending
-
-
 def _after_commit(tenant: str, outcomes: list[ApplyOutcome], written: _Written, ports: MemoryPorts) -> None:
     for outcome in outcomes:
         if outcome.already_processed:
@@ -160,21 +142,26 @@ def _after_commit(tenant: str, outcomes: list[ApplyOutcome], written: _Written, 
         ports.effects.review_created(tenant, user, review_item_id, event_id)
 
 
-def _embed_stores(cmds: Sequence[ApplyLearning], ports: MemoryPorts) -> dict[str, Vector]:
-    """One embedder call for every STORE text of the batch, each distinct text once."""
-    texts = sorted({d.candidate.text for cmd in cmds for d in cmd.decisions if d.outcome is Outcome.STORE})
+def _embed_stores(cmds: Sequence[ApplyLearning], ports: MemoryPorts, vectors: dict[str, Vector]) -> None:
+    """One embedder call for every STORE text of `cmds` not embedded yet, each distinct text once."""
+    texts = sorted(
+        {d.candidate.text for cmd in cmds for d in cmd.decisions if d.outcome is Outcome.STORE} - vectors.keys()
+    )
     if not texts:
-        return {}
-    vectors = ports.embedder.embed(texts)
+        return
+    embedded = ports.embedder.embed(texts)
     ports.metrics.texts_embedded("document", len(texts))
-    return {text: vectors[i] for i, text in enumerate(texts)}
+    vectors.update({text: embedded[i] for i, text in enumerate(texts)})
 
 
 def _apply_once(
-    pending: list[tuple[int, ApplyLearning]], ports: MemoryPorts, vectors: dict[str, Vector]
+    cmds: list[ApplyLearning], ports: MemoryPorts, vectors: dict[str, Vector]
 ) -> tuple[list[ApplyOutcome], _Written]:
+    """One transaction: lock, read the ledger, embed what is new, write. Embedding after the ledger
+    read (not before, in a transaction of its own) spares a replay the embedder and the batch a
+    round of BEGIN, tenant setting, read and ROLLBACK; the locks held meanwhile are only this
+    batch's events and users."""
     written = _Written()
-    cmds = [cmd for _, cmd in pending]
     outcomes: list[ApplyOutcome] = []
     with ports.uow(cmds[0].tenant) as uow:
         uow.defer_appends()
@@ -182,9 +169,11 @@ def _apply_once(
         uow.lock_many(sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}))
         found = uow.events.get_many([c.event_id for c in cmds])
         forgotten = uow.events.forgotten_among([(c.user, c.event_time) for c in cmds])
+        fresh = {c.event_id: c for c, f in zip(cmds, forgotten, strict=True) if c.event_id not in found and f is None}
+        _embed_stores(list(fresh.values()), ports, vectors)
         done: dict[str, ApplyOutcome] = {}
         for cmd, forgotten_by in zip(cmds, forgotten, strict=True):
-            if cmd.event_id in found:  # committed by another delivery since the ledger was read
+            if cmd.event_id in found:  # applied before (a redelivery): its stored outcome, nothing written
                 outcome = ApplyOutcome.from_json(found[cmd.event_id][0], already_processed=True)
             elif cmd.event_id in done:  # the same event twice in this batch: the first one counts
                 outcome = replace(done[cmd.event_id], already_processed=True)
@@ -193,7 +182,8 @@ def _apply_once(
             else:
                 outcome = done[cmd.event_id] = _apply_event(uow, ports, cmd, vectors, written)
             outcomes.append(outcome)
-        uow.commit()
+        if done:  # only replays: nothing to commit, the rollback releases the locks just the same
+            uow.commit()
     return outcomes, written
 
 
