@@ -109,7 +109,16 @@ def apply_learning_batch(cmds: Sequence[ApplyLearning], ports: MemoryPorts) -> l
 
 
 def _apply_committed(admitted: list[tuple[int, ApplyLearning]], ports: MemoryPorts) -> list[ApplyOutcome]:
-    vectors: dict[str, Vector] = {}  # kept across retries: each text is embedded once
+    """Embed, then one transaction (retried whole on a lost race), then the after-commit effects.
+
+    The embedder runs before the transaction, not inside it: a batch must not hold its users'
+    locks while the model runs (another batch of the same user would wait for it), and a separate
+    ledger read to spare a replay the embedder would cost a transaction of its own. The worker
+    asks which events are processed just before, so a replay here is rare (a crash between commit
+    and ack); it embeds its texts again and writes nothing.
+    """
+    vectors: dict[str, Vector] = {}
+    _embed_stores([cmd for _, cmd in admitted], ports, vectors)
     outcomes, written = retry_on_conflict(
         ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once([c for _, c in admitted], ports, vectors)
     )
@@ -157,10 +166,8 @@ def _embed_stores(cmds: Sequence[ApplyLearning], ports: MemoryPorts, vectors: di
 def _apply_once(
     cmds: list[ApplyLearning], ports: MemoryPorts, vectors: dict[str, Vector]
 ) -> tuple[list[ApplyOutcome], _Written]:
-    """One transaction: lock, read the ledger, embed what is new, write. Embedding after the ledger
-    read (not before, in a transaction of its own) spares a replay the embedder and the batch a
-    round of BEGIN, tenant setting, read and ROLLBACK; the locks held meanwhile are only this
-    batch's events and users."""
+    """One transaction: lock the batch's events and users, read their ledger and deletions once,
+    then write each event that is neither applied before nor forgotten."""
     written = _Written()
     outcomes: list[ApplyOutcome] = []
     with ports.uow(cmds[0].tenant) as uow:
@@ -169,8 +176,6 @@ def _apply_once(
         uow.lock_many(sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}))
         found = uow.events.get_many([c.event_id for c in cmds])
         forgotten = uow.events.forgotten_among([(c.user, c.event_time) for c in cmds])
-        fresh = {c.event_id: c for c, f in zip(cmds, forgotten, strict=True) if c.event_id not in found and f is None}
-        _embed_stores(list(fresh.values()), ports, vectors)
         done: dict[str, ApplyOutcome] = {}
         for cmd, forgotten_by in zip(cmds, forgotten, strict=True):
             if cmd.event_id in found:  # applied before (a redelivery): its stored outcome, nothing written
