@@ -22,7 +22,6 @@ from services.common import convert
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import (
     field_limits,
-    learning_event_pb2,
     memory_service_pb2,
     memory_service_pb2_grpc,
     policy_service_pb2,
@@ -33,6 +32,7 @@ from services.common.gen.memloop.v1 import (
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import Candidate, Decision
 from services.worker.adapters.channels import PeerChannel
+from services.worker.adapters.memory_messages import apply_request
 from services.worker.service.model import (
     ApplyOutcome,
     ApplyRequest,
@@ -79,6 +79,12 @@ def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError
         peer_reason, fields = error_details(error)
     except (ValueError, AttributeError, TypeError):
         peer_reason, fields = "", []
+    return _failure(code, peer_reason, fields, dependency=dependency)
+
+
+def _failure(code: grpc.StatusCode, peer_reason: str, fields: Sequence[str], *, dependency: str) -> WorkerError:
+    """`<DEPENDENCY>_<CODE>`, transient or permanent by the code; detail names the code, the peer's
+    ErrorInfo reason and the BadRequest fields, never a status message."""
     detail = " ".join(
         part
         for part in (
@@ -88,10 +94,8 @@ def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError
         )
         if part
     )
-    reason = f"{dependency.upper()}_{code.name}"
-    if code in _TRANSIENT_CODES:
-        return TransientError(reason, detail, dependency=dependency)
-    return PermanentError(reason, detail, dependency=dependency)
+    kind = TransientError if code in _TRANSIENT_CODES else PermanentError
+    return kind(f"{dependency.upper()}_{code.name}", detail, dependency=dependency)
 
 
 _RENEW_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
@@ -322,7 +326,7 @@ class GrpcMemoryApplier:
         event_time: datetime | None = None,
         sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
-        request = _apply_request(
+        request = apply_request(
             tenant, ApplyRequest(event_id, trace_id, user, tuple(decisions), event_time=event_time, sender=sender)
         )
         response = await _call(
@@ -343,7 +347,7 @@ class GrpcMemoryApplier:
         for start in range(0, len(requests), _BATCH_APPLY_MAX):
             chunk = requests[start : start + _BATCH_APPLY_MAX]
             request = memory_service_pb2.BatchApplyLearningRequest(
-                tenant=tenant, requests=[_apply_request(tenant, item) for item in chunk]
+                tenant=tenant, requests=[apply_request(tenant, item) for item in chunk]
             )
             response = await self._batch_apply(request)
             if len(response.results) != len(chunk):
@@ -358,38 +362,14 @@ class GrpcMemoryApplier:
         return await _call(self._peer, "memory", lambda ch: stub(ch).BatchApplyLearning(request, timeout=self._timeout))
 
 
-def _apply_request(tenant: str, item: ApplyRequest) -> memory_service_pb2.ApplyLearningRequest:
-    request = memory_service_pb2.ApplyLearningRequest(
-        event_id=item.event_id,
-        trace_id=item.trace_id,
-        tenant=tenant,
-        user=item.user,
-        decisions=[convert.decision_to_pb(d) for d in item.decisions],
-    )
-    if item.sender is not None:
-        _set_sender(request, item.sender)
-    if item.event_time is not None:
-        request.event_time.FromDatetime(item.event_time)
-    return request
-
-
 _STATUS_BY_CODE = {code.value[0]: code for code in grpc.StatusCode}
 
 
 def _item_result(item: ApplyRequest, result: memory_service_pb2.ApplyLearningResult) -> ApplyOutcome | WorkerError:
+    """An item memory refused is classified exactly as the same refusal of a whole call would be."""
     if result.HasField("error"):
         code = _STATUS_BY_CODE.get(result.error.code, grpc.StatusCode.UNKNOWN)
-        detail = " ".join(
-            part
-            for part in (
-                f"status={code.name}",
-                f"reason={result.error.reason}" if result.error.reason else "",
-                f"fields={','.join(result.error.fields)}" if result.error.fields else "",
-            )
-            if part
-        )
-        kind = TransientError if code in _TRANSIENT_CODES else PermanentError
-        return kind(f"MEMORY_{code.name}", detail, dependency="memory")
+        return _failure(code, result.error.reason, result.error.fields, dependency="memory")
     outcome = result.outcome
     return ApplyOutcome(
         event_id=outcome.event_id or item.event_id,
@@ -401,18 +381,3 @@ def _item_result(item: ApplyRequest, result: memory_service_pb2.ApplyLearningRes
 async def close_peers(peers: Sequence[PeerChannel]) -> None:
     """Close every peer channel, ignoring the ones already closed."""
     await asyncio.gather(*(peer.close() for peer in peers), return_exceptions=True)
-
-
-def _set_sender(request: memory_service_pb2.ApplyLearningRequest, sender: SenderVerdict) -> None:
-    """The verdict back into protobuf words, for memory's audit entry of the event."""
-    results = learning_event_pb2.AuthenticationResult
-    claims = learning_event_pb2.OwnerClaim
-
-    def result(word: str) -> learning_event_pb2.AuthenticationResult.ValueType:
-        return results.Value(f"AUTHENTICATION_RESULT_{(word or 'unspecified').upper()}")
-
-    auth = request.sender_authentication
-    auth.dmarc, auth.dkim, auth.spf = result(sender.dmarc), result(sender.dkim), result(sender.spf)
-    auth.dkim_domain = sender.dkim_domain
-    request.owner_claim = claims.Value(f"OWNER_CLAIM_{(sender.owner_claim or 'unspecified').upper()}")
-    request.owner_claim_reason = sender.owner_claim_reason
