@@ -175,7 +175,7 @@ def test_the_trace_shows_every_hop_with_one_event_id_and_one_trace_id(stack: Sta
             and "relay.published" in hops
             and any("worker" in e.hop or "worker" in e.detail for e in entries)
             and any("PolicyService/BatchEvaluate" in e.detail for e in entries)
-            and any("MemoryService/ApplyLearning" in e.detail for e in entries)
+            and any("MemoryService/BatchApplyLearning" in e.detail for e in entries)
             and any(h.startswith("memory.candidate.rejected") for h in hops)
             and any(h.startswith("memory.memory.stored") for h in hops)
         )
@@ -199,7 +199,7 @@ def test_the_trace_shows_every_hop_with_one_event_id_and_one_trace_id(stack: Sta
     assert hops.index("serving.commit") < hops.index("relay.published")
     assert "relay.published" in hops
     assert any("worker" in e.hop or "worker" in e.detail for e in entries)
-    assert any("MemoryService/ApplyLearning" in e.detail for e in entries)
+    assert any("MemoryService/BatchApplyLearning" in e.detail for e in entries)
     assert any(h.startswith("memory.candidate.rejected") for h in hops)
     assert any(h.startswith("memory.memory.stored") for h in hops)
     # And every line carries the same event id and trace id

@@ -39,7 +39,15 @@ TENANT_ROLES = ("reader", "writer", "reviewer", "admin")
 EVERYONE = (*TENANT_ROLES, "service")
 
 # The promise, restated independently of services/common/access.py.
-ONLY_LOOP = {"ApplyLearning", "FindConflicts", "ReadContent", "BatchReadContent", "Evaluate", "BatchEvaluate"}
+ONLY_LOOP = {
+    "ApplyLearning",
+    "BatchApplyLearning",
+    "FindConflicts",
+    "ReadContent",
+    "BatchReadContent",
+    "Evaluate",
+    "BatchEvaluate",
+}
 ONLY_DECIDERS = {
     "SupersedeMemory",
     "DeprecateMemory",

@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from services.common.vocabulary import Candidate, Decision
-from services.worker.service.model import ApplyOutcome, ConflictRecord, SenderVerdict
+from services.worker.service.model import ApplyOutcome, ApplyRequest, ConflictRecord, SenderVerdict, WorkerError
 from services.worker.service.ports import ConflictFinder, MemoryApplier
 
 
 class BoundedMemory:
-    """MemoryApplier and ConflictFinder with at most `limit` ApplyLearning/FindConflicts calls at once."""
+    """MemoryApplier and ConflictFinder with at most `limit` (Batch)ApplyLearning/FindConflicts calls at once."""
 
     def __init__(self, applier: MemoryApplier, finder: ConflictFinder, *, limit: int) -> None:
         self._applier, self._finder = applier, finder
@@ -59,3 +59,8 @@ class BoundedMemory:
                 event_time=event_time,
                 sender=sender,
             )
+
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        """A whole batch holds one slot: memory applies it on one ingestion thread, in one transaction."""
+        async with self._slots:
+            return await self._applier.apply_many(tenant, requests)

@@ -13,9 +13,10 @@ import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime
+from typing import NoReturn
 
 from services.common.vocabulary import Decision
-from services.worker.service.model import ApplyOutcome, SenderVerdict
+from services.worker.service.model import ApplyOutcome, ApplyRequest, SenderVerdict, WorkerError
 from services.worker.service.ports import MemoryApplier
 
 _log = logging.getLogger(__name__)
@@ -45,8 +46,15 @@ class CrashBeforeApply:
         event_time: datetime | None = None,
         sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
-        _log.warning("fault hook: crashing before ApplyLearning with %d decisions", len(decisions))
-        for handler in logging.getLogger().handlers:
-            handler.flush()
-        sys.stderr.flush()
-        os._exit(CRASH_EXIT_CODE)
+        _crash(f"ApplyLearning with {len(decisions)} decisions")
+
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        _crash(f"BatchApplyLearning with {sum(len(r.decisions) for r in requests)} decisions")
+
+
+def _crash(what: str) -> NoReturn:
+    _log.warning("fault hook: crashing before %s", what)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    sys.stderr.flush()
+    os._exit(CRASH_EXIT_CODE)

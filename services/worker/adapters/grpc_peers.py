@@ -22,7 +22,6 @@ from services.common import convert
 from services.common.errors import InvalidArgument
 from services.common.gen.memloop.v1 import (
     field_limits,
-    learning_event_pb2,
     memory_service_pb2,
     memory_service_pb2_grpc,
     policy_service_pb2,
@@ -33,8 +32,10 @@ from services.common.gen.memloop.v1 import (
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import Candidate, Decision
 from services.worker.adapters.channels import PeerChannel
+from services.worker.adapters.memory_messages import apply_request
 from services.worker.service.model import (
     ApplyOutcome,
+    ApplyRequest,
     ConflictRecord,
     EmailView,
     Evaluation,
@@ -50,6 +51,7 @@ T = TypeVar("T")
 _BATCH_READ_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
 _BATCH_EVALUATE_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchEvaluateRequest.requests"]
 _BATCH_LOOKUP_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchGetProcessedEventsRequest.event_ids"]
+_BATCH_APPLY_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchApplyLearningRequest.requests"]
 
 #: Codes after which the same request can succeed later without anyone changing the event.
 #: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
@@ -77,6 +79,12 @@ def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError
         peer_reason, fields = error_details(error)
     except (ValueError, AttributeError, TypeError):
         peer_reason, fields = "", []
+    return _failure(code, peer_reason, fields, dependency=dependency)
+
+
+def _failure(code: grpc.StatusCode, peer_reason: str, fields: Sequence[str], *, dependency: str) -> WorkerError:
+    """`<DEPENDENCY>_<CODE>`, transient or permanent by the code; detail names the code, the peer's
+    ErrorInfo reason and the BadRequest fields, never a status message."""
     detail = " ".join(
         part
         for part in (
@@ -86,10 +94,8 @@ def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError
         )
         if part
     )
-    reason = f"{dependency.upper()}_{code.name}"
-    if code in _TRANSIENT_CODES:
-        return TransientError(reason, detail, dependency=dependency)
-    return PermanentError(reason, detail, dependency=dependency)
+    kind = TransientError if code in _TRANSIENT_CODES else PermanentError
+    return kind(f"{dependency.upper()}_{code.name}", detail, dependency=dependency)
 
 
 _RENEW_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
@@ -272,7 +278,7 @@ def _decision(response: policy_service_pb2.EvaluateResponse, candidate: Candidat
 
 
 class GrpcMemoryApplier:
-    """MemoryApplier over memory's GetProcessedEvent and ApplyLearning."""
+    """MemoryApplier over memory's GetProcessedEvent(s), ApplyLearning and BatchApplyLearning."""
 
     def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
         self._peer = peer
@@ -320,17 +326,9 @@ class GrpcMemoryApplier:
         event_time: datetime | None = None,
         sender: SenderVerdict | None = None,
     ) -> ApplyOutcome:
-        request = memory_service_pb2.ApplyLearningRequest(
-            event_id=event_id,
-            trace_id=trace_id,
-            tenant=tenant,
-            user=user,
-            decisions=[convert.decision_to_pb(d) for d in decisions],
+        request = apply_request(
+            tenant, ApplyRequest(event_id, trace_id, user, tuple(decisions), event_time=event_time, sender=sender)
         )
-        if sender is not None:
-            _set_sender(request, sender)
-        if event_time is not None:
-            request.event_time.FromDatetime(event_time)
         response = await _call(
             self._peer,
             "memory",
@@ -342,22 +340,44 @@ class GrpcMemoryApplier:
             applied_count=len(response.applied),
         )
 
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        """One BatchApplyLearning per `_BATCH_APPLY_MAX` events; each item's refusal becomes its own
+        TransientError or PermanentError, classified by its code as a failed call would be."""
+        results: list[ApplyOutcome | WorkerError] = []
+        for start in range(0, len(requests), _BATCH_APPLY_MAX):
+            chunk = requests[start : start + _BATCH_APPLY_MAX]
+            request = memory_service_pb2.BatchApplyLearningRequest(
+                tenant=tenant, requests=[apply_request(tenant, item) for item in chunk]
+            )
+            response = await self._batch_apply(request)
+            if len(response.results) != len(chunk):
+                raise TransientError("MEMORY_BAD_RESPONSE", "results", dependency="memory")
+            results.extend(_item_result(item, result) for item, result in zip(chunk, response.results, strict=True))
+        return results
+
+    async def _batch_apply(
+        self, request: memory_service_pb2.BatchApplyLearningRequest
+    ) -> memory_service_pb2.BatchApplyLearningResponse:
+        stub = memory_service_pb2_grpc.MemoryServiceStub
+        return await _call(self._peer, "memory", lambda ch: stub(ch).BatchApplyLearning(request, timeout=self._timeout))
+
+
+_STATUS_BY_CODE = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def _item_result(item: ApplyRequest, result: memory_service_pb2.ApplyLearningResult) -> ApplyOutcome | WorkerError:
+    """An item memory refused is classified exactly as the same refusal of a whole call would be."""
+    if result.HasField("error"):
+        code = _STATUS_BY_CODE.get(result.error.code, grpc.StatusCode.UNKNOWN)
+        return _failure(code, result.error.reason, result.error.fields, dependency="memory")
+    outcome = result.outcome
+    return ApplyOutcome(
+        event_id=outcome.event_id or item.event_id,
+        already_processed=outcome.already_processed,
+        applied_count=len(outcome.applied),
+    )
+
 
 async def close_peers(peers: Sequence[PeerChannel]) -> None:
     """Close every peer channel, ignoring the ones already closed."""
     await asyncio.gather(*(peer.close() for peer in peers), return_exceptions=True)
-
-
-def _set_sender(request: memory_service_pb2.ApplyLearningRequest, sender: SenderVerdict) -> None:
-    """The verdict back into protobuf words, for memory's audit entry of the event."""
-    results = learning_event_pb2.AuthenticationResult
-    claims = learning_event_pb2.OwnerClaim
-
-    def result(word: str) -> learning_event_pb2.AuthenticationResult.ValueType:
-        return results.Value(f"AUTHENTICATION_RESULT_{(word or 'unspecified').upper()}")
-
-    auth = request.sender_authentication
-    auth.dmarc, auth.dkim, auth.spf = result(sender.dmarc), result(sender.dkim), result(sender.spf)
-    auth.dkim_domain = sender.dkim_domain
-    request.owner_claim = claims.Value(f"OWNER_CLAIM_{(sender.owner_claim or 'unspecified').upper()}")
-    request.owner_claim_reason = sender.owner_claim_reason

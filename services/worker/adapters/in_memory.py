@@ -18,6 +18,7 @@ from datetime import datetime
 from services.common.vocabulary import Candidate, Decision, Outcome
 from services.worker.service.model import (
     ApplyOutcome,
+    ApplyRequest,
     ConflictRecord,
     EmailView,
     Evaluation,
@@ -92,7 +93,8 @@ class InMemoryMemory:
     """Memory's ledger and active records: ConflictFinder and MemoryApplier in one, like the real service."""
 
     applied: dict[tuple[str, str], StoredEvent] = field(default_factory=dict)
-    apply_calls: int = 0
+    apply_calls: int = 0  # ApplyLearning and BatchApplyLearning calls (a batch counts once)
+    batch_apply_calls: int = 0
     lookups: int = 0  # already-processed calls, single or batch
     find_calls: int = 0
     failures: _Failures = field(default_factory=_Failures)
@@ -105,7 +107,7 @@ class InMemoryMemory:
         self.failures.queue.extend(errors)
 
     def fail_next_apply(self, *errors: WorkerError) -> None:
-        """Fail the next ApplyLearning calls only (memory dies between the lookups and the commit)."""
+        """Fail the next (Batch)ApplyLearning calls as a whole (memory dies between the lookups and the commit)."""
         self.apply_failures.queue.extend(errors)
 
     def fail_next_find(self, *errors: WorkerError) -> None:
@@ -113,7 +115,8 @@ class InMemoryMemory:
         self.find_failures.queue.extend(errors)
 
     def fail_apply_of(self, event_id: str, *errors: WorkerError) -> None:
-        """Fail the next ApplyLearning calls of one event only (its commit fails, its batch's others do not)."""
+        """Fail the next applies of one event only: its item of a batch (or its single call) fails,
+        the batch's others commit."""
         self.event_failures.setdefault(event_id, _Failures()).queue.extend(errors)
 
     def active_records(self, tenant: str, user: str) -> list[tuple[str, ConflictRecord]]:
@@ -176,11 +179,30 @@ class InMemoryMemory:
         self.apply_calls += 1
         self.failures.raise_if_due()
         self.apply_failures.raise_if_due()
-        self.event_failures.get(event_id, _Failures()).raise_if_due()
-        if (tenant, event_id) in self.applied:
-            return ApplyOutcome(event_id=event_id, already_processed=True, applied_count=0)
-        self.applied[(tenant, event_id)] = StoredEvent(event_id, trace_id, tenant, user, tuple(decisions), sender)
-        return ApplyOutcome(event_id=event_id, already_processed=False, applied_count=len(decisions))
+        result = self._apply_one(tenant, ApplyRequest(event_id, trace_id, user, tuple(decisions), sender=sender))
+        if isinstance(result, WorkerError):
+            raise result
+        return result
+
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        """One call for the batch (counted once); an event told to fail fails alone, the rest commit."""
+        self.apply_calls += 1
+        self.batch_apply_calls += 1
+        self.failures.raise_if_due()
+        self.apply_failures.raise_if_due()
+        return [self._apply_one(tenant, request) for request in requests]
+
+    def _apply_one(self, tenant: str, request: ApplyRequest) -> ApplyOutcome | WorkerError:
+        try:
+            self.event_failures.get(request.event_id, _Failures()).raise_if_due()
+        except WorkerError as failed:
+            return failed
+        if (tenant, request.event_id) in self.applied:
+            return ApplyOutcome(event_id=request.event_id, already_processed=True, applied_count=0)
+        self.applied[(tenant, request.event_id)] = StoredEvent(
+            request.event_id, request.trace_id, tenant, request.user, request.decisions, request.sender
+        )
+        return ApplyOutcome(event_id=request.event_id, already_processed=False, applied_count=len(request.decisions))
 
 
 Decide = Callable[[Candidate, Sequence[ConflictRecord]], Decision]

@@ -1,17 +1,18 @@
-"""The JetStream side of the worker: pull deliveries in batches, prepare each batch together, apply
-and settle each event on its own.
+"""The JetStream side of the worker: pull deliveries in batches, prepare and apply each batch
+together, settle each event on its own.
 
 A batch is up to N messages or whatever arrived within T ms of the first (`LearningConsumer`).
-Its read-only steps share one call per peer (`services.worker.service.process_batch`); then every
-event is applied by its own ApplyLearning, concurrently, and settled by its own outcome: success →
-`ack` (only after memory confirmed); failure → `services.worker.service.retry.on_failure` says
-`nak(delay)` or dead-letter. A delivery that cannot even be parsed is dead-lettered at once. So one
-slow, failing or malformed event never acks, naks or blocks another beyond its batch's shared
-calls; `in_progress` heartbeats keep every unsettled message of a long batch from redelivery.
+Its read-only steps share one call per peer (`services.worker.service.process_batch`); then its
+ready events are applied by one BatchApplyLearning per tenant (one memory transaction), and every
+message is settled by its own item's outcome: success → `ack` (only after memory committed);
+failure → `services.worker.service.retry.on_failure` says `nak(delay)` or dead-letter. A delivery
+that cannot even be parsed is dead-lettered at once. So one slow, failing or malformed event never
+acks, naks or blocks another beyond its batch's shared calls; `in_progress` heartbeats keep every
+unsettled message of a long batch from redelivery.
 
-Tracing: every message keeps its own consumer span continuing its trace, and its ApplyLearning runs
-inside it. The batch's shared calls run in a `worker.process_batch` span, a child of the first
-event's span that links to the others (OpenTelemetry's convention for batch processing).
+Tracing: every message keeps its own consumer span continuing its trace. The batch's shared calls
+run in a `worker.process_batch` span and its apply in a `worker.apply_batch` span, each a child of
+the first event's span that links to the others (OpenTelemetry's convention for batch processing).
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ from services.worker.domain.extraction import CandidateExtractor
 from services.worker.entrypoints.messages import parse_learning_event
 from services.worker.entrypoints.settle import Clock, DeadLetterSink, FirstSeen, settle_failure, settle_success
 from services.worker.service.model import LearningEventView, PermanentError, ProcessResult, WorkerError
-from services.worker.service.process_batch import prepare_batch
-from services.worker.service.process_event import LearningPorts, Prepared, ReadyToApply, apply_prepared
+from services.worker.service.process_batch import apply_batch, prepare_batch
+from services.worker.service.process_event import LearningPorts, Prepared, ReadyToApply
 from services.worker.service.retry import RetryPolicy, as_worker_error, on_failure
 
 _log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ class DeliveryHandler:
         heartbeat = asyncio.create_task(self._heartbeats(deliveries))
         try:
             parsed = [d for d in deliveries if d.event is not None]
-            prepared = await self._prepare(parsed)
+            prepared = await self._apply(parsed, await self._prepare(parsed))
             await asyncio.gather(
                 *(self._finish(d, p, started) for d, p in zip(parsed, prepared, strict=True)),
                 *(
@@ -141,16 +142,35 @@ class DeliveryHandler:
             events = [d.event for d in parsed if d.event is not None]
             return await prepare_batch(events, self._ports, redactor=self._redactor, extractor=self._extractor)
 
-    async def _finish(self, delivery: _Delivery, prepared: Prepared, started: float) -> None:
-        """Apply the event if it is ready, then settle its message by its own outcome, in its span."""
+    async def _apply(self, parsed: list[_Delivery], prepared: list[Prepared]) -> list[ProcessResult | BaseException]:
+        """Every ready event of the batch in one BatchApplyLearning per tenant (one memory
+        transaction), in a span of the first ready event's trace linking the others."""
+        ready = [(i, p) for i, p in enumerate(prepared) if isinstance(p, ReadyToApply)]
+        results: list[ProcessResult | BaseException] = [
+            p if not isinstance(p, ReadyToApply) else PermanentError("NOT_APPLIED") for p in prepared
+        ]
+        if not ready:
+            return results
+        first = parsed[ready[0][0]].span
+        links = [trace.Link(parsed[i].span.get_span_context()) for i, _ in ready[1:]]
+        tracer = trace.get_tracer("memloop")
+        with tracer.start_as_current_span(
+            "worker.apply_batch", context=trace.set_span_in_context(first), links=links
+        ) as span:
+            span.set_attribute("memloop.batch_size", len(ready))
+            applied = await apply_batch([p for _, p in ready], self._ports)
+        for (index, _), outcome in zip(ready, applied, strict=True):
+            results[index] = outcome
+        return results
+
+    async def _finish(self, delivery: _Delivery, prepared: ProcessResult | BaseException, started: float) -> None:
+        """Settle the message by its own outcome (memory committed it, if it succeeded), in its span."""
         event_id = delivery.event.event_id if delivery.event else ""
         delivery.finishing = True
         with trace.use_span(delivery.span, end_on_exit=True):
             token = telemetry.current_event_id.set(event_id)
             try:
-                if isinstance(prepared, ReadyToApply):
-                    result = await apply_prepared(prepared, self._ports)
-                elif isinstance(prepared, ProcessResult):
+                if isinstance(prepared, ProcessResult):
                     result = prepared
                 else:
                     raise prepared if isinstance(prepared, Exception) else as_worker_error(prepared)

@@ -102,6 +102,18 @@ class ApplyOutcome:
 
 
 @dataclass(frozen=True)
+class ApplyRequest:
+    """One event's decisions for memory to apply (one item of a batch apply)."""
+
+    event_id: str
+    trace_id: str
+    user: str
+    decisions: tuple[Decision, ...]
+    event_time: datetime | None = None
+    sender: SenderVerdict | None = None
+
+
+@dataclass(frozen=True)
 class ProcessResult:
     """The result of one event: skipped as already processed, or the decisions memory committed."""
 

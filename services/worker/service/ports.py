@@ -13,11 +13,13 @@ from typing import Protocol
 from services.common.vocabulary import Candidate, Decision
 from services.worker.service.model import (
     ApplyOutcome,
+    ApplyRequest,
     ConflictRecord,
     EmailView,
     Evaluation,
     PermanentError,
     SenderVerdict,
+    WorkerError,
 )
 
 
@@ -85,5 +87,13 @@ class MemoryApplier(Protocol):
         """Apply all decisions of one event in one transaction; idempotent on `event_id`.
 
         `sender` (the mail's sender-authentication verdict) is kept in the event's audit entry.
+        """
+        ...
+
+    async def apply_many(self, tenant: str, requests: Sequence[ApplyRequest]) -> list[ApplyOutcome | WorkerError]:
+        """Apply many events of one tenant in one memory transaction; one result per request, in
+        order: its outcome (committed when this returns), or its own failure, nothing of it written.
+
+        Raises (TransientError / PermanentError) only when memory refused or failed the call as a whole.
         """
         ...

@@ -1,5 +1,5 @@
-"""The learning use case for a batch of events: `process_event`'s steps 1-6, one call per batch
-where the peers allow it; step 7 (ApplyLearning) stays one call per event.
+"""The learning use case for a batch of events: `process_event`'s steps, one call per batch
+where the peers allow it.
 
 Per tenant of the batch (every peer call is scoped to one tenant):
 
@@ -11,18 +11,19 @@ Per tenant of the batch (every peer call is scoped to one tenant):
    extraction error fails only its own event;
 4. memory: the conflicts of every candidate — one call per user of the batch;
 5. policy: a decision on every candidate — one call; each decision is signed for its own user and
-   event exactly as before, so memory verifies each one.
+   event exactly as before, so memory verifies each one;
+6. memory: every ready event applied in one BatchApplyLearning (`apply_batch`), one transaction
+   for the lot; each event still has its own result (memory refuses an event alone, and a
+   replay of an event returns its stored outcome), so each message is settled by its own.
 
-Step 7 is `apply_prepared` per event, which the caller runs concurrently: the event stays the unit
-of idempotency and of commit, so each event's acknowledgement waits for its own commit only.
-
-A failure of a shared call (1, 2, 4, 5) is the failure of every event that needed it: a transient
-one is retried by the consumer per event, as if each had failed alone. A permanent one (the peer
+A failure of a shared call is the failure of every event that needed it: a transient one is
+retried by the consumer per event, as if each had failed alone. A permanent one (the peer
 refused the request as a whole, e.g. one event's field over a limit) does not say which event
-caused it, so that tenant's events fall back to `prepare_event` one by one: the culprit fails alone.
+caused it, so that tenant's events fall back to the one-event path one by one (`prepare_event`,
+`apply_prepared`): the culprit fails alone.
 Events of one user in one batch are decided against memory's state before the batch, as concurrent
 deliveries were before batching; memory's apply keeps one active record per intent in any order.
-Nothing here writes anything, so a crash leaves nothing to undo.
+Nothing but step 6 writes anything, and it commits in one transaction, so a crash leaves nothing to undo.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ from services.common.redaction import Redactor
 from services.common.vocabulary import Candidate
 from services.worker.domain.extraction import CandidateExtractor, ExtractionInput
 from services.worker.service.model import (
+    ApplyOutcome,
+    ApplyRequest,
     EmailView,
     Evaluation,
     LearningEventView,
@@ -46,6 +49,7 @@ from services.worker.service.process_event import (
     LearningPorts,
     Prepared,
     ReadyToApply,
+    apply_prepared,
     check_owner,
     extraction_failure,
     prepare_event,
@@ -195,3 +199,54 @@ async def _decide_all(tenant: str, slots: list[_Slot], ports: LearningPorts) -> 
     decisions = iter(await ports.policy.evaluate_many(evaluations, tenant=tenant))
     for slot in slots:
         slot.outcome = ReadyToApply(slot.event, tuple(next(decisions) for _ in slot.candidates))
+
+
+async def apply_batch(ready: Sequence[ReadyToApply], ports: LearningPorts) -> list[ProcessResult | BaseException]:
+    """Step 6: one BatchApplyLearning per tenant of `ready`; one result per event, in order.
+
+    Never raises for an event's failure (bar cancellation). Each result stands for memory's commit
+    of that event (or its stored outcome), so the caller may settle each message by its own.
+    """
+    by_tenant: dict[str, list[int]] = {}
+    for index, item in enumerate(ready):
+        by_tenant.setdefault(item.event.tenant, []).append(index)
+    results: list[ProcessResult | BaseException] = [PermanentError("NOT_APPLIED")] * len(ready)
+    groups = list(by_tenant.items())
+    applied = await asyncio.gather(
+        *(_apply_tenant(tenant, [ready[i] for i in indexes], ports) for tenant, indexes in groups)
+    )
+    for (_tenant, indexes), outcomes in zip(groups, applied, strict=True):
+        for index, outcome in zip(indexes, outcomes, strict=True):
+            results[index] = outcome
+    return results
+
+
+async def _apply_tenant(
+    tenant: str, ready: list[ReadyToApply], ports: LearningPorts
+) -> list[ProcessResult | BaseException]:
+    requests = [
+        ApplyRequest(
+            event_id=r.event.event_id,
+            trace_id=r.event.trace_id,
+            user=r.event.user,
+            decisions=r.decisions,
+            event_time=r.event.commit_time,
+            sender=r.event.sender,
+        )
+        for r in ready
+    ]
+    try:
+        outcomes: list[ApplyOutcome | WorkerError] = await ports.memory.apply_many(tenant, requests)
+    except PermanentError:
+        # Memory refused the batch as a whole: one event per call isolates the one it refused.
+        return list(await asyncio.gather(*(apply_prepared(r, ports) for r in ready), return_exceptions=True))
+    except Exception as exc:  # transient (or a bug): every event of the call failed with it, nothing committed
+        return [exc] * len(ready)
+    return [
+        outcome
+        if isinstance(outcome, WorkerError)
+        else ProcessResult(
+            event_id=r.event.event_id, already_processed=outcome.already_processed, decisions=r.decisions
+        )
+        for r, outcome in zip(ready, outcomes, strict=True)
+    ]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import psycopg
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,6 +20,12 @@ from services.memory.core.adapters.repositories.records import (
     SqlReviewRepository,
 )
 from services.memory.procedures.adapters.repository import SqlProcedureRepository
+
+_SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
+_LOCK_MANY = text(
+    "SELECT count(pg_advisory_xact_lock(hashtextextended(k.key, 0)))"
+    " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, position)"
+)
 
 
 class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
@@ -38,6 +47,16 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
         super().__enter__()
         return self
 
+    def _scope(self, session: Session) -> None:
+        """BEGIN and the tenant setting in one round trip (a psycopg pipeline) instead of two; no
+        statement can run before it, because the repositories exist only after `_open`."""
+        raw = session.connection().connection.dbapi_connection
+        if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+            super()._scope(session)
+            return
+        with raw.pipeline():
+            raw.execute(_SET_TENANT, (self._tenant_name,))
+
     def _open(self, session: Session) -> None:
         self._db = Db(session, self._tenant_name)
         self.memories = SqlMemoryRepository(self._db)
@@ -49,12 +68,26 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
         self.procedures = SqlProcedureRepository(self._db)
 
     def lock(self, key: str) -> None:
-        self._db.execute(
-            text("SELECT pg_advisory_xact_lock(hashtextextended(:key, 0))"), {"key": f"{self._tenant_name}\x1f{key}"}
-        )
+        self.lock_many([key])
+
+    def lock_many(self, keys: Sequence[str]) -> None:
+        """One statement; the locks are taken in the order given (unnest's order, one row at a time)."""
+        if not keys:
+            return
+        self._db.execute(_LOCK_MANY, {"keys": [f"{self._tenant_name}\x1f{key}" for key in keys]})
+
+    def defer_appends(self) -> None:
+        self._db.deferring = True
 
     def commit(self) -> None:
         try:
+            # Queued appends first, parents before children: candidates before the review items
+            # that reference them; the audit trail last, as it was written last before.
+            self.candidates.flush()
+            self.reviews.flush()
+            self.memories.flush()
+            self.events.flush()
+            self.audit.flush()
             super().commit()
         except DBAPIError as exc:
             conflict = as_conflict(exc)

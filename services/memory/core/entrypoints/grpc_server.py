@@ -15,13 +15,14 @@ from typing import TypeVar
 import grpc
 
 from services.common.auth import authorize_tenant
-from services.common.errors import require
+from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
 from services.memory.core.entrypoints import requests
 from services.memory.core.entrypoints.pb_mapping import (
     audit_event_to_pb,
+    item_result_to_pb,
     memory_to_pb,
     outcome_to_response,
     review_item_to_pb,
@@ -29,7 +30,7 @@ from services.memory.core.entrypoints.pb_mapping import (
     timestamp,
 )
 from services.memory.core.service import lifecycle, queries, retrieval, review
-from services.memory.core.service.apply_learning import apply_learning
+from services.memory.core.service.apply_learning import ApplyLearning, apply_learning, apply_learning_batch
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.pagination import page_request
 
@@ -66,6 +67,22 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         principal = authorize_tenant(request.tenant)
         command = requests.apply_learning(request, actor=principal.subject)
         return outcome_to_response(self._ingesting(lambda: apply_learning(command, self._ports)))
+
+    @grpc_method(DOMAIN)
+    def BatchApplyLearning(
+        self, request: pb.BatchApplyLearningRequest, context: grpc.ServicerContext
+    ) -> pb.BatchApplyLearningResponse:
+        principal = authorize_tenant(request.tenant)
+        _tenant, items = requests.apply_learning_batch(request, actor=principal.subject)
+        commands = [item for item in items if isinstance(item, ApplyLearning)]
+        applied = iter(self._ingesting(lambda: apply_learning_batch(commands, self._ports)) if commands else [])
+        results = [item if isinstance(item, InvalidArgument) else next(applied) for item in items]
+        return pb.BatchApplyLearningResponse(
+            results=[
+                item_result_to_pb(message.event_id, result, domain=DOMAIN)
+                for message, result in zip(request.requests, results, strict=True)
+            ]
+        )
 
     @grpc_method(DOMAIN)
     def GetProcessedEvent(

@@ -10,7 +10,9 @@ from google.protobuf.struct_pb2 import Struct
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from services.common.convert import decision_to_pb, memory_type_to_pb, origin_to_pb, outcome_to_pb
+from services.common.errors import InvalidArgument, MemloopError
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.grpc_errors import to_status
 from services.memory.core.domain.audit import AuditEvent
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 from services.memory.core.domain.outcome import ApplyOutcome
@@ -66,6 +68,19 @@ def memory_to_pb(record: MemoryRecord) -> pb.Memory:
         candidate_key=record.candidate_key,
         create_time=timestamp(record.created_at),
         update_time=timestamp(record.updated_at),
+    )
+
+
+def item_result_to_pb(event_id: str, result: ApplyOutcome | MemloopError, *, domain: str) -> pb.ApplyLearningResult:
+    """One event of a batch: its outcome, or its refusal as the status ApplyLearning would have
+    failed with (code, ErrorInfo reason, bounded message, BadRequest fields)."""
+    if isinstance(result, ApplyOutcome):
+        return pb.ApplyLearningResult(event_id=event_id, outcome=outcome_to_response(result))
+    status = to_status(result, domain=domain)
+    fields = [v.field for v in result.violations] if isinstance(result, InvalidArgument) else []
+    return pb.ApplyLearningResult(
+        event_id=event_id,
+        error=pb.ApplyLearningError(code=status.code, reason=result.reason, message=status.message, fields=fields),
     )
 
 

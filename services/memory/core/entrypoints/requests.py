@@ -9,7 +9,7 @@ from datetime import UTC
 from typing import Any
 
 from services.common.convert import candidate_from_pb, decision_from_pb, memory_type_from_pb
-from services.common.errors import InvalidArgument, require
+from services.common.errors import FieldViolation, InvalidArgument, require
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.telemetry import current_trace_id
@@ -67,6 +67,29 @@ def apply_learning(request: pb.ApplyLearningRequest, *, actor: str) -> ApplyLear
         event_time=request.event_time.ToDatetime(tzinfo=UTC) if request.HasField("event_time") else None,
         sender=_sender(request),
     )
+
+
+def apply_learning_batch(
+    request: pb.BatchApplyLearningRequest, *, actor: str
+) -> tuple[str, list[ApplyLearning | InvalidArgument]]:
+    """The batch's tenant and each item's command, or the item's own INVALID_ARGUMENT (its fields
+    named `requests[i].…`), so a bad item fails alone and the others are applied."""
+    tenant = tenant_of(request.tenant)
+    items: list[ApplyLearning | InvalidArgument] = []
+    for index, item in enumerate(request.requests):
+        prefix = f"requests[{index}]"
+        if item.tenant and item.tenant != tenant:
+            items.append(InvalidArgument(f"{prefix}.tenant", "must be empty or equal to the batch's tenant"))
+            continue
+        scoped = pb.ApplyLearningRequest()
+        scoped.CopyFrom(item)
+        scoped.tenant = tenant
+        try:
+            items.append(apply_learning(scoped, actor=actor))
+        except InvalidArgument as invalid:
+            first, *more = (FieldViolation(f"{prefix}.{v.field}", v.description) for v in invalid.violations)
+            items.append(InvalidArgument(first.field, first.description, *more))
+    return tenant, items
 
 
 def _sender(request: pb.ApplyLearningRequest) -> dict[str, str] | None:

@@ -1,19 +1,29 @@
-"""ApplyLearning: every decision of one learning event, in one transaction, exactly once.
+"""ApplyLearning: every decision of a learning event, in one transaction, exactly once — and
+many events of one tenant in ONE transaction (`apply_learning_batch`, the worker's batches).
 
-The event is claimed under a transaction-scoped lock on its id, so concurrent deliveries of one
+Each event is claimed under a transaction-scoped lock on its id, so concurrent deliveries of one
 event serialise: the first applies and records the outcome last; every later one finds the
-outcome and returns it unchanged, having written nothing.
+outcome and returns it unchanged, having written nothing. A batch takes all its event locks and
+then all its user locks in one sorted order (`event:` before `user:`), so two batches sharing
+events or users wait for each other and never deadlock.
+
+An event's refusal (an unsigned decision, a hard rule) is found before anything is read or
+written, so it fails only its own item; the others are applied together. A lost one-active race
+retries the whole batch's transaction, as it retried the one event's. A single ApplyLearning is
+a batch of one: one code path, so nothing can be written twice or differently.
 """
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
+from services.common.errors import MemloopError
 from services.common.vocabulary import Decision, Outcome
 from services.memory.core.domain.audit import AuditAction, AuditEntry
 from services.memory.core.domain.outcome import AppliedDecision, ApplyOutcome, tombstone_outcome
@@ -40,85 +50,169 @@ class ApplyLearning:
     sender: Mapping[str, str] | None = None
 
 
+_log = logging.getLogger(__name__)
+
+ItemResult = ApplyOutcome | MemloopError
+"""One event's result in a batch: its (stored) outcome, or why it was refused with nothing written."""
+
+
 @dataclass
 class _Written:
     memory_ids: list[str] = field(default_factory=list)
-    review_items: list[str] = field(default_factory=list)
+    users: set[str] = field(default_factory=set)
+    review_items: list[tuple[str, str, str]] = field(default_factory=list)  # (user, review item, event)
 
 
 def apply_learning(cmd: ApplyLearning, ports: MemoryPorts) -> ApplyOutcome:
-    """Apply or replay; returns the stored outcome with `already_processed` set on a replay.
+    """Apply or replay one event; returns the stored outcome with `already_processed` set on a replay.
 
     Raises DecisionNotSigned or HardRuleViolated (PERMISSION_DENIED), before any read or write,
     for a decision policy did not sign or one that would store what memory never stores.
     """
-    admitted = admit(cmd.decisions, ports.decisions, tenant=cmd.tenant, user=cmd.user, event_id=cmd.event_id)
-    cmd = replace(cmd, decisions=tuple(_stamped(d, cmd) for d in admitted))
-    stored = _stored_outcome(cmd, ports)
-    if stored is not None:
-        ports.metrics.event_repeated()
-        return stored
-    vectors = _embed_stores(cmd, ports)
-    outcome, written = retry_on_conflict(
-        ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once(cmd, ports, vectors)
+    result = apply_learning_batch([cmd], ports)[0]
+    if isinstance(result, MemloopError):
+        raise result
+    return result
+
+
+def apply_learning_batch(cmds: Sequence[ApplyLearning], ports: MemoryPorts) -> list[ItemResult]:
+    """Apply many events of ONE tenant in one transaction; one result per command, in order.
+
+    A repeated event id in the batch is applied once; its later items return that outcome as a
+    replay. Raises (for the whole batch) only what no single event caused: a database outage, or a
+    race still lost after `apply_attempts` tries (SupersessionConflict), with nothing written.
+    """
+    if len({cmd.tenant for cmd in cmds}) > 1:
+        raise ValueError("a learning batch belongs to one tenant")
+    results: list[ItemResult | None] = [None] * len(cmds)
+    admitted: list[tuple[int, ApplyLearning]] = []
+    for index, cmd in enumerate(cmds):
+        try:
+            decisions = admit(cmd.decisions, ports.decisions, tenant=cmd.tenant, user=cmd.user, event_id=cmd.event_id)
+        except MemloopError as refused:
+            results[index] = refused
+            continue
+        admitted.append((index, replace(cmd, decisions=tuple(_stamped(d, cmd) for d in decisions))))
+    if len(admitted) == 1:
+        results[admitted[0][0]] = _apply_committed(admitted, ports)[0]
+    elif admitted:
+        try:
+            outcomes: list[ItemResult] = list(_apply_committed(admitted, ports))
+        except MemloopError:  # a race lost `apply_attempts` times: the batch as a whole (ABORTED)
+            raise
+        except Exception:
+            _log.exception("a learning batch of %d events failed; applying each alone", len(admitted))
+            outcomes = [_alone(cmd, ports) for _, cmd in admitted]
+        for (index, _cmd), outcome in zip(admitted, outcomes, strict=True):
+            results[index] = outcome
+    return [r if r is not None else MemloopError("event left without a result") for r in results]
+
+
+def _apply_committed(admitted: list[tuple[int, ApplyLearning]], ports: MemoryPorts) -> list[ApplyOutcome]:
+    """Embed, then one transaction (retried whole on a lost race), then the after-commit effects.
+
+    The embedder runs before the transaction, not inside it: a batch must not hold its users'
+    locks while the model runs (another batch of the same user would wait for it), and a separate
+    ledger read to spare a replay the embedder would cost a transaction of its own. The worker
+    asks which events are processed just before, so a replay here is rare (a crash between commit
+    and ack); it embeds its texts again and writes nothing.
+    """
+    vectors: dict[str, Vector] = {}
+    _embed_stores([cmd for _, cmd in admitted], ports, vectors)
+    outcomes, written = retry_on_conflict(
+        ports.tuning.apply_attempts, ports.metrics, lambda: _apply_once([c for _, c in admitted], ports, vectors)
     )
-    if outcome.already_processed:
-        ports.metrics.event_repeated()
-        return outcome
-    for applied in outcome.applied:
-        ports.metrics.decision_applied(applied.outcome.value)
+    _after_commit(admitted[0][1].tenant, outcomes, written, ports)
+    return outcomes
+
+
+def _alone(cmd: ApplyLearning, ports: MemoryPorts) -> ItemResult:
+    """One event of a failed batch in its own transaction: only the event that caused the failure
+    fails (INTERNAL, so the worker retries it and then dead-letters it alone)."""
+    try:
+        return _apply_committed([(0, cmd)], ports)[0]
+    except MemloopError as failed:
+        return failed
+    except Exception:
+        _log.exception("event %s failed alone", cmd.event_id[:64])
+        return MemloopError("internal error", reason="INTERNAL")
+
+
+def _after_commit(tenant: str, outcomes: list[ApplyOutcome], written: _Written, ports: MemoryPorts) -> None:
+    for outcome in outcomes:
+        if outcome.already_processed:
+            ports.metrics.event_repeated()
+            continue
+        for applied in outcome.applied:
+            ports.metrics.decision_applied(applied.outcome.value)
     if written.memory_ids:
-        ports.effects.memories_changed(cmd.tenant, [cmd.user], written.memory_ids)
-    for review_item_id in written.review_items:
-        ports.effects.review_created(cmd.tenant, cmd.user, review_item_id, cmd.event_id)
-    return outcome
+        ports.effects.memories_changed(tenant, sorted(written.users), written.memory_ids)
+    for user, review_item_id, event_id in written.review_items:
+        ports.effects.review_created(tenant, user, review_item_id, event_id)
 
 
-def _stored_outcome(cmd: ApplyLearning, ports: MemoryPorts) -> ApplyOutcome | None:
-    with ports.uow(cmd.tenant) as uow:
-        found = uow.events.get(cmd.event_id)
-    return None if found is None else ApplyOutcome.from_json(found[0], already_processed=True)
-
-
-def _embed_stores(cmd: ApplyLearning, ports: MemoryPorts) -> dict[str, Vector]:
-    texts = sorted({d.candidate.text for d in cmd.decisions if d.outcome is Outcome.STORE})
+def _embed_stores(cmds: Sequence[ApplyLearning], ports: MemoryPorts, vectors: dict[str, Vector]) -> None:
+    """One embedder call for every STORE text of `cmds` not embedded yet, each distinct text once."""
+    texts = sorted(
+        {d.candidate.text for cmd in cmds for d in cmd.decisions if d.outcome is Outcome.STORE} - vectors.keys()
+    )
     if not texts:
-        return {}
-    vectors = ports.embedder.embed(texts)
+        return
+    embedded = ports.embedder.embed(texts)
     ports.metrics.texts_embedded("document", len(texts))
-    return {text: vectors[i] for i, text in enumerate(texts)}
+    vectors.update({text: embedded[i] for i, text in enumerate(texts)})
 
 
-def _apply_once(cmd: ApplyLearning, ports: MemoryPorts, vectors: dict[str, Vector]) -> tuple[ApplyOutcome, _Written]:
+def _apply_once(
+    cmds: list[ApplyLearning], ports: MemoryPorts, vectors: dict[str, Vector]
+) -> tuple[list[ApplyOutcome], _Written]:
+    """One transaction: lock the batch's events and users, read their ledger and deletions once,
+    then write each event that is neither applied before nor forgotten."""
     written = _Written()
-    with ports.uow(cmd.tenant) as uow:
-        uow.lock(f"event:{cmd.event_id}")
-        found = uow.events.get(cmd.event_id)
-        if found is not None:
-            return ApplyOutcome.from_json(found[0], already_processed=True), written
-        uow.lock(f"user:{cmd.user}")  # Forget(user) takes it too: learning commits before its ack or not at all
-        forgotten_by = uow.events.forgotten_by(cmd.user, cmd.event_time)
-        if forgotten_by is not None:
-            return _forgotten(uow, cmd, forgotten_by), written
-        by = Transition(
-            event_id=cmd.event_id,
-            trace_id=cmd.trace_id,
-            actor=cmd.actor,
-            now=ports.clock(),
-            observed_at=cmd.event_time,
-        )
-        applied = tuple(
-            _apply_decision(uow, ports, cmd, ordinal, decision, vectors, by, written)
-            for ordinal, decision in enumerate(cmd.decisions)
-        )
-        outcome = ApplyOutcome(event_id=cmd.event_id, applied=applied)
-        uow.events.record(cmd.event_id, user=cmd.user, trace_id=cmd.trace_id, outcome=outcome.to_json())
-        detail: dict[str, Any] = dict(Counter(a.outcome.value for a in applied))
-        if cmd.sender is not None:
-            detail["sender"] = dict(cmd.sender)
-        uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
-        uow.commit()
-    return outcome, written
+    outcomes: list[ApplyOutcome] = []
+    with ports.uow(cmds[0].tenant) as uow:
+        uow.defer_appends()
+        # Forget(user) takes the user lock too: learning commits before its ack or not at all.
+        uow.lock_many(sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}))
+        found = uow.events.get_many([c.event_id for c in cmds])
+        forgotten = uow.events.forgotten_among([(c.user, c.event_time) for c in cmds])
+        done: dict[str, ApplyOutcome] = {}
+        for cmd, forgotten_by in zip(cmds, forgotten, strict=True):
+            if cmd.event_id in found:  # applied before (a redelivery): its stored outcome, nothing written
+                outcome = ApplyOutcome.from_json(found[cmd.event_id][0], already_processed=True)
+            elif cmd.event_id in done:  # the same event twice in this batch: the first one counts
+                outcome = replace(done[cmd.event_id], already_processed=True)
+            elif forgotten_by is not None:
+                outcome = done[cmd.event_id] = _forgotten(uow, cmd, forgotten_by)
+            else:
+                outcome = done[cmd.event_id] = _apply_event(uow, ports, cmd, vectors, written)
+            outcomes.append(outcome)
+        if done:  # only replays: nothing to commit, the rollback releases the locks just the same
+            uow.commit()
+    return outcomes, written
+
+
+def _apply_event(
+    uow: MemoryUnitOfWork,
+    ports: MemoryPorts,
+    cmd: ApplyLearning,
+    vectors: dict[str, Vector],
+    written: _Written,
+) -> ApplyOutcome:
+    by = Transition(
+        event_id=cmd.event_id, trace_id=cmd.trace_id, actor=cmd.actor, now=ports.clock(), observed_at=cmd.event_time
+    )
+    applied = tuple(
+        _apply_decision(uow, ports, cmd, ordinal, decision, vectors, by, written)
+        for ordinal, decision in enumerate(cmd.decisions)
+    )
+    outcome = ApplyOutcome(event_id=cmd.event_id, applied=applied)
+    uow.events.record(cmd.event_id, user=cmd.user, trace_id=cmd.trace_id, outcome=outcome.to_json())
+    detail: dict[str, Any] = dict(Counter(a.outcome.value for a in applied))
+    if cmd.sender is not None:
+        detail["sender"] = dict(cmd.sender)
+    uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
+    return outcome
 
 
 def _forgotten(uow: MemoryUnitOfWork, cmd: ApplyLearning, deletion_id: str) -> ApplyOutcome:
@@ -128,7 +222,6 @@ def _forgotten(uow: MemoryUnitOfWork, cmd: ApplyLearning, deletion_id: str) -> A
     )
     detail = {"forgotten_by": deletion_id}
     uow.audit.add(AuditEntry(AuditAction.EVENT_PROCESSED, cmd.event_id, cmd.trace_id, cmd.actor, detail=detail))
-    uow.commit()
     return ApplyOutcome(event_id=cmd.event_id, applied=())
 
 
@@ -154,6 +247,7 @@ def _apply_decision(
         )
         uow.candidates.add(CandidateRecord(candidate_id, cmd.user, ordinal, decision, result.memory.memory_id))
         written.memory_ids.append(result.memory.memory_id)
+        written.users.add(cmd.user)
         if result.superseded is not None:
             written.memory_ids.append(result.superseded.memory_id)
         return AppliedDecision(
@@ -185,7 +279,7 @@ def _apply_decision(
         )
         detail["review_item_id"] = review_item_id
         uow.audit.add(AuditEntry(AuditAction.REVIEW_CREATED, by.event_id, by.trace_id, by.actor, detail=detail))
-        written.review_items.append(review_item_id)
+        written.review_items.append((cmd.user, review_item_id, cmd.event_id))
         return AppliedDecision(candidate.candidate_key, Outcome.REVIEW, review_item_id=review_item_id)
     uow.audit.add(AuditEntry(AuditAction.CANDIDATE_REJECTED, by.event_id, by.trace_id, by.actor, detail=detail))
     return AppliedDecision(candidate.candidate_key, Outcome.REJECT)

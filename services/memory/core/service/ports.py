@@ -48,9 +48,17 @@ class CandidateRecord:
 
 class MemoryRepository(Protocol):
     def get(self, memory_id: str, *, lock: bool = False) -> MemoryRecord | None: ...
-    def active_by_candidate_key(self, user: str, candidate_key: str, *, lock: bool) -> MemoryRecord | None: ...
-    def active_by_intent(self, user: str, intent_key: str, *, lock: bool) -> MemoryRecord | None: ...
-    def add(self, record: MemoryRecord) -> MemoryRecord: ...
+    def active_for_store(
+        self, user: str, candidate_key: str, intent_key: str
+    ) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+        """(active record of the same candidate key, active record of the same intent key), both
+        locked FOR UPDATE; None for an empty key or no such record."""
+        ...
+
+    def add(self, record: MemoryRecord, *, with_source: bool = False) -> MemoryRecord:
+        """Insert `record`; `with_source` also records its own event as its first source."""
+        ...
+
     def set_status(
         self, memory_id: str, status: MemoryStatus, *, superseded_by: str | None, event_id: str, trace_id: str
     ) -> None: ...
@@ -104,10 +112,18 @@ class AuditRepository(Protocol):
 
 class ProcessedEventRepository(Protocol):
     def get(self, event_id: str) -> tuple[dict[str, Any], datetime] | None: ...
+    def get_many(self, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids`, by event id."""
+        ...
+
     def record(self, event_id: str, *, user: str, trace_id: str, outcome: dict[str, Any]) -> None: ...
     def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
         """The user-scope deletion that covers an event of `user`: one still open, or one asked for
         after the event was committed; None when the event may be learned."""
+        ...
+
+    def forgotten_among(self, events: Sequence[tuple[str, datetime | None]]) -> list[str | None]:
+        """`forgotten_by` for each (user, event time), in order, in one read."""
         ...
 
 
@@ -145,6 +161,16 @@ class MemoryUnitOfWork(Protocol):
     def commit(self) -> None: ...
     def lock(self, key: str) -> None:
         """Take a transaction-scoped exclusive lock on `key` (released at commit or rollback)."""
+        ...
+
+    def lock_many(self, keys: Sequence[str]) -> None:
+        """`lock` each key in the order given; callers sort them, so two units cannot deadlock."""
+        ...
+
+    def defer_appends(self) -> None:
+        """Let append-only rows (candidates, review items, vectors, processed events, audit) be
+        written as one multi-row statement per table at commit. Only for a use case that does not
+        read those rows back before it commits (apply learning)."""
         ...
 
 

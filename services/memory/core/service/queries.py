@@ -54,11 +54,9 @@ def get_processed_events(
     """`get_processed_event` for many events in one transaction (the worker's batch check); the
     processed ones only, by event id."""
     with ports.uow(tenant) as uow:
-        found = {event_id: uow.events.get(event_id) for event_id in dict.fromkeys(event_ids)}
+        found = uow.events.get_many(event_ids)
     return {
-        event_id: (ApplyOutcome.from_json(row[0], already_processed=True), row[1])
-        for event_id, row in found.items()
-        if row is not None
+        event_id: (ApplyOutcome.from_json(row[0], already_processed=True), row[1]) for event_id, row in found.items()
     }
 
 

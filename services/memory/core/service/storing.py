@@ -71,12 +71,7 @@ def store_candidate(
     writer that still loses (both found nothing and both insert) gets SupersessionConflict from
     the partial unique index and retries its whole unit of work.
     """
-    same_meaning = (
-        uow.memories.active_by_candidate_key(new.user, new.candidate_key, lock=True) if new.candidate_key else None
-    )
-    same_intent = None
-    if same_meaning is None and new.intent_key:
-        same_intent = uow.memories.active_by_intent(new.user, new.intent_key, lock=True)
+    same_meaning, same_intent = uow.memories.active_for_store(new.user, new.candidate_key, new.intent_key)
     plan = plan_store(same_meaning, same_intent)
     stated_at = by.observed_at or by.now
     if plan.action is StoreAction.SUPERSEDE and plan.existing is not None and plan.existing.stated_at > stated_at:
@@ -136,9 +131,9 @@ def _write_new(
             supersedes=old.memory_id if old is not None else None,
             event_id=by.event_id,
             observed_at=by.observed_at or by.now,
-        )
+        ),
+        with_source=True,
     )
-    uow.memories.add_source(memory_id, by.event_id, by.trace_id)
     uow.memories.add_vector(memory_id, embedder, vector)
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
     if old is not None:
@@ -185,7 +180,8 @@ def _insert_into_history(
             superseded_by=successor.memory_id,
             event_id=by.event_id,
             observed_at=stated_at,
-        )
+        ),
+        with_source=True,
     )
     uow.memories.set_supersedes(successor.memory_id, memory_id)
     if predecessor is not None and predecessor.status is MemoryStatus.SUPERSEDED:
@@ -196,7 +192,6 @@ def _insert_into_history(
             event_id=by.event_id,
             trace_id=by.trace_id,
         )
-    uow.memories.add_source(memory_id, by.event_id, by.trace_id)
     uow.memories.add_vector(memory_id, embedder, vector)
     detail = {"type": new.type.value, "origin": new.origin.value, "policy_version": new.policy_version}
     record_transition(uow.audit, AuditAction.MEMORY_STORED, memory_id, by, {**detail, "late_for": successor.memory_id})

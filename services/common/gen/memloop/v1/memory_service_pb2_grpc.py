@@ -40,6 +40,11 @@ class MemoryServiceStub:
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.ApplyLearningRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_memory__service__pb2.ApplyLearningResponse.FromString,
                 _registered_method=True)
+        self.BatchApplyLearning = channel.unary_unary(
+                '/memloop.v1.MemoryService/BatchApplyLearning',
+                request_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningResponse.FromString,
+                _registered_method=True)
         self.GetProcessedEvent = channel.unary_unary(
                 '/memloop.v1.MemoryService/GetProcessedEvent',
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventRequest.SerializeToString,
@@ -123,6 +128,14 @@ class MemoryServiceServicer:
 
     def ApplyLearning(self, request, context):
         """Applies all decisions of one learning event in one transaction; idempotent on event_id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchApplyLearning(self, request, context):
+        """Applies many events of one tenant in one transaction, each exactly as ApplyLearning would; one result per event,
+        so an event memory refuses fails alone and the others commit.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -241,6 +254,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     request_deserializer=memloop_dot_v1_dot_memory__service__pb2.ApplyLearningRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_memory__service__pb2.ApplyLearningResponse.SerializeToString,
             ),
+            'BatchApplyLearning': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchApplyLearning,
+                    request_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningResponse.SerializeToString,
+            ),
             'GetProcessedEvent': grpc.unary_unary_rpc_method_handler(
                     servicer.GetProcessedEvent,
                     request_deserializer=memloop_dot_v1_dot_memory__service__pb2.GetProcessedEventRequest.FromString,
@@ -345,6 +363,33 @@ class MemoryService:
             '/memloop.v1.MemoryService/ApplyLearning',
             memloop_dot_v1_dot_memory__service__pb2.ApplyLearningRequest.SerializeToString,
             memloop_dot_v1_dot_memory__service__pb2.ApplyLearningResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchApplyLearning(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.MemoryService/BatchApplyLearning',
+            memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningRequest.SerializeToString,
+            memloop_dot_v1_dot_memory__service__pb2.BatchApplyLearningResponse.FromString,
             options,
             channel_credentials,
             insecure,

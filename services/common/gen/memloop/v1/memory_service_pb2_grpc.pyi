@@ -35,6 +35,10 @@ class MemoryServiceStub:
     def __new__(cls, channel: _aio.Channel) -> MemoryServiceAsyncStub: ...
     ApplyLearning: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ApplyLearningRequest, _memory_service_pb2.ApplyLearningResponse]
     """Applies all decisions of one learning event in one transaction; idempotent on event_id."""
+    BatchApplyLearning: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.BatchApplyLearningRequest, _memory_service_pb2.BatchApplyLearningResponse]
+    """Applies many events of one tenant in one transaction, each exactly as ApplyLearning would; one result per event,
+    so an event memory refuses fails alone and the others commit.
+    """
     GetProcessedEvent: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.GetProcessedEventRequest, _memory_service_pb2.GetProcessedEventResponse]
     """Tells whether an event was already processed, and its stored outcome."""
     BatchGetProcessedEvents: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.BatchGetProcessedEventsRequest, _memory_service_pb2.BatchGetProcessedEventsResponse]
@@ -73,6 +77,10 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     ApplyLearning: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ApplyLearningRequest, _memory_service_pb2.ApplyLearningResponse]  # type: ignore[assignment]
     """Applies all decisions of one learning event in one transaction; idempotent on event_id."""
+    BatchApplyLearning: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.BatchApplyLearningRequest, _memory_service_pb2.BatchApplyLearningResponse]  # type: ignore[assignment]
+    """Applies many events of one tenant in one transaction, each exactly as ApplyLearning would; one result per event,
+    so an event memory refuses fails alone and the others commit.
+    """
     GetProcessedEvent: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.GetProcessedEventRequest, _memory_service_pb2.GetProcessedEventResponse]  # type: ignore[assignment]
     """Tells whether an event was already processed, and its stored outcome."""
     BatchGetProcessedEvents: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.BatchGetProcessedEventsRequest, _memory_service_pb2.BatchGetProcessedEventsResponse]  # type: ignore[assignment]
@@ -114,6 +122,16 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.ApplyLearningResponse, _abc.Awaitable[_memory_service_pb2.ApplyLearningResponse]]:
         """Applies all decisions of one learning event in one transaction; idempotent on event_id."""
+
+    @_abc_1.abstractmethod
+    def BatchApplyLearning(
+        self,
+        request: _memory_service_pb2.BatchApplyLearningRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.BatchApplyLearningResponse, _abc.Awaitable[_memory_service_pb2.BatchApplyLearningResponse]]:
+        """Applies many events of one tenant in one transaction, each exactly as ApplyLearning would; one result per event,
+        so an event memory refuses fails alone and the others commit.
+        """
 
     @_abc_1.abstractmethod
     def GetProcessedEvent(

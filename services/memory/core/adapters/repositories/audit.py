@@ -49,14 +49,26 @@ class SqlAuditRepository:
         self._db = db
 
     def add(self, entry: AuditEntry) -> None:
-        self._db.execute(insert(a).values(**self._row(entry)))
+        if self._db.deferring:
+            self._db.defer("audit_events", self._row(entry))
+        else:
+            self._db.execute(insert(a).values(**self._row(entry)))
 
     def add_many(self, entries: Sequence[AuditEntry]) -> None:
         """One INSERT over arrays, in the entries' order (a forget of a large user writes one row
         per memory: ten thousand rows are still one statement and one round trip)."""
         if not entries:
             return
-        rows = [self._row(entry) for entry in entries]
+        self.flush()  # after what was queued before, so `seq` keeps the order of the calls
+        self._insert_rows([self._row(entry) for entry in entries])
+
+    def flush(self) -> None:
+        """The queued entries (see `Db.deferring`) as one INSERT, in the order they were added."""
+        self._insert_rows(self._db.take("audit_events"))
+
+    def _insert_rows(self, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
         self._db.execute(
             _ADD_MANY,
             {
@@ -73,6 +85,7 @@ class SqlAuditRepository:
             raise ValueError("a per-memory audit entry cannot carry a free-text reason")
         if not memory_ids:
             return
+        self.flush()
         self._db.execute(
             _ADD_PER_MEMORY,
             {
@@ -117,6 +130,7 @@ class SqlAuditRepository:
         return {**detail, "reason_note": note_id}
 
     def page(self, *, event_id: str, memory_id: str, after_seq: int, limit: int) -> list[AuditEvent]:
+        self.flush()
         query = (
             select(a, n.c.text.label("note_text"))
             .select_from(a.outerjoin(n, (n.c.tenant == a.c.tenant) & (n.c.note_id == a.c.detail["reason_note"].astext)))

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, or_, select, update
+from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, literal, or_, select, update
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import MemoryType, Origin
@@ -35,15 +36,22 @@ class SqlMemoryRepository:
         found = self._records(query.with_for_update() if lock else query)
         return found[0] if found else None
 
-    def active_by_candidate_key(self, user: str, candidate_key: str, *, lock: bool) -> MemoryRecord | None:
-        query = self._active(user).where(m.c.candidate_key == candidate_key)
-        found = self._records(query.with_for_update() if lock else query)
-        return found[0] if found else None
-
-    def active_by_intent(self, user: str, intent_key: str, *, lock: bool) -> MemoryRecord | None:
-        query = self._active(user).where(m.c.intent_key == intent_key)
-        found = self._records(query.with_for_update() if lock else query)
-        return found[0] if found else None
+    def active_for_store(
+        self, user: str, candidate_key: str, intent_key: str
+    ) -> tuple[MemoryRecord | None, MemoryRecord | None]:
+        """The active record of the same meaning and the one of the same intent, locked, in ONE
+        statement (a STORE needs both answers; two lookups were two round trips)."""
+        if not candidate_key and not intent_key:
+            return None, None
+        matches = []
+        if candidate_key:
+            matches.append(m.c.candidate_key == candidate_key)
+        if intent_key:
+            matches.append(m.c.intent_key == intent_key)
+        found = self._records(self._active(user).where(or_(*matches)).order_by(m.c.row_id).with_for_update())
+        same_meaning = next((r for r in found if candidate_key and r.candidate_key == candidate_key), None)
+        same_intent = next((r for r in found if intent_key and r.intent_key == intent_key), None)
+        return same_meaning, same_intent
 
     def active_by_intents(self, user: str, intent_keys: Sequence[str]) -> list[MemoryRecord]:
         return self._records(self._active(user).where(m.c.intent_key.in_(list(intent_keys))))
@@ -51,8 +59,10 @@ class SqlMemoryRepository:
     def active_by_row_ids(self, user: str, row_ids: Sequence[int]) -> list[MemoryRecord]:
         return self._records(self._active(user).where(m.c.row_id.in_(list(row_ids))))
 
-    def add(self, record: MemoryRecord) -> MemoryRecord:
-        row = self._db.execute(
+    def add(self, record: MemoryRecord, *, with_source: bool = False) -> MemoryRecord:
+        """Insert the row; `with_source` also records its first source event (the record's own
+        event and trace) in the same statement, one round trip for both."""
+        inserted = (
             insert(m)
             .values(
                 memory_id=record.memory_id,
@@ -76,8 +86,23 @@ class SqlMemoryRepository:
                 created_at=record.created_at,
                 updated_at=record.updated_at,
             )
-            .returning(m.c.row_id, m.c.change_seq)
-        ).one()
+            .returning(m.c.memory_id, m.c.row_id, m.c.change_seq)
+        )
+        if with_source:
+            new_row = inserted.cte("new_row")
+            source = insert(ms).from_select(
+                [ms.c.memory_id, ms.c.event_id, ms.c.tenant, ms.c.trace_id],
+                select(
+                    new_row.c.memory_id,
+                    literal(record.event_id, Text),
+                    literal(self._tenant, Text),
+                    literal(record.trace_id, Text),
+                ),
+            )
+            statement: Any = select(new_row.c.row_id, new_row.c.change_seq).add_cte(source.cte("new_source"))
+        else:
+            statement = inserted
+        row = self._db.execute(statement).one()
         record.row_id, record.change_seq = int(row.row_id), int(row.change_seq)
         return record
 
@@ -129,17 +154,25 @@ class SqlMemoryRepository:
         return result.first() is not None
 
     def add_vector(self, memory_id: str, embedder: str, vector: Vector) -> None:
-        self._db.execute(
-            pg_insert(mv)
-            .values(
-                memory_id=memory_id,
-                embedder=embedder,
-                tenant=self._tenant,
-                dim=int(vector.shape[0]),
-                vector=vector.astype("<f4").tobytes(),
-            )
-            .on_conflict_do_nothing(index_elements=[mv.c.memory_id, mv.c.embedder])
-        )
+        row = {
+            "memory_id": memory_id,
+            "embedder": embedder,
+            "tenant": self._tenant,
+            "dim": int(vector.shape[0]),
+            "vector": vector.astype("<f4").tobytes(),
+        }
+        if self._db.deferring:
+            self._db.defer("memory_vectors", row)
+        else:
+            self._write_vectors([row])
+
+    def flush(self) -> None:
+        """The queued vectors (see `Db.deferring`) as one multi-row INSERT."""
+        self._write_vectors(self._db.take("memory_vectors"))
+
+    def _write_vectors(self, rows: list[dict[str, Any]]) -> None:
+        if rows:
+            self._db.execute(pg_insert(mv).on_conflict_do_nothing(index_elements=[mv.c.memory_id, mv.c.embedder]), rows)
 
     def page(self, where: MemoryFilter, *, after_row_id: int, limit: int) -> list[MemoryRecord]:
         query = self._select().where(m.c.row_id > after_row_id)
@@ -168,23 +201,19 @@ class SqlMemoryRepository:
         return self._records(self._select().where(m.c.memory_id.in_(select(linked.c.memory_id))))
 
     def _select(self) -> Select[Any]:
-        return select(m).where(m.c.tenant == self._tenant)
+        """Every column and the row's source events (oldest first) as one array: one round trip."""
+        sources = (
+            select(func.array_agg(aggregate_order_by(ms.c.event_id, ms.c.added_at, ms.c.event_id)))
+            .where(ms.c.tenant == self._tenant, ms.c.memory_id == m.c.memory_id)
+            .scalar_subquery()
+        )
+        return select(m, sources.label("sources")).where(m.c.tenant == self._tenant)
 
     def _active(self, user: str) -> Select[Any]:
         return self._select().where(m.c.user_id == user, m.c.status == _ACTIVE)
 
     def _records(self, query: Select[Any]) -> list[MemoryRecord]:
-        rows = self._db.execute(query).all()
-        if not rows:
-            return []
-        sources: dict[str, list[str]] = {}
-        for source in self._db.execute(
-            select(ms.c.memory_id, ms.c.event_id)
-            .where(ms.c.tenant == self._tenant, ms.c.memory_id.in_([r.memory_id for r in rows]))
-            .order_by(ms.c.added_at, ms.c.event_id)
-        ).all():
-            sources.setdefault(source.memory_id, []).append(source.event_id)
-        return [record_from_row(row, tuple(sources.get(row.memory_id, ()))) for row in rows]
+        return [record_from_row(row, tuple(row.sources or ())) for row in self._db.execute(query).all()]
 
 
 def record_from_row(row: Any, sources: tuple[str, ...]) -> MemoryRecord:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import insert, select, text, update
+from sqlalchemy import ARRAY, Text, any_, bindparam, insert, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
@@ -24,29 +25,37 @@ class SqlCandidateRepository:
 
     def add(self, record: CandidateRecord) -> None:
         decision, candidate = record.decision, record.decision.candidate
-        self._db.execute(
-            insert(c).values(
-                candidate_id=record.candidate_id,
-                tenant=self._db.tenant,
-                user_id=record.user,
-                event_id=candidate.event_id,
-                ordinal=record.ordinal,
-                candidate_key=candidate.candidate_key,
-                type=candidate.type.value,
-                origin=candidate.origin.value,
-                sensitivity=candidate.sensitivity.value,
-                confidence=candidate.confidence,
-                intent_key=candidate.intent_key,
-                version=candidate.version,
-                text=candidate.text,
-                outcome=decision.outcome.value,
-                reason_codes=[r.code for r in decision.reasons],
-                reason_messages=[r.message for r in decision.reasons],
-                policy_version=decision.policy_version,
-                trace_id=candidate.trace_id,
-                memory_id=record.memory_id or None,
-            )
+        row = dict(
+            candidate_id=record.candidate_id,
+            tenant=self._db.tenant,
+            user_id=record.user,
+            event_id=candidate.event_id,
+            ordinal=record.ordinal,
+            candidate_key=candidate.candidate_key,
+            type=candidate.type.value,
+            origin=candidate.origin.value,
+            sensitivity=candidate.sensitivity.value,
+            confidence=candidate.confidence,
+            intent_key=candidate.intent_key,
+            version=candidate.version,
+            text=candidate.text,
+            outcome=decision.outcome.value,
+            reason_codes=[r.code for r in decision.reasons],
+            reason_messages=[r.message for r in decision.reasons],
+            policy_version=decision.policy_version,
+            trace_id=candidate.trace_id,
+            memory_id=record.memory_id or None,
         )
+        if self._db.deferring:
+            self._db.defer("candidates", row)
+        else:
+            self._db.execute(insert(c).values(**row))
+
+    def flush(self) -> None:
+        """The queued candidates as one multi-row INSERT (before review items, which reference them)."""
+        rows = self._db.take("candidates")
+        if rows:
+            self._db.execute(insert(c), rows)
 
 
 class SqlReviewRepository:
@@ -54,18 +63,25 @@ class SqlReviewRepository:
         self._db = db
 
     def add(self, item: ReviewItem) -> None:
-        self._db.execute(
-            insert(ri).values(
-                review_item_id=item.review_item_id,
-                tenant=self._db.tenant,
-                user_id=item.user,
-                candidate_id=item.candidate_id,
-                event_id=item.event_id,
-                trace_id=item.trace_id,
-                state=item.state.value,
-                created_at=item.created_at,
-            )
+        row = dict(
+            review_item_id=item.review_item_id,
+            tenant=self._db.tenant,
+            user_id=item.user,
+            candidate_id=item.candidate_id,
+            event_id=item.event_id,
+            trace_id=item.trace_id,
+            state=item.state.value,
+            created_at=item.created_at,
         )
+        if self._db.deferring:
+            self._db.defer("review_items", row)
+        else:
+            self._db.execute(insert(ri).values(**row))
+
+    def flush(self) -> None:
+        rows = self._db.take("review_items")
+        if rows:
+            self._db.execute(insert(ri), rows)
 
     def get(self, review_item_id: str, *, lock: bool = False) -> ReviewItem | None:
         query = self._select().where(ri.c.review_item_id == review_item_id)
@@ -147,30 +163,64 @@ class SqlProcessedEventRepository:
         self._db = db
 
     def get(self, event_id: str) -> tuple[dict[str, Any], datetime] | None:
-        row = self._db.execute(
-            select(pe.c.outcome, pe.c.processed_at).where(pe.c.tenant == self._db.tenant, pe.c.event_id == event_id)
-        ).first()
-        return None if row is None else (dict(row.outcome), row.processed_at)
+        return self.get_many([event_id]).get(event_id)
+
+    def get_many(self, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids`, in one statement (one array parameter)."""
+        if not event_ids:
+            return {}
+        ids = bindparam("ids", list(dict.fromkeys(event_ids)), type_=ARRAY(Text))
+        rows = self._db.execute(
+            select(pe.c.event_id, pe.c.outcome, pe.c.processed_at).where(
+                pe.c.tenant == self._db.tenant, pe.c.event_id == any_(ids)
+            )
+        ).all()
+        return {row.event_id: (dict(row.outcome), row.processed_at) for row in rows}
 
     def record(self, event_id: str, *, user: str, trace_id: str, outcome: dict[str, Any]) -> None:
         """Recorded last in ApplyLearning's transaction; a duplicate key here is a bug, not a race."""
-        self._db.execute(
-            insert(pe).values(
-                tenant=self._db.tenant, event_id=event_id, user_id=user, trace_id=trace_id, outcome=outcome
-            )
-        )
+        row = dict(tenant=self._db.tenant, event_id=event_id, user_id=user, trace_id=trace_id, outcome=outcome)
+        if self._db.deferring:
+            self._db.defer("processed_events", row)
+        else:
+            self._db.execute(insert(pe).values(**row))
+
+    def flush(self) -> None:
+        rows = self._db.take("processed_events")
+        if rows:
+            self._db.execute(insert(pe), rows)
 
     def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
-        row = self._db.execute(
+        return self.forgotten_among([(user, event_time)])[0]
+
+    def forgotten_among(self, events: Sequence[tuple[str, datetime | None]]) -> list[str | None]:
+        """`forgotten_by` for many (user, event time) pairs, from one read of the users' deletions."""
+        if not events:
+            return []
+        users = bindparam("users", sorted({user for user, _ in events}), type_=ARRAY(Text))
+        times = [event_time for _, event_time in events if event_time is not None]
+        rows = self._db.execute(
             text(
-                "SELECT deletion_id FROM deletions WHERE tenant = :tenant AND scope = 'user' AND user_id = :user"
-                " AND (completed_at IS NULL OR (CAST(:event_time AS timestamptz) IS NOT NULL"
-                " AND created_at >= CAST(:event_time AS timestamptz)))"
-                " ORDER BY created_at LIMIT 1"
-            ),
-            {"tenant": self._db.tenant, "user": user, "event_time": event_time},
-        ).first()
-        return None if row is None else str(row.deletion_id)
+                "SELECT user_id, deletion_id, created_at, completed_at FROM deletions"
+                " WHERE tenant = :tenant AND scope = 'user' AND user_id = ANY(:users)"
+                " AND (completed_at IS NULL OR (CAST(:oldest AS timestamptz) IS NOT NULL"
+                " AND created_at >= CAST(:oldest AS timestamptz)))"
+                " ORDER BY created_at"
+            ).bindparams(users),
+            {"tenant": self._db.tenant, "oldest": min(times) if times else None},
+        ).all()
+        return [
+            next(
+                (
+                    str(row.deletion_id)
+                    for row in rows
+                    if row.user_id == user
+                    and (row.completed_at is None or (event_time is not None and row.created_at >= event_time))
+                ),
+                None,
+            )
+            for user, event_time in events
+        ]
 
 
 class SqlRequestRepository:

@@ -391,6 +391,128 @@ class ApplyLearningResponse(_message.Message):
 Global___ApplyLearningResponse: _TypeAlias = ApplyLearningResponse  # noqa: Y015
 
 @_typing.final
+class BatchApplyLearningRequest(_message.Message):
+    """Request to apply the decisions of many events of one tenant."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant of every event; each request's tenant must be empty (meaning this one) or equal. At most 256 characters."""
+    @_builtins.property
+    def requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___ApplyLearningRequest]:
+        """The events, each with its own decisions, applied in request order. At most 64 items."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        requests: _abc.Iterable[Global___ApplyLearningRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["requests", b"requests", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchApplyLearningRequest: _TypeAlias = BatchApplyLearningRequest  # noqa: Y015
+
+@_typing.final
+class ApplyLearningError(_message.Message):
+    """Why memory refused one event of a batch, in google.rpc.Status terms."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    FIELDS_FIELD_NUMBER: _builtins.int
+    code: _builtins.int
+    """The google.rpc.Code ApplyLearning would have failed this event with (never OK)."""
+    reason: _builtins.str
+    """The google.rpc.ErrorInfo reason, e.g. DECISION_SIGNATURE_INVALID."""
+    message: _builtins.str
+    """The status message, bounded, naming the field or decision at fault."""
+    @_builtins.property
+    def fields(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The google.rpc.BadRequest field names, for an invalid argument (e.g. requests[2].decisions[0].candidate.text)."""
+
+    def __init__(
+        self,
+        *,
+        code: _builtins.int = ...,
+        reason: _builtins.str = ...,
+        message: _builtins.str = ...,
+        fields: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "fields", b"fields", "message", b"message", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApplyLearningError: _TypeAlias = ApplyLearningError  # noqa: Y015
+
+@_typing.final
+class ApplyLearningResult(_message.Message):
+    """One event's result in a batch: its stored outcome, or why it was refused."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVENT_ID_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    event_id: _builtins.str
+    """The learning event the result belongs to."""
+    @_builtins.property
+    def outcome(self) -> Global___ApplyLearningResponse:
+        """What the event became; unset when it was refused."""
+
+    @_builtins.property
+    def error(self) -> Global___ApplyLearningError:
+        """Why the event was refused, with nothing of it written; unset when it was applied."""
+
+    def __init__(
+        self,
+        *,
+        event_id: _builtins.str = ...,
+        outcome: Global___ApplyLearningResponse | None = ...,
+        error: Global___ApplyLearningError | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "outcome", b"outcome"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["error", b"error", "event_id", b"event_id", "outcome", b"outcome"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ApplyLearningResult: _TypeAlias = ApplyLearningResult  # noqa: Y015
+
+@_typing.final
+class BatchApplyLearningResponse(_message.Message):
+    """The results of a batch apply."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___ApplyLearningResult]:
+        """One result per request, in request order."""
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___ApplyLearningResult] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchApplyLearningResponse: _TypeAlias = BatchApplyLearningResponse  # noqa: Y015
+
+@_typing.final
 class GetProcessedEventRequest(_message.Message):
     """Request to look up a processed event."""
 
