@@ -7,7 +7,6 @@ one roles table in `services.common.access`; domain errors are mapped to canonic
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from concurrent.futures import Executor
 from typing import TypeVar
@@ -19,6 +18,7 @@ from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.grpc_errors import grpc_method
+from services.common.priority import run_in
 from services.memory.core.entrypoints import requests
 from services.memory.core.entrypoints.pb_mapping import (
     audit_event_to_pb,
@@ -56,9 +56,7 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         The gRPC thread only waits, so retrieval RPCs on the other server threads keep normal
         priority. The call's context (principal, trace) travels with the work.
         """
-        if self._ingest is None:
-            return work()
-        return self._ingest.submit(contextvars.copy_context().run, work).result()
+        return run_in(self._ingest, work)
 
     @grpc_method(DOMAIN)
     def ApplyLearning(
