@@ -67,7 +67,7 @@ class _Context:
         raise AssertionError(f"aborted {code}: {details}")
 
 
-def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foreground(
+def test_memory_runs_the_workers_calls_in_the_background_and_search_in_the_foreground(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     seen: dict[str, bool] = {}
@@ -80,9 +80,14 @@ def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foregrou
         seen["SearchMemories"] = _thread_state()[1]
         return []
 
+    def processed_events(*_: Any) -> dict[str, Any]:
+        seen["BatchGetProcessedEvents"] = _thread_state()[1]
+        return {}
+
     monkeypatch.setattr(core_rpcs, "authorize_tenant", lambda *_, **__: None)
     monkeypatch.setattr(retrieval, "find_conflicts", find_conflicts)
     monkeypatch.setattr(retrieval, "search_memories", search_memories)
+    monkeypatch.setattr(core_rpcs.queries, "get_processed_events", processed_events)
     monkeypatch.setattr(requests, "search", lambda *_, **__: None)
     monkeypatch.setattr(requests, "candidates", lambda *_: [])
 
@@ -95,9 +100,11 @@ def test_memory_runs_find_conflicts_in_the_background_and_search_in_the_foregrou
         rpcs = core_rpcs.CoreMemoryRpcs(_Ports(), executor)  # type: ignore[arg-type,abstract]
         rpcs.FindConflicts(pb.FindConflictsRequest(tenant="t", user="u"), _Context())  # type: ignore[arg-type]
         rpcs.SearchMemories(pb.SearchMemoriesRequest(tenant="t", user="u", query="q"), _Context())  # type: ignore[arg-type]
+        batch = pb.BatchGetProcessedEventsRequest(tenant="t", event_ids=["e"])
+        rpcs.BatchGetProcessedEvents(batch, _Context())  # type: ignore[arg-type]
     finally:
         executor.shutdown(wait=True)
-    assert seen == {"FindConflicts": True, "SearchMemories": False}
+    assert seen == {"FindConflicts": True, "SearchMemories": False, "BatchGetProcessedEvents": True}
 
 
 def test_run_in_runs_the_work_on_an_idle_thread_with_the_callers_context() -> None:

@@ -103,7 +103,9 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         authorize_tenant(request.tenant)
         tenant = requests.tenant_of(request.tenant)
         event_ids = [require(event_id, f"event_ids[{i}]") for i, event_id in enumerate(request.event_ids)]
-        found = queries.get_processed_events(tenant, event_ids, self._ports)
+        # The worker's first step for every batch: learning-path work, so its statement runs on an
+        # idle thread (and an idle backend) like the apply that follows.
+        found = self._ingesting(lambda: queries.get_processed_events(tenant, event_ids, self._ports))
         return pb.BatchGetProcessedEventsResponse(
             processed_events=[
                 pb.GetProcessedEventResponse(
