@@ -20,7 +20,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.priority import LearningPriority, background_executor, lower_other_process, run_in
 from services.memory.core.entrypoints import grpc_server as core_rpcs
 from services.memory.core.entrypoints import requests
-from services.memory.core.service import retrieval
+from services.memory.core.service import queries, retrieval
 
 
 def _nice(tid: int) -> int:
@@ -87,7 +87,7 @@ def test_memory_runs_the_workers_calls_in_the_background_and_search_in_the_foreg
     monkeypatch.setattr(core_rpcs, "authorize_tenant", lambda *_, **__: None)
     monkeypatch.setattr(retrieval, "find_conflicts", find_conflicts)
     monkeypatch.setattr(retrieval, "search_memories", search_memories)
-    monkeypatch.setattr(core_rpcs.queries, "get_processed_events", processed_events)
+    monkeypatch.setattr(queries, "get_processed_events", processed_events)
     monkeypatch.setattr(requests, "search", lambda *_, **__: None)
     monkeypatch.setattr(requests, "candidates", lambda *_: [])
 
