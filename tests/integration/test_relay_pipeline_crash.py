@@ -39,10 +39,10 @@ def test_sigkill_mid_pipeline_leaves_exactly_one_message_per_outbox_row(stack: S
     assert doomed.returncode == -signal.SIGKILL
     time.sleep(0.5)  # whatever it had written to its socket reaches the stream
 
-    # Then it had claimed more than one batch and published some rows, and marked none
+    # Then it had claimed rows and published some of them, and marked none
     claimed = stack.query("SELECT count(*) FROM outbox WHERE publish_attempts > 0")[0][0]
     before = {m.msg_id for m in stack.stream_messages()}
-    assert claimed > 50 and before
+    assert claimed >= 1 and before
     assert stack.unpublished() == _ROWS
 
     # When a healthy relay takes over once the leases lapse
