@@ -6,7 +6,6 @@ reached the stream, and the stream ends with exactly one message per outbox row.
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 
@@ -37,7 +36,15 @@ def test_sigkill_mid_pipeline_leaves_exactly_one_message_per_outbox_row(stack: S
     stack.query("SELECT pg_notify('memloop_outbox', '')")
     wait_until(lambda: doomed.returncode is not None, 20, "the relay to kill itself")
     assert doomed.returncode == -signal.SIGKILL
-    time.sleep(0.5)  # whatever it had written to its socket reaches the stream
+    # Whatever it had written to its socket reaches the stream: wait until the stream holds some
+    # of its messages and three reads in a row agree.
+    seen: list[int] = []
+
+    def settled() -> bool:
+        seen.append(len(stack.stream_messages()))
+        return len(seen) >= 3 and seen[-1] > 0 and seen[-1] == seen[-2] == seen[-3]
+
+    wait_until(settled, 20, "the killed relay's publishes to settle in the stream")
 
     # Then it had claimed rows and published some of them, and marked none
     claimed = stack.query("SELECT count(*) FROM outbox WHERE publish_attempts > 0")[0][0]

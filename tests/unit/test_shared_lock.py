@@ -22,6 +22,14 @@ def _hold_shared(lock: SharedLock, entered: threading.Event, release: threading.
     return thread
 
 
+def _until_waiting(lock: SharedLock, threads: int) -> None:
+    """Until `threads` threads are blocked inside the lock (its condition's waiters): observed, not slept on."""
+    deadline = time.monotonic() + WAIT
+    while len(lock._cond._waiters) < threads:  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, f"fewer than {threads} threads ever waited on the lock"
+        time.sleep(0.001)
+
+
 def test_two_searches_hold_the_lock_at_once() -> None:
     lock, release = SharedLock(), threading.Event()
     first, second = threading.Event(), threading.Event()
@@ -53,12 +61,10 @@ def test_a_writer_waits_for_searches_and_new_searches_wait_for_the_writer() -> N
 
     writer = threading.Thread(target=write)
     writer.start()
-    deadline = time.monotonic() + WAIT
-    while not lock._writers_waiting and time.monotonic() < deadline:
-        time.sleep(0.001)
+    _until_waiting(lock, 1)  # the writer is parked on the lock's condition
     late = threading.Thread(target=late_search)
     late.start()
-    time.sleep(0.05)
+    _until_waiting(lock, 2)  # and so is the search that came after it
     assert not writing.is_set(), "the writer entered while a search held the lock"
     assert order == [], "a search entered ahead of the waiting writer"
     release.set()
