@@ -2,6 +2,12 @@
 
 Spans go to OTLP when an endpoint is configured, and/or to a JSON-lines file (MEMLOOP_SPAN_FILE)
 so tests and `memloop trace` can read one trace across processes without a collector.
+
+Both exports are batched on a background thread: ending a span on a request path only queues it.
+The file is appended every `SPAN_FILE_DELAY_MS` (one open and one write per batch, not per span)
+and at shutdown, which flushes what is queued; so a reader in another process sees a span within
+about that delay (tests poll for the spans they assert), and `flush()` makes a process's own
+spans readable at once.
 """
 
 from __future__ import annotations
@@ -20,7 +26,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
-    SimpleSpanProcessor,
     SpanExporter,
     SpanExportResult,
 )
@@ -30,6 +35,10 @@ from services.common.settings import CommonSettings
 
 current_event_id: contextvars.ContextVar[str] = contextvars.ContextVar("memloop_event_id", default="")
 _configured = False
+
+SPAN_FILE_DELAY_MS = 100
+"""How long a finished span may wait in its process before the span file has it. The synchronous
+append it replaced cost ~0.9 ms at p99 on every request path (an open, a write, a close per span)."""
 
 
 class JsonLinesSpanExporter(SpanExporter):
@@ -101,19 +110,33 @@ def configure(settings: CommonSettings) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())
-    provider = TracerProvider(resource=Resource.create({"service.name": f"memloop-{settings.service_name}"}))
-    if settings.span_file:
-        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(settings.span_file)))
-    if settings.otlp_endpoint:
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
-
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
-    trace.set_tracer_provider(provider)
+    trace.set_tracer_provider(make_provider(settings))
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=settings.grpc_host)
 
 
+def make_provider(settings: CommonSettings, *, span_file_delay_ms: int = SPAN_FILE_DELAY_MS) -> TracerProvider:
+    """The process's tracer provider: every exporter behind a BatchSpanProcessor (see the module)."""
+    provider = TracerProvider(resource=Resource.create({"service.name": f"memloop-{settings.service_name}"}))
+    if settings.span_file:
+        provider.add_span_processor(
+            BatchSpanProcessor(JsonLinesSpanExporter(settings.span_file), schedule_delay_millis=span_file_delay_ms)
+        )
+    if settings.otlp_endpoint:
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+
+        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
+    return provider
+
+
+def flush(timeout_millis: int = 5000) -> bool:
+    """Export every span this process has finished so far; True if all were."""
+    provider = trace.get_tracer_provider()
+    return provider.force_flush(timeout_millis) if isinstance(provider, TracerProvider) else True
+
+
 def shutdown() -> None:
+    """Flush what is queued, then stop the exporters (every service's main calls it on its way out)."""
     provider = trace.get_tracer_provider()
     if isinstance(provider, TracerProvider):
         provider.shutdown()

@@ -64,7 +64,13 @@ def test_reply_returns_without_any_worker_and_the_event_waits_in_the_stream(stac
     assert evidence.stream_sequence == message.seq and evidence.duplicate is False
     assert evidence.publish_attempts == 1 and evidence.event == event
 
-    # And one trace links serving's commit to the relay's publish span
+    # And one trace links serving's commit to the relay's publish span (each process exports its
+    # spans on its own schedule, off the request path: wait until both have)
+    def both_exported() -> bool:
+        names = {s["service"] for s in stack.spans() if s["trace_id"] == response.trace_id}
+        return {"memloop-serving", "memloop-relay"} <= names
+
+    wait_until(both_exported, 15, "serving's and the relay's spans in the span file")
     spans = stack.spans()
     [publish] = [s for s in spans if s["name"] == "relay.publish"]
     assert publish["trace_id"] == response.trace_id
