@@ -152,6 +152,8 @@ class Redactor:
         return tuple(Finding(kind, start, end, name) for start, end, kind, name, _ in _scan.find(text, self._extra))
 
     def redact(self, text: str) -> RedactionResult:
+        if not text:  # empty fields are common (no subject, no summary): ~40 µs of detectors for nothing
+            return RedactionResult(text, ())
         hits = _scan.find(text, self._extra)
         pieces: list[str] = []
         cursor = 0

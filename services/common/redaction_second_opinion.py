@@ -50,21 +50,35 @@ _GATES: dict[str, tuple[str, ...] | None] = {
 _SKIPPED = {"Public IP (ipv4)"}  # an IP address is not a secret and breaks meeting text
 
 
+_Pattern = tuple[str, re.Pattern[str], int, frozenset[str] | None]
+
+
 @cache
-def _patterns() -> tuple[tuple[str, re.Pattern[str], int, tuple[str, ...] | None], ...]:
+def _patterns() -> tuple[_Pattern, ...]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.plugins import keyword
     from detect_secrets.plugins.base import RegexBasedDetector
 
-    patterns: list[tuple[str, re.Pattern[str], int, tuple[str, ...] | None]] = []
+    patterns: list[_Pattern] = []
     plugin_classes: dict[str, Any] = get_mapping_from_secret_type_to_class()  # typed with an unbound TypeVar
     for secret_type, plugin_class in plugin_classes.items():
         if secret_type not in _SKIPPED and issubclass(plugin_class, RegexBasedDetector):
             gate = _GATES.get(secret_type)
-            patterns += [(secret_type, regex, 0, gate) for regex in plugin_class().denylist]
+            literals = frozenset(gate) if gate is not None else None
+            patterns += [(secret_type, regex, 0, literals) for regex in plugin_class().denylist]
     for regex, group in keyword.CONFIG_DENYLIST_REGEX_TO_GROUP.items():
-        patterns.append(("Secret Keyword", regex, group, _GATES["Secret Keyword"]))
+        patterns.append(("Secret Keyword", regex, group, frozenset(_GATES["Secret Keyword"])))
     return tuple(patterns)
+
+
+@cache
+def _literals() -> tuple[str, ...]:
+    """Every gate literal once: a text is searched for each of them once, not once per pattern."""
+    return tuple(sorted({literal for *_, gate in _patterns() if gate is not None for literal in gate}))
+
+
+def _present(lower: str, literals: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    return frozenset(literal for literal in literals if literal in lower)
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:
@@ -76,17 +90,20 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def detect_secrets_hits(text: str) -> Iterator[Hit]:
     """Spans detect-secrets' plugins flag, one line at a time, skipping our own placeholders."""
-    whole = text.lower()
-    candidates = [p for p in _patterns() if p[3] is None or any(literal in whole for literal in p[3])]
+    if len(text) < 8:  # no line of it is long enough to be scanned (below)
+        return
+    in_text = _present(text.lower(), _literals())
+    candidates = [p for p in _patterns() if p[3] is None or not p[3].isdisjoint(in_text)]
     if not candidates:
         return
     for offset, line in _lines(text):
         if len(line) < 8:
             continue
         lower = line.lower()
+        in_line = _present(lower, in_text)
         placeholders: list[range] | None = None
         for secret_type, regex, group, gate in candidates:
-            if gate is not None and not any(literal in lower for literal in gate):
+            if gate is not None and gate.isdisjoint(in_line):
                 continue
             for m in regex.finditer(line):
                 if placeholders is None:
