@@ -72,14 +72,37 @@ def issue_token(
 class TokenVerifier:
     """Checks tokens against the public key set (and, only if given one, a legacy HS256 secret)."""
 
-    def __init__(self, keys: PublicKeySet | None, *, hs256_secret: str = "") -> None:
+    _CACHE_SIZE = 4096
+
+    def __init__(
+        self, keys: PublicKeySet | None, *, hs256_secret: str = "", clock: Callable[[], float] = time.time
+    ) -> None:
         if keys is None and not hs256_secret:
             raise ValueError("a token verifier needs public keys or a legacy HS256 secret")
         self._keys = keys
         self._secret = hs256_secret
+        self._clock = clock
+        # Tokens already verified, with their expiry: the loop's peers send the same token on every
+        # call, and a signature check is most of an interceptor's cost. The key set never changes
+        # in a running process, so only the expiry is left to check again.
+        self._verified: dict[str, tuple[Principal, float]] = {}
 
     def verify(self, token: str) -> Principal:
         """Verify signature, key and expiry; raise Unauthenticated with the reason otherwise."""
+        cached = self._verified.get(token)
+        if cached is not None:
+            principal, expires = cached
+            if self._clock() < expires:
+                return principal
+            self._verified.pop(token, None)
+            raise Unauthenticated("token expired", reason="TOKEN_EXPIRED")
+        principal, expires = self._verify(token)
+        if len(self._verified) >= self._CACHE_SIZE:
+            self._verified.clear()
+        self._verified[token] = (principal, expires)
+        return principal
+
+    def _verify(self, token: str) -> tuple[Principal, float]:
         try:
             header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError as exc:
@@ -97,7 +120,8 @@ class TokenVerifier:
         return _decode(token, key, str(algorithm))
 
 
-def _decode(token: str, key: Any, algorithm: str) -> Principal:
+def _decode(token: str, key: Any, algorithm: str) -> tuple[Principal, float]:
+    """The token's principal and its expiry (epoch seconds)."""
     try:
         claims = jwt.decode(token, key, algorithms=[algorithm], options={"require": ["exp", "sub"]})
     except jwt.ExpiredSignatureError as exc:
@@ -108,7 +132,8 @@ def _decode(token: str, key: Any, algorithm: str) -> Principal:
     roles = claims.get("roles", [])
     if not isinstance(tenant, str) or not tenant or not isinstance(roles, list):
         raise Unauthenticated("token lacks tenant or roles", reason="TOKEN_INVALID")
-    return Principal(subject=str(claims["sub"]), tenant=tenant, roles=frozenset(str(r) for r in roles))
+    principal = Principal(subject=str(claims["sub"]), tenant=tenant, roles=frozenset(str(r) for r in roles))
+    return principal, float(claims["exp"])
 
 
 def verify_token(verifier: TokenVerifier | str, token: str) -> Principal:

@@ -164,3 +164,40 @@ def test_the_cli_refuses_to_sign_without_an_issuer_key(tmp_path: Path, monkeypat
     monkeypatch.delenv("MEMLOOP_AUTH_ISSUER_KEY", raising=False)
     monkeypatch.delenv("MEMLOOP_AUTH_ISSUER_KEY_FILE", raising=False)
     assert main(["token", "--tenant", "acme", "--data-dir", str(tmp_path)]) == 2
+
+
+def test_a_verified_token_is_not_checked_again_until_it_expires_and_then_it_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a verifier with a clock, and a count of the signature checks it makes
+    now = [time.time()]
+    verifier = TokenVerifier(SERVICES_KEYS, clock=lambda: now[0])
+    checks: list[str] = []
+    decode = jwt.decode
+
+    def counted(token: str, *args: object, **kwargs: object) -> object:
+        checks.append(token)
+        return decode(token, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jwt, "decode", counted)
+    token = issue_token(ISSUER, subject="svc", tenant="*", roles=["service"], ttl_seconds=60)
+
+    # When the same token comes with every call of a peer
+    principals = {verifier.verify(token) for _ in range(5)}
+
+    # Then its signature was checked once, and every call got the same principal
+    assert len(checks) == 1 and principals == {Principal("svc", "*", frozenset({"service"}))}
+
+    # And once its expiry has passed it is refused, although it was verified before
+    now[0] += 61
+    assert _refused(verifier, token).reason == "TOKEN_EXPIRED"
+
+
+def test_a_token_differing_from_a_verified_one_in_any_byte_is_verified_afresh() -> None:
+    verifier = TokenVerifier(SERVICES_KEYS)
+    token = issue_token(ISSUER, subject="alice", tenant="acme", roles=["reader"])
+    verifier.verify(token)
+    header, payload, signature = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    forged = base64.urlsafe_b64encode(json.dumps({**claims, "tenant": "*"}).encode()).rstrip(b"=").decode()
+    assert _refused(verifier, f"{header}.{forged}.{signature}").reason == "TOKEN_INVALID"
