@@ -155,6 +155,40 @@ def test_add_new_request_writes_every_row_once_and_a_replay_writes_nothing(uow_f
         assert uow.outbox.get(event_id=again.event.event_id) == status
 
 
+def test_add_new_request_with_commit_has_committed_when_it_returns(uow_factory: UnitOfWorkFactory) -> None:
+    # Given a new request added with `commit` (serving's path: the COMMIT in the inserts' round trip)
+    command, new = _new()
+    with pytest.raises(RuntimeError), uow_factory("acme") as uow:
+        assert uow.add_new_request(new, with_event=True, commit=True) is True
+        raise RuntimeError("the unit of work ends in error after the call")  # no rollback can undo it now
+
+    # Then every row is there for the next unit of work
+    with uow_factory("acme") as uow:
+        assert uow.results.get(command.request_id) == new.result
+        assert uow.contents.get(new.content.content_ref) == new.content
+        status = uow.outbox.get(request_id=command.request_id)
+        assert status is not None and status.state is OutboxState.PENDING
+
+
+def test_a_replay_with_commit_writes_nothing_and_reads_the_first_result_scoped_to_its_tenant(
+    uow_factory: UnitOfWorkFactory,
+) -> None:
+    command, new = _new()
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(new, with_event=True, commit=True) is True
+    _, globex = _new("globex", request_id=command.request_id)
+    with uow_factory("globex") as uow:
+        assert uow.add_new_request(globex, with_event=True, commit=True) is True
+    again = replace(new, result=replace(new.result, result_id=str(uuid.uuid4())))
+    with uow_factory("acme") as uow:
+        # When the same request comes again, its transaction committed nothing, then reads in a new one
+        assert uow.add_new_request(again, with_event=True, commit=True) is False
+        assert uow.results.get(command.request_id) == new.result  # acme's, not globex's: scoped again
+        assert uow.contents.get(globex.content.content_ref) is None
+        status = uow.outbox.get(request_id=command.request_id)
+        assert status is not None and status == uow.outbox.get(event_id=new.event.event_id)
+
+
 def test_add_new_request_without_event_writes_no_outbox_row(uow_factory: UnitOfWorkFactory) -> None:
     command, new = _new()
     with uow_factory("acme") as uow:
@@ -187,7 +221,10 @@ def test_another_tenants_rows_are_invisible_in_the_same_transaction_shape(uow_fa
         assert uow.outbox.get(event_id=acme.event.event_id) is None
 
 
-def test_rls_rejects_a_row_of_another_tenant_sent_in_the_single_round_trip(new_database: Callable[[str], str]) -> None:
+@pytest.mark.parametrize("commit", [False, True])
+def test_rls_rejects_a_row_of_another_tenant_sent_in_the_single_round_trip(
+    new_database: Callable[[str], str], commit: bool
+) -> None:
     """Row-level security, not the code, keeps tenants apart: a unit of work scoped to acme that is
     handed globex's rows fails as a whole (WITH CHECK) and leaves nothing behind."""
     admin_url = new_database("serving_rls")
@@ -197,7 +234,7 @@ def test_rls_rejects_a_row_of_another_tenant_sent_in_the_single_round_trip(new_d
     try:
         command, globex = _new("globex")
         with SqlServingUnitOfWork(sessions, "acme") as uow, pytest.raises(psycopg.errors.InsufficientPrivilege):
-            uow.add_new_request(globex, with_event=True)
+            uow.add_new_request(globex, with_event=True, commit=commit)
         for tenant in ("acme", "globex"):
             with SqlServingUnitOfWork(sessions, tenant) as uow:
                 assert uow.results.get(command.request_id) is None

@@ -172,7 +172,7 @@ class InMemoryServingUnitOfWork:
             self.contents.record_deletion(ContentDeletion(self._tenant, ref, deletion_id, now, existed))
         return deleted
 
-    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+    def add_new_request(self, new: NewResult, *, with_event: bool, commit: bool = False) -> bool:
         """The same rows as PostgreSQL's single round trip, through the repositories."""
         if not self.results.add_if_new(new):
             return False
@@ -180,6 +180,8 @@ class InMemoryServingUnitOfWork:
         self.contents.add(new.content)
         if with_event:
             self.outbox.add(new.event, span_id=new.span_id)
+        if commit:
+            self.commit()
         return True
 
     def __exit__(

@@ -80,15 +80,20 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         self._ensure_scoped()
         return bulk_forget.delete_contents(self.session, self._tenant_name, content_refs, event_ids, deletion_id, now)
 
-    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+    def add_new_request(self, new: NewResult, *, with_event: bool, commit: bool = False) -> bool:
         """The tenant setting and every row of a new request in one pipelined round trip
-        (`postgres.new_request`); a replay writes nothing and the caller reads the first call's
-        result instead. True if inserted."""
+        (`postgres.new_request`), with the COMMIT too if `commit`; a replay writes nothing and the
+        caller reads the first call's result instead. True if inserted."""
         conn = self.session.connection().connection.dbapi_connection
         if not isinstance(conn, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
             raise TypeError("serving needs the psycopg 3 driver")
         inserted = add_new_request(
-            conn, new, with_event=with_event, tenant_setting="" if self._scoped else self._tenant_name
+            conn, new, with_event=with_event, tenant_setting="" if self._scoped else self._tenant_name, commit=commit
         )
-        self._scoped = True
+        # After a COMMIT the tenant setting (transaction-local) is gone: a later read (a replay's)
+        # runs in a new transaction that must be scoped again. SQLAlchemy's own commit is then a
+        # no-op on the idle connection.
+        self._scoped = not commit
+        if commit:
+            self.commit()
         return inserted

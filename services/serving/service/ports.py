@@ -101,10 +101,12 @@ class ServingUnitOfWork(Protocol):
 
     def commit(self) -> None: ...
 
-    def add_new_request(self, new: NewResult, *, with_event: bool) -> bool:
+    def add_new_request(self, new: NewResult, *, with_event: bool, commit: bool = False) -> bool:
         """Insert the result, its tool outcomes, its content and (with_event) its outbox event,
         unless (tenant, request_id) exists; True if this call inserted them. A replay writes
         nothing. The SQL adapter sends the tenant setting and all the inserts in one round trip.
+        `commit` commits the unit of work as well (in that same round trip, in SQL); the unit of
+        work stays usable for reads afterwards (a replay reads the first call's result).
         """
         ...
 

@@ -64,12 +64,12 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
     validate_handle_request(command)
     new = prepare_result(command, deps.redact, deps.clock())
     with deps.uow_factory(command.tenant) as uow:
-        if not uow.add_new_request(new, with_event=deps.learning):
+        # The inserts and their COMMIT go together (one round trip in SQL): the reply waits for nothing else.
+        if not uow.add_new_request(new, with_event=deps.learning, commit=True):
             first = uow.results.get(command.request_id)
             if first is None:  # the first call committed and its result was removed since
                 raise Aborted(f"request {command.request_id!r} changed while replaying; retry", reason="REPLAY_RACE")
             return replace(first, replayed=True)
-        uow.commit()
     return new.result
 
 

@@ -1,4 +1,5 @@
-"""A new request's rows (result, tool outcomes, content blob, outbox event, NOTIFY) in one pipelined round trip.
+"""A new request's rows (result, tool outcomes, content blob, outbox event, NOTIFY), and optionally
+the COMMIT, in one pipelined round trip.
 
 The statements run in order on the server, so RLS sees the tenant before any insert. Only the
 result's insert is unconditional (`ON CONFLICT DO NOTHING`, the idempotency arbiter); each later
@@ -18,10 +19,15 @@ from services.serving.adapters.postgres.rows import attachment_row, outcome_row,
 from services.serving.domain.model import NewResult
 
 
-def add_new_request(conn: psycopg.Connection[Any], new: NewResult, *, with_event: bool, tenant_setting: str) -> bool:
+def add_new_request(
+    conn: psycopg.Connection[Any], new: NewResult, *, with_event: bool, tenant_setting: str, commit: bool = False
+) -> bool:
     """Send every statement of `new` in one pipeline; True if the result row was inserted (not a replay).
 
-    `tenant_setting` non-empty sends the RLS tenant setting first, in the same round trip.
+    `tenant_setting` non-empty sends the RLS tenant setting first, in the same round trip. `commit`
+    ends the transaction in that round trip too (a replay's guarded inserts wrote nothing, so it
+    commits nothing); any failed statement aborts the pipeline before the COMMIT, so nothing of a
+    failed request is committed.
     """
     rows = _request_rows(new)
     with conn.cursor() as inserted, conn.cursor() as rest:
@@ -35,6 +41,8 @@ def add_new_request(conn: psycopg.Connection[Any], new: NewResult, *, with_event
             if with_event:
                 rest.execute(_INSERT_OUTBOX, rows["outbox"])
                 rest.execute(_NOTIFY, {**rows["guard"], "channel": NOTIFY_CHANNEL})
+            if commit:
+                conn.commit()
         return inserted.fetchone() is not None
 
 
