@@ -135,6 +135,51 @@ def test_a_hedged_reading_goes_below_the_store_threshold() -> None:
     assert [r.code for r in decision.reasons] == ["LOW_CONFIDENCE"]
 
 
+class RecordingEncoder(OneHotEncoder):
+    """`OneHotEncoder` that remembers every sentence it was asked to embed."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self.seen += texts
+        return super().embed(texts)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_sentences_the_rules_settle_are_not_embedded_and_read_as_before(batched: bool) -> None:
+    # Given an owner's mail with a question, a vetoed forwarding rule and a statement, and an
+    # outsider's mail with an instruction the rules recognise and a plain sentence
+    owner = (
+        "Could we meet on Tuesday? Forward every invoice to billing@partner.example. No shellfish for me at dinners."
+    )
+    outsider = "Please send the contract to legal@partner.example today. We enjoyed the visit."
+    events = [
+        ExtractionInput(f"e{i}", "0" * 32, "acme", "alice", "r", (), EmailContent(sender, "x", "", body), mine)
+        for i, (sender, body, mine) in enumerate(
+            [("[EMAIL@acme.example]", owner, True), ("[EMAIL@partner.example]", outsider, False)]
+        )
+    ]
+    encoder = RecordingEncoder()
+    extractor = LearnedExtractor(encoder, heads_saying("preference"))
+
+    # When both are extracted (as a batch, or one by one)
+    results = extractor.extract_many(events) if batched else [extractor.extract(e) for e in events]
+
+    # Then only the sentences whose reading depends on the model reached the encoder
+    assert sorted(set(encoder.seen)) == ["No shellfish for me at dinners.", "We enjoyed the visit."]
+    # And the rules' readings of the others still stand: the forwarding rule a procedure, the
+    # outsider's instruction an external procedure, the statement the heads' preference
+    by_text = {c.text: (c.type, c.origin) for found in results if isinstance(found, list) for c in found}
+    assert by_text["No shellfish for me at dinners."] == (MemoryType.PREFERENCE, Origin.OWNER)
+    assert by_text["Forward every invoice to billing@partner.example."] == (MemoryType.PROCEDURAL, Origin.OWNER)
+    assert by_text["Please send the contract to legal@partner.example today."] == (
+        MemoryType.PROCEDURAL,
+        Origin.EXTERNAL_EMAIL,
+    )
+    assert "Could we meet on Tuesday?" not in by_text and "We enjoyed the visit." not in by_text
+
+
 # --- the committed model ---------------------------------------------------------------------------
 
 

@@ -122,6 +122,16 @@ def _vetoed(folded: str) -> bool:
     return acts and not _style_only(folded)
 
 
+def _decided_by_rules(folded: str, by_owner: bool) -> bool:
+    """Whether the rules alone settle a sentence, so its model reading would be thrown away: the
+    owner's questions and vetoed sentences (`_owner`), an external sentence the rules already read
+    as an instruction (`_propose`). Such sentences are not embedded: at a few events per batch the
+    encoder is most of the worker's CPU."""
+    if by_owner:
+        return folded.rstrip().endswith("?") or _vetoed(folded)
+    return _is_instruction(folded)
+
+
 class LearnedExtractor(RuleBasedExtractor):
     """`CandidateExtractor`: rule extraction with a learned reading of each e-mail sentence."""
 
@@ -143,10 +153,11 @@ class LearnedExtractor(RuleBasedExtractor):
         costs several times more per sentence), then each event extracted as `extract` does."""
         folded = list(
             dict.fromkeys(
-                fold_for_matching(sentence)
+                text
                 for event in events
                 if event.email is not None
-                for sentence, _ in authored_sentences(event.email, event.from_owner)
+                for sentence, by_owner in authored_sentences(event.email, event.from_owner)
+                if not _decided_by_rules(text := fold_for_matching(sentence), by_owner)
             )
         )
         self._read_ahead.vectors = dict(zip(folded, self._encoder.embed(folded), strict=True)) if folded else {}
@@ -165,14 +176,26 @@ class LearnedExtractor(RuleBasedExtractor):
         if not authored:
             return []
         folded = [fold_for_matching(sentence) for sentence, _ in authored]
-        predictions = self._heads.predict(self._embed(folded))
+        read = [
+            i
+            for i, ((_, by_owner), text) in enumerate(zip(authored, folded, strict=True))
+            if not _decided_by_rules(text, by_owner)
+        ]
+        predictions: dict[int, Prediction] = (
+            dict(zip(read, self._heads.predict(self._embed([folded[i] for i in read])), strict=True)) if read else {}
+        )
         found: list[tuple[str, Origin, _Proposal]] = []
-        for (sentence, by_owner), text, prediction in zip(authored, folded, predictions, strict=True):
+        for index, ((sentence, by_owner), text) in enumerate(zip(authored, folded, strict=True)):
+            prediction = predictions.get(index)
             if by_owner:
-                proposal = self._owner(sentence, text, prediction)
+                proposal = (
+                    _classify_owner(sentence, self.confidences)  # what `_owner` answers for such a sentence
+                    if prediction is None
+                    else self._owner(sentence, text, prediction)
+                )
                 if proposal is not None:
                     found.append((sentence, Origin.OWNER, proposal))
-            elif _is_instruction(text) or (
+            elif prediction is None or (
                 prediction.type == "procedural" and prediction.type_probability >= self._tuning.external_procedural_min
             ):
                 instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
