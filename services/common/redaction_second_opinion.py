@@ -66,8 +66,9 @@ def _patterns() -> tuple[_Pattern, ...]:
             gate = _GATES.get(secret_type)
             literals = frozenset(gate) if gate is not None else None
             patterns += [(secret_type, regex, 0, literals) for regex in plugin_class().denylist]
+    keywords = frozenset(_GATES["Secret Keyword"] or ())
     for regex, group in keyword.CONFIG_DENYLIST_REGEX_TO_GROUP.items():
-        patterns.append(("Secret Keyword", regex, group, frozenset(_GATES["Secret Keyword"])))
+        patterns.append(("Secret Keyword", regex, group, keywords))
     return tuple(patterns)
 
 
