@@ -4,14 +4,20 @@
 Row-level security is set per transaction: lazily, so that `add_new_request` can send the tenant
 setting in the same round trip as its inserts, and always before any statement of the unit of
 work runs (every repository is reached through a property that scopes first).
+
+The SQLAlchemy session is opened on first use too: serving's own path (`add_new_request` with
+`commit`, first thing in its unit of work) runs on a pooled psycopg connection of its own and
+returns it at once, without the session's bookkeeping (~0.2 ms of CPU per request measured).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from types import TracebackType
 from typing import Self
 
 import psycopg
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import SqlAlchemyUnitOfWork, set_tenant
@@ -43,10 +49,35 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         super().__init__(session_factory, tenant)
         self._tenant_name = tenant
         self._scoped = False
+        self._entered = False
 
     def __enter__(self) -> Self:
-        super().__enter__()
+        self._entered, self._committed, self._scoped = True, False, False
         return self
+
+    @property
+    def session(self) -> Session:
+        """The unit of work's session, begun on first use."""
+        if self._session is None:
+            if not self._entered:
+                raise RuntimeError("unit of work used outside its `with` block")
+            session = self._session_factory()
+            session.begin()
+            self._session = session
+            self._open(session)
+        return self._session
+
+    def commit(self) -> None:
+        if self._session is not None:
+            self._session.commit()
+        self._committed = True
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._entered = False
+        if self._session is not None:
+            super().__exit__(exc_type, exc, tb)
 
     def _scope(self, session: Session) -> None:
         self._scoped = False
@@ -84,10 +115,25 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         """The tenant setting and every row of a new request in one pipelined round trip
         (`postgres.new_request`), with the COMMIT too if `commit`; a replay writes nothing and the
         caller reads the first call's result instead. True if inserted."""
+        engine = self._session_factory.kw.get("bind")
+        if commit and self._session is None and isinstance(engine, Engine):
+            # Nothing else ran in this unit of work: a pooled connection of its own, no session.
+            pooled = engine.raw_connection()
+            try:
+                own = pooled.dbapi_connection
+                if not isinstance(own, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+                    raise TypeError("serving needs the psycopg 3 driver")
+                inserted = add_new_request(
+                    own, new, with_event=with_event, tenant_setting=self._tenant_name, commit=True
+                )
+            finally:
+                pooled.close()  # back to the pool; a failed pipeline is rolled back on return
+            self._committed = True
+            return inserted
         conn = self.session.connection().connection.dbapi_connection
         if not isinstance(conn, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
             raise TypeError("serving needs the psycopg 3 driver")
-        inserted = add_new_request(
+        added = add_new_request(
             conn, new, with_event=with_event, tenant_setting="" if self._scoped else self._tenant_name, commit=commit
         )
         # After a COMMIT the tenant setting (transaction-local) is gone: a later read (a replay's)
@@ -96,4 +142,4 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         self._scoped = not commit
         if commit:
             self.commit()
-        return inserted
+        return added
