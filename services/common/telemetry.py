@@ -17,7 +17,7 @@ from typing import Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SimpleSpanProcessor,
@@ -30,6 +30,7 @@ from services.common.settings import CommonSettings
 
 current_event_id: contextvars.ContextVar[str] = contextvars.ContextVar("memloop_event_id", default="")
 _configured = False
+_processors: list[SpanProcessor] = []
 
 
 class JsonLinesSpanExporter(SpanExporter):
@@ -103,14 +104,23 @@ def configure(settings: CommonSettings) -> None:
     root.setLevel(settings.log_level.upper())
     provider = TracerProvider(resource=Resource.create({"service.name": f"memloop-{settings.service_name}"}))
     if settings.span_file:
-        provider.add_span_processor(SimpleSpanProcessor(JsonLinesSpanExporter(settings.span_file)))
+        _processors.append(SimpleSpanProcessor(JsonLinesSpanExporter(settings.span_file)))
     if settings.otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
+        _processors.append(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
+    for processor in _processors:
+        provider.add_span_processor(processor)
     trace.set_tracer_provider(provider)
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=settings.grpc_host)
+
+
+def span_processors() -> tuple[SpanProcessor, ...]:
+    """The span processors `configure` installed on the tracer provider (the SDK keeps its own list
+    private). For code that hands the SDK spans it has timed itself as finished records: the relay's
+    publish span per message (`services.relay.adapters.publish_spans`)."""
+    return tuple(_processors)
 
 
 def shutdown() -> None:

@@ -21,17 +21,17 @@ from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
 from nats.js.errors import APIError, BadRequestError, NoStreamResponseError, NotFoundError
 from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from services.common import telemetry
 from services.common.nats_access import NatsAccess
 from services.common.nats_urls import nats_servers
+from services.relay.adapters.publish_spans import PublishSpan, PublishSpans
 from services.relay.domain.model import OutboxRow, stream_subjects, subject_for
 from services.relay.service.ports import PublishOutcomes
 
 _log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("memloop.relay")
+_MSG_ID = api.Header.MSG_ID.value
 _NO_RESPONDERS = "503"  # the status NATS answers with when no stream listens on the subject
 
 
@@ -144,8 +144,11 @@ class JetStreamPublisher:
         subject_prefix: str,
         stream: str,
         publish_timeout_seconds: float,
+        spans: PublishSpans | None = None,
     ) -> None:
         self._client = client
+        self._spans = spans or PublishSpans.of_process()
+        self._subjects: dict[str, str] = {}
         self._js = client.jetstream(timeout=publish_timeout_seconds)
         self._prefix = subject_prefix
         self._stream = stream
@@ -177,20 +180,12 @@ class JetStreamPublisher:
             return
         sent: list[str] = []
         for index, row in enumerate(rows):
-            subject = subject_for(self._prefix, row.tenant)
-            span = _tracer.start_span("relay.publish", context=_parent_context(row), kind=SpanKind.PRODUCER)
-            # Set one by one, not as start_span's dict: the SDK validates a dict argument through
-            # isinstance checks against collections.abc, the costliest part of a span per message.
-            span.set_attribute("messaging.system", "nats")
-            span.set_attribute("messaging.destination.name", subject)
-            span.set_attribute("memloop.event_id", row.event_id)
-            span.set_attribute("memloop.tenant", row.tenant)
+            subject = self._subject(row.tenant)
+            span = self._spans.start(row, subject)
             token = str(next(self._tokens))
-            pending = self._pending[token] = _Pending(outcomes, index, row.event_id, span)
+            pending = self._pending[token] = _Pending(self._spans, outcomes, index, row.event_id, span)
             try:
-                await self._client.publish(
-                    subject, row.payload, reply=inbox + token, headers=_headers(row, span.get_span_context())
-                )
+                await self._client.publish(subject, row.payload, reply=inbox + token, headers=_headers(row, span))
             except Exception as exc:
                 del self._pending[token]
                 pending.fail(exc)
@@ -198,6 +193,15 @@ class JetStreamPublisher:
             sent.append(token)
         if sent:
             asyncio.get_running_loop().call_later(self._timeout, self._expire, sent)
+
+    def _subject(self, tenant: str) -> str:
+        """`subject_for`, remembered per tenant (a regex substitution per message otherwise)."""
+        subject = self._subjects.get(tenant)
+        if subject is None:
+            if len(self._subjects) >= 4096:
+                self._subjects.clear()
+            subject = self._subjects[tenant] = subject_for(self._prefix, tenant)
+        return subject
 
     async def _reply_inbox(self) -> str:
         """`<inbox prefix>.<nuid>.`, subscribed once with a wildcard: the connection's own inbox
@@ -237,49 +241,31 @@ class JetStreamPublisher:
 class _Pending:
     """One message awaiting its PubAck: its batch's outcomes, its index there, and its span."""
 
-    __slots__ = ("event_id", "index", "outcomes", "span")
+    __slots__ = ("event_id", "index", "outcomes", "span", "spans")
 
-    def __init__(self, outcomes: PublishOutcomes, index: int, event_id: str, span: trace.Span) -> None:
-        self.outcomes, self.index, self.event_id, self.span = outcomes, index, event_id, span
+    def __init__(
+        self, spans: PublishSpans, outcomes: PublishOutcomes, index: int, event_id: str, span: PublishSpan | None
+    ) -> None:
+        self.spans, self.outcomes, self.index, self.event_id, self.span = spans, outcomes, index, event_id, span
 
     def ack(self, seq: int, duplicate: bool) -> None:
-        self.span.set_attribute("messaging.nats.stream_sequence", seq)
-        self.span.set_attribute("memloop.duplicate", duplicate)
-        self.span.end()
+        if self.span is not None:
+            self.spans.acked(self.span, seq, duplicate)
         self.outcomes.acked(self.index, seq, duplicate)
 
     def fail(self, error: BaseException) -> None:
-        _end_span(self.span, error)
+        if self.span is not None:
+            self.spans.failed(self.span, error)
         self.outcomes.failed(self.index, error)
 
 
-def _parent_context(row: OutboxRow) -> Context | None:
-    """The serving span that committed the event, as a remote parent (None when ids are malformed)."""
-    try:
-        trace_id = int(row.trace_id, 16)
-        span_id = int(row.span_id, 16) if row.span_id else 1
-    except ValueError:
-        return None
-    if len(row.trace_id) != 32 or not trace_id or not span_id:
-        return None
-    parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
-    return trace.set_span_in_context(NonRecordingSpan(parent))
-
-
-def _headers(row: OutboxRow, span: SpanContext) -> dict[str, str]:
-    """`Nats-Msg-Id`, and the W3C `traceparent` naming the publish span (what the tracecontext
-    propagator writes, formatted directly: the relay has no baggage or tracestate to carry, and
-    going through the global propagator per message costs more than the formatting).
-
-    Without a recording tracer the span is not valid, and the header names the serving span."""
-    headers = {api.Header.MSG_ID.value: row.event_id}
-    if span.is_valid:
-        headers["traceparent"] = f"00-{span.trace_id:032x}-{span.span_id:016x}-{span.trace_flags:02x}"
+def _headers(row: OutboxRow, span: PublishSpan | None) -> dict[str, str]:
+    """`Nats-Msg-Id`, and the W3C `traceparent` naming the publish span (formatted directly: the
+    relay has no baggage or tracestate to carry). Without a recorded span, the header names the
+    serving span that committed the event."""
+    headers = {_MSG_ID: row.event_id}
+    if span is not None:
+        headers["traceparent"] = span.traceparent
     elif len(row.trace_id) == 32:
         headers["traceparent"] = telemetry.traceparent_for(row.trace_id, row.span_id)
     return headers
-
-
-def _end_span(span: trace.Span, exc: BaseException) -> None:
-    span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
-    span.end()
