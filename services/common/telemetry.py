@@ -23,7 +23,7 @@ from typing import Any
 
 from opentelemetry import propagate, trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import (
     BatchSpanProcessor,
     SpanExporter,
@@ -35,6 +35,7 @@ from services.common.settings import CommonSettings
 
 current_event_id: contextvars.ContextVar[str] = contextvars.ContextVar("memloop_event_id", default="")
 _configured = False
+_processors: list[SpanProcessor] = []
 
 SPAN_FILE_DELAY_MS = 100
 """How long a finished span may wait in its process before the span file has it. The synchronous
@@ -110,22 +111,34 @@ def configure(settings: CommonSettings) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(settings.log_level.upper())
-    trace.set_tracer_provider(make_provider(settings))
+    _processors[:] = _exporting(settings, SPAN_FILE_DELAY_MS)
+    trace.set_tracer_provider(_provider(settings, _processors))
     if settings.metrics_port:
         start_http_server(settings.metrics_port, addr=settings.grpc_host)
 
 
 def make_provider(settings: CommonSettings, *, span_file_delay_ms: int = SPAN_FILE_DELAY_MS) -> TracerProvider:
-    """The process's tracer provider: every exporter behind a BatchSpanProcessor (see the module)."""
-    provider = TracerProvider(resource=Resource.create({"service.name": f"memloop-{settings.service_name}"}))
+    """A tracer provider with every exporter behind a BatchSpanProcessor (see the module)."""
+    return _provider(settings, _exporting(settings, span_file_delay_ms))
+
+
+def _exporting(settings: CommonSettings, span_file_delay_ms: int) -> list[SpanProcessor]:
+    processors: list[SpanProcessor] = []
     if settings.span_file:
-        provider.add_span_processor(
+        processors.append(
             BatchSpanProcessor(JsonLinesSpanExporter(settings.span_file), schedule_delay_millis=span_file_delay_ms)
         )
     if settings.otlp_endpoint:
         from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 
-        provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
+        processors.append(BatchSpanProcessor(OTLPSpanExporter(endpoint=settings.otlp_endpoint)))
+    return processors
+
+
+def _provider(settings: CommonSettings, processors: Sequence[SpanProcessor]) -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": f"memloop-{settings.service_name}"}))
+    for processor in processors:
+        provider.add_span_processor(processor)
     return provider
 
 
@@ -133,6 +146,14 @@ def flush(timeout_millis: int = 5000) -> bool:
     """Export every span this process has finished so far; True if all were."""
     provider = trace.get_tracer_provider()
     return provider.force_flush(timeout_millis) if isinstance(provider, TracerProvider) else True
+
+
+def span_processors() -> tuple[SpanProcessor, ...]:
+    """The span processors `configure` installed on the process's provider (the SDK keeps its list
+    private). For code that hands the SDK spans it has timed
+    itself as finished records: the relay's publish span per message
+    (`services.relay.adapters.publish_spans`)."""
+    return tuple(_processors)
 
 
 def shutdown() -> None:

@@ -150,7 +150,6 @@ class _RelayProcess:
             subject_prefix=settings.subject_prefix,
             stream=settings.stream_name,
             publish_timeout_seconds=timing.publish_timeout_seconds,
-            max_in_flight=settings.config.max_in_flight,
         )
         spec = StreamSpec(
             settings.stream_name, settings.subject_prefix, timing.duplicate_window_seconds, settings.stream_replicas

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -11,6 +12,7 @@ from typing import Any
 
 from services.relay.adapters.in_memory import CountingMetrics, InMemoryJetStream, InMemoryOutboxStore
 from services.relay.domain.model import OutboxRow, PublishReceipt, RelayTiming
+from services.relay.service.ports import PublishOutcomes
 from services.relay.service.relay import Relay, RelayConfig
 
 _TIMING = RelayTiming(lease_seconds=0.5, publish_timeout_seconds=0.1, backoff_max_seconds=0.05)
@@ -174,3 +176,66 @@ async def test_a_failed_puback_leaves_only_its_row_unpublished_and_it_is_retried
     assert acked == {r.event_id for r in rows} - {lost}
     assert store.published()[lost].duplicate is True  # the re-publish was deduped by the stream
     assert metrics.failed_total == 1
+
+
+class _HeldAcks(InMemoryJetStream):
+    """Stores what is sent but holds every PubAck until the test releases it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held: list[Callable[[], None]] = []
+
+    async def publish(self, rows: Sequence[OutboxRow], outcomes: PublishOutcomes) -> None:
+        self.messages.extend(rows)
+        for index in range(len(rows)):
+            seq = len(self.messages) - len(rows) + index + 1
+            self.held.append(functools.partial(outcomes.acked, index, seq, False))
+
+    def release(self, count: int) -> None:
+        for ack in self.held[:count]:
+            ack()
+        del self.held[:count]
+
+
+class _ClaimSizes(InMemoryOutboxStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.limits: list[int] = []
+
+    async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
+        self.limits.append(limit)
+        return await super().claim_batch(limit, lease_seconds=lease_seconds, claimer=claimer)
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition not reached")
+
+
+async def test_a_batch_is_claimed_only_when_the_window_has_room_for_all_of_it() -> None:
+    store, stream = _ClaimSizes(), _HeldAcks()
+    for row in _rows(30):
+        store.add(row)
+    relay, _ = _relay(store, stream, batch_size=10, max_in_flight=16)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+
+    # With 10 of 16 in flight, 6 slots are free: no claim of 6 rows goes out
+    await _until(lambda: len(stream.messages) == 10)
+    await asyncio.sleep(0.05)
+    assert len(stream.messages) == 10 and store.limits == [10]
+    # Once 4 PubAcks are in, 10 slots are: the next claim is a whole batch again
+    stream.release(4)
+    await _until(lambda: len(stream.messages) == 20)
+    await asyncio.sleep(0.05)
+    assert len(stream.messages) == 20 and store.limits == [10, 10]
+    while len(store.published()) < 30:
+        stream.release(len(stream.held))
+        await asyncio.sleep(0.01)
+    stop.set()
+    await task
+
+    assert set(store.limits) == {10} and sorted(m.event_id for m in stream.messages) == sorted(store.rows)

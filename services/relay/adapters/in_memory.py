@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from services.relay.domain.model import BacklogStats, OutboxRow, PublishReceipt
+from services.relay.service.ports import PublishOutcomes
 
 
 @dataclass
@@ -120,21 +121,20 @@ class InMemoryJetStream:
             self.waits_for_connection += 1
             await self._up_event.wait()
 
-    async def send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:
-        future: asyncio.Future[PublishReceipt] = asyncio.get_running_loop().create_future()
-        if not self.up:
-            future.set_exception(TimeoutError("no PubAck: NATS is down"))
-            return future
-        duplicate = row.event_id in self._seq_by_id
-        if not duplicate:
-            self.messages.append(row)
-            self._seq_by_id[row.event_id] = len(self.messages)
-        if self.lose_acks or row.event_id in self.lose_ack_once:
-            self.lose_ack_once.discard(row.event_id)
-            future.set_exception(TimeoutError("PubAck lost"))
-        else:
-            future.set_result(PublishReceipt(row.event_id, self._seq_by_id[row.event_id], duplicate, datetime.now(UTC)))
-        return future
+    async def publish(self, rows: Sequence[OutboxRow], outcomes: PublishOutcomes) -> None:
+        for index, row in enumerate(rows):
+            if not self.up:
+                outcomes.failed(index, TimeoutError("no PubAck: NATS is down"))
+                continue
+            duplicate = row.event_id in self._seq_by_id
+            if not duplicate:
+                self.messages.append(row)
+                self._seq_by_id[row.event_id] = len(self.messages)
+            if self.lose_acks or row.event_id in self.lose_ack_once:
+                self.lose_ack_once.discard(row.event_id)
+                outcomes.failed(index, TimeoutError("PubAck lost"))
+            else:
+                outcomes.acked(index, self._seq_by_id[row.event_id], duplicate)
 
 
 @dataclass

@@ -1,34 +1,38 @@
 """Publishing learning events to JetStream with nats-py, and keeping the learning stream configured.
 
 The connection reconnects forever (`max_reconnect_attempts=-1`): a NATS outage makes rows wait in
-the outbox, never fail for good. Publishes go out with `publish_async` (pipelined; the PubAck
-arrives later on a shared reply subject); each gets a PRODUCER span whose parent is the serving
+the outbox, never fail for good. Publishes are pipelined (the PubAck arrives later on a shared
+reply subject, as with `publish_async`); each gets a PRODUCER span whose parent is the serving
 span that committed the event, and its `traceparent` travels in the message headers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
+import itertools
+import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 import nats
 from nats.aio.client import Client as NatsClient
+from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
-from nats.js.errors import BadRequestError, NotFoundError
+from nats.js.errors import APIError, BadRequestError, NoStreamResponseError, NotFoundError
 from opentelemetry import trace
-from opentelemetry.context import Context
-from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from services.common import telemetry
 from services.common.nats_access import NatsAccess
 from services.common.nats_urls import nats_servers
-from services.relay.domain.model import OutboxRow, PublishReceipt, stream_subjects, subject_for
+from services.relay.adapters.publish_spans import PublishSpan, PublishSpans
+from services.relay.domain.model import OutboxRow, stream_subjects, subject_for
+from services.relay.service.ports import PublishOutcomes
 
 _log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("memloop.relay")
+_MSG_ID = api.Header.MSG_ID.value
+_NO_RESPONDERS = "503"  # the status NATS answers with when no stream listens on the subject
 
 
 @dataclass(frozen=True)
@@ -124,7 +128,14 @@ async def ensure_stream(js: JetStreamContext, spec: StreamSpec) -> api.StreamInf
 
 
 class JetStreamPublisher:
-    """Publisher port on nats-py. `send` never blocks on the PubAck; the returned future does."""
+    """Publisher port on nats-py's core `publish`, with the PubAcks taken on our own reply inbox.
+
+    This is what `JetStreamContext.publish_async` does (a PUB with a reply subject; the stream
+    answers there), minus what it adds per message that the relay does not need: a semaphore (the
+    relay bounds its own window), a random token per reply subject (a counter is unique under an
+    inbox prefix that is itself unique), a future and its callback per message, and a `PubAck`
+    dataclass parsed field by field. Timeouts are one timer per batch, not one per message.
+    """
 
     def __init__(
         self,
@@ -133,13 +144,18 @@ class JetStreamPublisher:
         subject_prefix: str,
         stream: str,
         publish_timeout_seconds: float,
-        max_in_flight: int,
+        spans: PublishSpans | None = None,
     ) -> None:
         self._client = client
-        self._js = client.jetstream(timeout=publish_timeout_seconds, publish_async_max_pending=max_in_flight + 1)
+        self._spans = spans or PublishSpans.of_process()
+        self._subjects: dict[str, str] = {}
+        self._js = client.jetstream(timeout=publish_timeout_seconds)
         self._prefix = subject_prefix
         self._stream = stream
         self._timeout = publish_timeout_seconds
+        self._inbox = ""
+        self._tokens = itertools.count()
+        self._pending: dict[str, _Pending] = {}
 
     @property
     def jetstream(self) -> JetStreamContext:
@@ -155,90 +171,101 @@ class JetStreamPublisher:
                 raise ConnectionError("NATS connection closed")
             await asyncio.sleep(0.1)
 
-    async def send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:
-        subject = subject_for(self._prefix, row.tenant)
-        span = _tracer.start_span("relay.publish", context=_parent_context(row), kind=SpanKind.PRODUCER)
-        # Set one by one, not as start_span's dict: the SDK validates a dict argument through
-        # isinstance checks against collections.abc, the costliest part of a span per message.
-        span.set_attribute("messaging.system", "nats")
-        span.set_attribute("messaging.destination.name", subject)
-        span.set_attribute("memloop.event_id", row.event_id)
-        span.set_attribute("memloop.tenant", row.tenant)
-        headers = _headers(row, span.get_span_context())
+    async def publish(self, rows: Sequence[OutboxRow], outcomes: PublishOutcomes) -> None:
         try:
-            ack = await self._js.publish_async(subject, row.payload, headers=headers)
+            inbox = await self._reply_inbox()
         except Exception as exc:
-            _end_span(span, exc)
-            raise
-        # Callbacks and one timer per publish, no task: at thousands of events/s a task and a
-        # wait_for per message would cost more than the publish itself.
-        loop = asyncio.get_running_loop()
-        receipt: asyncio.Future[PublishReceipt] = loop.create_future()
-        timer = loop.call_later(self._timeout, _expire, ack)
-        ack.add_done_callback(functools.partial(_settle, row, span, receipt, timer, self._timeout))
-        return receipt
+            for index in range(len(rows)):
+                outcomes.failed(index, exc)
+            return
+        sent: list[str] = []
+        for index, row in enumerate(rows):
+            subject = self._subject(row.tenant)
+            span = self._spans.start(row, subject)
+            token = str(next(self._tokens))
+            pending = self._pending[token] = _Pending(self._spans, outcomes, index, row.event_id, span)
+            try:
+                await self._client.publish(subject, row.payload, reply=inbox + token, headers=_headers(row, span))
+            except Exception as exc:
+                del self._pending[token]
+                pending.fail(exc)
+                continue
+            sent.append(token)
+        if sent:
+            asyncio.get_running_loop().call_later(self._timeout, self._expire, sent)
+
+    def _subject(self, tenant: str) -> str:
+        """`subject_for`, remembered per tenant (a regex substitution per message otherwise)."""
+        subject = self._subjects.get(tenant)
+        if subject is None:
+            if len(self._subjects) >= 4096:
+                self._subjects.clear()
+            subject = self._subjects[tenant] = subject_for(self._prefix, tenant)
+        return subject
+
+    async def _reply_inbox(self) -> str:
+        """`<inbox prefix>.<nuid>.`, subscribed once with a wildcard: the connection's own inbox
+        prefix, so a NATS user allowed only its own replies can take these (`nats_auth`)."""
+        if not self._inbox:
+            inbox = f"{self._client.new_inbox()}."
+            await self._client.subscribe(f"{inbox}*", cb=self._on_reply)
+            self._inbox = inbox
+        return self._inbox
+
+    async def _on_reply(self, msg: Msg) -> None:
+        pending = self._pending.pop(msg.subject[len(self._inbox) :], None)
+        if pending is None:  # after its timeout, or not ours
+            return
+        if msg.headers and msg.headers.get(api.Header.STATUS) == _NO_RESPONDERS:
+            pending.fail(NoStreamResponseError())
+            return
+        try:
+            reply = json.loads(msg.data)
+            if "error" in reply:
+                pending.fail(APIError.from_error(reply["error"]))
+                return
+            seq, duplicate = int(reply["seq"]), bool(reply.get("duplicate", False))
+        except (ValueError, KeyError, TypeError) as exc:
+            pending.fail(exc)
+            return
+        pending.ack(seq, duplicate)
+
+    def _expire(self, tokens: list[str]) -> None:
+        """The batch's publish timeout: whatever of it has no PubAck yet has failed."""
+        for token in tokens:
+            pending = self._pending.pop(token, None)
+            if pending is not None:
+                pending.fail(TimeoutError(f"no PubAck for {pending.event_id} within {self._timeout:g}s"))
 
 
-def _expire(ack: asyncio.Future[api.PubAck]) -> None:
-    """No PubAck in time: cancelling the future also frees nats-py's pending slot."""
-    if not ack.done():
-        ack.cancel()
+class _Pending:
+    """One message awaiting its PubAck: its batch's outcomes, its index there, and its span."""
+
+    __slots__ = ("event_id", "index", "outcomes", "span", "spans")
+
+    def __init__(
+        self, spans: PublishSpans, outcomes: PublishOutcomes, index: int, event_id: str, span: PublishSpan | None
+    ) -> None:
+        self.spans, self.outcomes, self.index, self.event_id, self.span = spans, outcomes, index, event_id, span
+
+    def ack(self, seq: int, duplicate: bool) -> None:
+        if self.span is not None:
+            self.spans.acked(self.span, seq, duplicate)
+        self.outcomes.acked(self.index, seq, duplicate)
+
+    def fail(self, error: BaseException) -> None:
+        if self.span is not None:
+            self.spans.failed(self.span, error)
+        self.outcomes.failed(self.index, error)
 
 
-def _settle(
-    row: OutboxRow,
-    span: trace.Span,
-    receipt: asyncio.Future[PublishReceipt],
-    timer: asyncio.TimerHandle,
-    timeout: float,
-    ack: asyncio.Future[api.PubAck],
-) -> None:
-    timer.cancel()
-    if receipt.done():
-        return
-    if ack.cancelled():
-        error: BaseException = TimeoutError(f"no PubAck for {row.event_id} within {timeout:g}s")
-    elif (failure := ack.exception()) is not None:
-        error = failure
-    else:
-        pub_ack = ack.result()
-        result = PublishReceipt(row.event_id, int(pub_ack.seq), bool(pub_ack.duplicate), datetime.now(UTC))
-        span.set_attribute("messaging.nats.stream_sequence", result.stream_seq)
-        span.set_attribute("memloop.duplicate", result.duplicate)
-        span.end()
-        receipt.set_result(result)
-        return
-    _end_span(span, error)
-    receipt.set_exception(error)
-
-
-def _parent_context(row: OutboxRow) -> Context | None:
-    """The serving span that committed the event, as a remote parent (None when ids are malformed)."""
-    try:
-        trace_id = int(row.trace_id, 16)
-        span_id = int(row.span_id, 16) if row.span_id else 1
-    except ValueError:
-        return None
-    if len(row.trace_id) != 32 or not trace_id or not span_id:
-        return None
-    parent = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED))
-    return trace.set_span_in_context(NonRecordingSpan(parent))
-
-
-def _headers(row: OutboxRow, span: SpanContext) -> dict[str, str]:
-    """`Nats-Msg-Id`, and the W3C `traceparent` naming the publish span (what the tracecontext
-    propagator writes, formatted directly: the relay has no baggage or tracestate to carry, and
-    going through the global propagator per message costs more than the formatting).
-
-    Without a recording tracer the span is not valid, and the header names the serving span."""
-    headers = {api.Header.MSG_ID.value: row.event_id}
-    if span.is_valid:
-        headers["traceparent"] = f"00-{span.trace_id:032x}-{span.span_id:016x}-{span.trace_flags:02x}"
+def _headers(row: OutboxRow, span: PublishSpan | None) -> dict[str, str]:
+    """`Nats-Msg-Id`, and the W3C `traceparent` naming the publish span (formatted directly: the
+    relay has no baggage or tracestate to carry). Without a recorded span, the header names the
+    serving span that committed the event."""
+    headers = {_MSG_ID: row.event_id}
+    if span is not None:
+        headers["traceparent"] = span.traceparent
     elif len(row.trace_id) == 32:
         headers["traceparent"] = telemetry.traceparent_for(row.trace_id, row.span_id)
     return headers
-
-
-def _end_span(span: trace.Span, exc: BaseException) -> None:
-    span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
-    span.end()

@@ -14,8 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Iterable, Sequence
 
 import psycopg
 from psycopg.rows import TupleRow
@@ -39,7 +38,7 @@ SET claimed_until = clock_timestamp() + make_interval(secs => %(lease)s),
     claimed_by = %(claimer)s,
     publish_attempts = o.publish_attempts + 1
 FROM picked WHERE o.event_id = picked.event_id
-RETURNING o.event_id, o.tenant, o.trace_id, o.span_id, o.payload, o.created_at
+RETURNING o.event_id::text, o.tenant, o.trace_id, o.span_id, o.payload, o.created_at
 """
 _MARK = """
 UPDATE outbox o
@@ -53,16 +52,19 @@ UPDATE outbox SET claimed_until = NULL
 WHERE event_id = ANY(%(ids)s::uuid[]) AND claimed_by = %(claimer)s AND published_at IS NULL
 """
 _SETTLE = """
-UPDATE outbox o
-SET published_at = r.acked_at,
-    stream_seq = COALESCE(r.seq, o.stream_seq),
-    duplicate = COALESCE(r.dup, o.duplicate),
-    claimed_until = NULL
-FROM unnest(%(ids)s::uuid[], %(seqs)s::bigint[], %(dups)s::boolean[], %(times)s::timestamptz[])
-     AS r(event_id, seq, dup, acked_at)
-WHERE o.event_id = r.event_id AND o.published_at IS NULL
-  AND (r.seq IS NOT NULL OR o.claimed_by = %(claimer)s)
-RETURNING r.seq IS NOT NULL
+WITH settled AS (
+    UPDATE outbox o
+    SET published_at = r.acked_at,
+        stream_seq = COALESCE(r.seq, o.stream_seq),
+        duplicate = COALESCE(r.dup, o.duplicate),
+        claimed_until = NULL
+    FROM unnest(%(ids)s::uuid[], %(seqs)s::bigint[], %(dups)s::boolean[], %(times)s::timestamptz[])
+         AS r(event_id, seq, dup, acked_at)
+    WHERE o.event_id = r.event_id AND o.published_at IS NULL
+      AND (r.seq IS NOT NULL OR o.claimed_by = %(claimer)s)
+    RETURNING r.seq IS NOT NULL AS marked
+)
+SELECT count(*) FILTER (WHERE marked) FROM settled
 """
 _PRUNE = """
 DELETE FROM outbox WHERE event_id IN (
@@ -75,6 +77,24 @@ _BACKLOG = """
 SELECT count(*), COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)), 0)
 FROM outbox WHERE published_at IS NULL
 """
+
+
+def _array(items: Iterable[str]) -> str:
+    """A PostgreSQL array literal of items that never need quoting (uuids, integers, booleans, ISO
+    timestamps, NULL): ONE text parameter for the server to parse, where a Python list is adapted
+    element by element (8-16 µs per row of a settle in the relay's profile)."""
+    return "{" + ",".join(items) + "}"
+
+
+def _receipt_arrays(receipts: Sequence[PublishReceipt], released: Sequence[str]) -> dict[str, str]:
+    """The unnest() arrays of a mark: one element per receipt, then NULLs for released rows."""
+    nulls = ["NULL"] * len(released)
+    return {
+        "ids": _array([r.event_id for r in receipts] + list(released)),
+        "seqs": _array([str(r.stream_seq) for r in receipts] + nulls),
+        "dups": _array(["t" if r.duplicate else "f" for r in receipts] + nulls),
+        "times": _array([r.acked_at.isoformat() for r in receipts] + nulls),
+    }
 
 
 class _Connection:
@@ -97,12 +117,12 @@ class _Connection:
         return self._conn
 
     @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+    async def statement(self) -> AsyncIterator[psycopg.AsyncConnection[TupleRow]]:
+        """The connection, for ONE statement: in autocommit mode a statement is its own transaction,
+        so no BEGIN and COMMIT round trips are spent around it (two of the three per claim)."""
         async with self._lock:
             try:
-                conn = await self.open()
-                async with conn.transaction():
-                    yield conn
+                yield await self.open()
             except psycopg.OperationalError:
                 await self.close()
                 raise
@@ -131,7 +151,7 @@ class PgOutboxStore:
         store = cls(conninfo)
         while True:
             try:
-                async with store._house.transaction() as conn:
+                async with store._house.statement() as conn:
                     await conn.execute("SELECT 1 FROM outbox LIMIT 0")
                 break
             except psycopg.Error as exc:
@@ -149,50 +169,38 @@ class PgOutboxStore:
             await conn.close()
 
     async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
-        async with self._claims.transaction() as conn:
+        async with self._claims.statement() as conn:
             cursor = await conn.execute(_CLAIM, {"limit": limit, "lease": lease_seconds, "claimer": claimer})
             rows = await cursor.fetchall()
-        claimed = [OutboxRow(str(r[0]), r[1], r[2], r[3], bytes(r[4]), r[5]) for r in rows]
+        claimed = [OutboxRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
         claimed.sort(key=lambda row: row.created_at)
         return claimed
 
     async def mark_published(self, receipts: Sequence[PublishReceipt]) -> int:
-        params: dict[str, Any] = {
-            "ids": [r.event_id for r in receipts],
-            "seqs": [r.stream_seq for r in receipts],
-            "dups": [r.duplicate for r in receipts],
-            "times": [r.acked_at for r in receipts],
-        }
-        async with self._marks.transaction() as conn:
-            cursor = await conn.execute(_MARK, params)
+        async with self._marks.statement() as conn:
+            cursor = await conn.execute(_MARK, _receipt_arrays(receipts, []))
             return cursor.rowcount
 
     async def release(self, event_ids: Sequence[str], *, claimer: str) -> None:
-        async with self._marks.transaction() as conn:
-            await conn.execute(_RELEASE, {"ids": list(event_ids), "claimer": claimer})
+        async with self._marks.statement() as conn:
+            await conn.execute(_RELEASE, {"ids": _array(event_ids), "claimer": claimer})
 
     async def settle(self, receipts: Sequence[PublishReceipt], failed: Sequence[str], *, claimer: str) -> int:
         """One UPDATE: acked rows get their PubAck, failed rows (NULL seq) only lose the lease."""
         acked = {r.event_id for r in receipts}
         released = [event_id for event_id in dict.fromkeys(failed) if event_id not in acked]
-        params: dict[str, Any] = {
-            "ids": [r.event_id for r in receipts] + released,
-            "seqs": [r.stream_seq for r in receipts] + [None] * len(released),
-            "dups": [r.duplicate for r in receipts] + [None] * len(released),
-            "times": [r.acked_at for r in receipts] + [None] * len(released),
-            "claimer": claimer,
-        }
-        async with self._marks.transaction() as conn:
-            cursor = await conn.execute(_SETTLE, params)
-            return sum(1 for (marked,) in await cursor.fetchall() if marked)
+        async with self._marks.statement() as conn:
+            cursor = await conn.execute(_SETTLE, {**_receipt_arrays(receipts, released), "claimer": claimer})
+            row = await cursor.fetchone()
+        return int(row[0]) if row else 0
 
     async def prune_published(self, *, older_than_seconds: float, limit: int) -> int:
-        async with self._house.transaction() as conn:
+        async with self._house.statement() as conn:
             cursor = await conn.execute(_PRUNE, {"age": older_than_seconds, "limit": limit})
             return cursor.rowcount
 
     async def backlog(self) -> BacklogStats:
-        async with self._house.transaction() as conn:
+        async with self._house.statement() as conn:
             cursor = await conn.execute(_BACKLOG)
             row = await cursor.fetchone()
         return BacklogStats(count=int(row[0]), oldest_age_seconds=float(row[1])) if row else BacklogStats(0, 0.0)

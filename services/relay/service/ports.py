@@ -6,7 +6,6 @@ Real adapters: `adapters.pg_outbox` (psycopg async, LISTEN/NOTIFY), `adapters.je
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -52,6 +51,21 @@ class OutboxStore(Protocol):
         ...
 
 
+class PublishOutcomes(Protocol):
+    """Where a publisher reports each row of a batch: its PubAck, or why none came.
+
+    Called on the event loop's thread, from plain callbacks: an implementation must not block.
+    """
+
+    def acked(self, index: int, stream_seq: int, duplicate: bool) -> None:
+        """JetStream stored `rows[index]` at `stream_seq` (`duplicate`: it already had it)."""
+        ...
+
+    def failed(self, index: int, error: BaseException) -> None:
+        """`rows[index]` got no PubAck: not sent, refused, or nothing within the publish timeout."""
+        ...
+
+
 class Publisher(Protocol):
     @property
     def connected(self) -> bool: ...
@@ -60,11 +74,12 @@ class Publisher(Protocol):
         """Return once the connection to NATS is up (immediately when it is)."""
         ...
 
-    async def send(self, row: OutboxRow) -> asyncio.Future[PublishReceipt]:
-        """Send one event and return the future of its PubAck.
+    async def publish(self, rows: Sequence[OutboxRow], outcomes: PublishOutcomes) -> None:
+        """Send `rows` in order without waiting for their PubAcks; never raises.
 
-        The future fails (never hangs) when no PubAck arrives within the publish timeout.
-        `send` itself may raise when the message cannot even be queued.
+        Every row is reported to `outcomes` exactly once, during this call or after it: `acked`
+        when its PubAck arrives, `failed` when it cannot be sent or no PubAck arrives within the
+        publish timeout (it may still have reached the stream: that is what dedupe is for).
         """
         ...
 
