@@ -138,7 +138,7 @@ def choose_probes(ivf: faiss.IndexIVF, vectors: Matrix, search: Search | None = 
 
     def plain(queries: Matrix, k: int, nprobe: int) -> tuple[Matrix, npt.NDArray[np.int64]]:
         ivf.nprobe = nprobe
-        return ivf.search(queries, k)  # type: ignore[no-any-return]
+        return ivf.search(queries, k)
 
     run = plain if search is None else search
     nlist = int(ivf.nlist)

@@ -107,9 +107,7 @@ class FloatStore:
         return rows
 
 
-def reranked(
-    index: faiss.IndexIVF, store: FloatStore, queries: Matrix, k: int, params: Any
-) -> tuple[Matrix, Ids]:
+def reranked(index: faiss.Index, store: FloatStore, queries: Matrix, k: int, params: Any) -> tuple[Matrix, Ids]:
     """The exact top k of the codes' best `max(RERANK, 4k)` candidates: (scores, ids), rows of k
     padded with (-inf, -1) like faiss's own results."""
     wanted = min(max(RERANK, 4 * k), int(index.ntotal))
