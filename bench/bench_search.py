@@ -19,16 +19,18 @@ hit cache never answers). Baseline: numpy exact search (one matrix-vector produc
 sort) over the same user's same vectors, in this process. recall@10 is tie-aware: a returned memory
 counts when its exact score reaches the exact 10th best (hashing vectors of short texts tie often).
 
-    .venv/bin/python -m bench.bench_search [--quick] [--profile]
+    .venv/bin/python -m bench.bench_search [--quick] [--large N] [--profile large|typical]
 
-`--profile` runs memory under `bench._sampler` from its restart and samples the large user's
-searches (the figures of that run carry the sampler's cost: read the profile, not the times).
+`--profile large` (or `typical`) runs memory under `bench._sampler` from its restart and samples
+that user's searches (the figures of that run carry the sampler's cost: read the profile, not the
+times).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -166,13 +168,15 @@ def _restart_memory(stack: Stack, profile_to: Path | None) -> None:
     memory.process.wait_healthy(memory.grpc_port, timeout=3600.0)
 
 
-def run(quick: bool, profile: bool = False, large: int | None = None) -> list[Row]:
+def run(quick: bool, profile: str | None = None, large: int | None = None) -> list[Row]:
     typical_users, typical_n, big_n = (100, 200, 30_000) if quick else (1_000, 1_000, 100_000)
     big_n = big_n if large is None else large
     users = {f"u{i}": typical_n for i in range(typical_users)} | {"whale": big_n}
     total = sum(users.values())
     rows: list[Row] = []
-    with running_stack("search", "hashing", NO_CONSOLIDATION) as stack:
+    # An operator's MEMLOOP_LEARNING_PRIORITY reaches the stack (the GIL what-if: see the README).
+    priority = {k: v for k, v in os.environ.items() if k == "MEMLOOP_LEARNING_PRIORITY"}
+    with running_stack("search", "hashing", NO_CONSOLIDATION | priority) as stack:
         started = time.perf_counter()
         kept = _seed(stack, users)
         print(f"   seeded {total:,} memories by COPY in {time.perf_counter() - started:.1f} s", flush=True)
@@ -183,7 +187,9 @@ def run(quick: bool, profile: bool = False, large: int | None = None) -> list[Ro
         for label, user in (("typical user", "u7"), ("large user", "whale")):
             before = load_average()
             ids, vectors = kept[user]
-            if profile_to is not None and user == "whale":
+            if profile_to is not None:
+                if not label.startswith(profile or "-"):
+                    continue  # a profiling run measures the profiled user only
                 arm(profile_to)
             m = measure(stack, user, ids, vectors, 100 if quick else 300)
             print(f"   {label}: load average {before} before, {load_average()} after", flush=True)
@@ -235,7 +241,7 @@ def run(quick: bool, profile: bool = False, large: int | None = None) -> list[Ro
             stop_service(stack, "memory")
             report = json.loads(profile_to.read_text())
             for view in ("busy", "wall"):
-                print(f"   profile of memory during the large user's searches ({view}):")
+                print(f"   profile of memory during the {profile} user's searches ({view}):")
                 for line in summarise(report, top=25, view=view, contains="services/"):
                     print(f"     {line}")
     return rows
@@ -244,7 +250,7 @@ def run(quick: bool, profile: bool = False, large: int | None = None) -> list[Ro
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--quick", action="store_true", help="100 x 200 + 30,000 instead of 1,000 x 1,000 + 1e5")
-    parser.add_argument("--profile", action="store_true", help="sample memory during the large user's searches")
+    parser.add_argument("--profile", choices=("large", "typical"), help="sample memory during this user's searches")
     parser.add_argument("--large", type=int, help="the large user's memories (e.g. --quick --large 100000)")
     args = parser.parse_args()
     rows = run(args.quick, args.profile, args.large)
