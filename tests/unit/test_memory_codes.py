@@ -188,3 +188,12 @@ def test_the_float_store_reuses_removed_slots_and_grows() -> None:
     many = np.ones((5_000, 4), dtype=np.float32)
     store.add(np.arange(100, 5_100, dtype=np.int64), many)
     assert len(store) == 5_003 and np.array_equal(store.get([10, 5_099]), np.stack([rows[0], many[0]]))
+
+
+def test_a_float_store_made_of_rows_grows_past_them_and_refuses_repeated_ids() -> None:
+    rows = np.eye(4, dtype=np.float32)
+    store = FloatStore.of(np.array([5, 6], dtype=np.int64), rows[:2])
+    store.add(np.array([7, 8], dtype=np.int64), rows[2:])
+    assert np.array_equal(store.get([8, 5, 7, 6]), rows[[3, 0, 2, 1]])
+    with pytest.raises(ValueError, match="distinct"):
+        FloatStore.of(np.array([1, 1], dtype=np.int64), rows[:2])

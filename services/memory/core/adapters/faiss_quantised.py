@@ -69,8 +69,12 @@ class FloatStore:
 
     @classmethod
     def of(cls, ids: Ids, vectors: Matrix) -> FloatStore:
+        """A store holding exactly these rows (a build or a load: one copy, no per-row growth)."""
         store = cls(vectors.shape[1])
-        store.add(ids, vectors)
+        store._matrix = np.array(vectors, dtype=np.float32, copy=True)
+        store._slots = dict(zip(ids.tolist(), range(len(ids)), strict=True))
+        if len(store._slots) != len(ids):
+            raise ValueError("a float store's row ids must be distinct")
         return store
 
     def __len__(self) -> int:
