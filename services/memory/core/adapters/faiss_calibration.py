@@ -33,6 +33,7 @@ hashing embedder gives many vectors the same score, and any of the tied is a rig
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import faiss
@@ -117,26 +118,38 @@ def random_directions(count: int, dim: int, seed: int = 1) -> Matrix:
     return _normalised(np.random.default_rng(seed).standard_normal((count, dim)))
 
 
-def _smallest_meeting(ivf: faiss.IndexIVF, kinds: dict[str, Matrix], kth: dict[str, Matrix], k: int) -> int:
-    for nprobe in nprobe_ladder(ivf.nlist):
-        ivf.nprobe = nprobe
-        if all(meets_target(per_query_recall(*ivf.search(q, k), kth[name])) for name, q in kinds.items()):
+Search = Callable[[Matrix, int, int], tuple[Matrix, npt.NDArray[np.int64]]]
+"""(queries, k, nprobe) -> (scores, ids): the partition's whole search at that nprobe."""
+
+
+def _smallest_meeting(search: Search, nlist: int, kinds: dict[str, Matrix], kth: dict[str, Matrix], k: int) -> int:
+    for nprobe in nprobe_ladder(nlist):
+        if all(meets_target(per_query_recall(*search(q, k, nprobe), kth[name])) for name, q in kinds.items()):
             return nprobe
-    return int(ivf.nlist)
+    return nlist
 
 
-def choose_probes(ivf: faiss.IndexIVF, vectors: Matrix) -> Probes:
+def choose_probes(ivf: faiss.IndexIVF, vectors: Matrix, search: Search | None = None) -> Probes:
     """The smallest nprobes on the ladder at which every kind of calibration query meets the target
     against exact search over `vectors` (the IVF's own, in any order); `ivf.nprobe` is left at
-    `wide`, the safe one for a caller that does not gate."""
+    `wide`, the safe one for a caller that does not gate. `search` is the partition's pipeline
+    when it is more than `ivf.search` (codes re-ranked exactly): recall is measured on what a
+    query gets, so its scores must be exact ones."""
+
+    def plain(queries: Matrix, k: int, nprobe: int) -> tuple[Matrix, npt.NDArray[np.int64]]:
+        ivf.nprobe = nprobe
+        return ivf.search(queries, k)
+
+    run = plain if search is None else search
+    nlist = int(ivf.nlist)
     near = calibration_queries(vectors)
     far = random_directions(len(next(iter(near.values()))), vectors.shape[1])
     k = min(RECALL_K, len(vectors))
     exact = faiss.IndexFlatIP(vectors.shape[1])
     exact.add(vectors)
     kth = {name: exact.search(queries, k)[0][:, -1] for name, queries in [*near.items(), ("random", far)]}
-    narrow = _smallest_meeting(ivf, near, kth, k)
-    wide = max(narrow, _smallest_meeting(ivf, {"random": far}, kth, k))
+    narrow = _smallest_meeting(run, nlist, near, kth, k)
+    wide = max(narrow, _smallest_meeting(run, nlist, {"random": far}, kth, k))
     gate = float(np.quantile(ivf.quantizer.search(far, 1)[0][:, 0], _GATE_QUANTILE))
     ivf.nprobe = wide
     return Probes(narrow, wide, gate)

@@ -6,9 +6,9 @@ removes the vector of every change that is no longer active, by id.
 Partitioned by (tenant, user): every query memory serves is one user's, so a search scans that
 user's vectors only (before issue 15 one index per tenant was scanned whole under an id selector,
 22.7 ms at 1e5 and 201 ms at 1e6). A partition is exact (`IndexIDMap2(IndexFlatIP)`, inner product
-on L2-normalised vectors = cosine) while small and IVF with a hashtable direct map past a measured
-size; both remove by id, which supersession and deletion need (`faiss_partition.py`). The database
-re-check after search stays the second guard.
+on L2-normalised vectors = cosine) while small and IVF past a measured size (4-bit PQ codes,
+re-ranked exactly from the partition's float vectors); both remove by id, which supersession and
+deletion need (`faiss_partition.py`). The database re-check after search stays the second guard.
 
 Persistence writes a fresh generation directory and then atomically replaces `manifest.json`,
 which names it; a crash mid-write leaves the previous generation in force. Applying a row's state
@@ -34,6 +34,7 @@ import numpy as np
 from services.common.vocabulary import MemoryType
 from services.memory.core.adapters.faiss_calibration import Probes
 from services.memory.core.adapters.faiss_partition import Partition, readable_partition
+from services.memory.core.adapters.faiss_quantised import FloatStore
 from services.memory.core.adapters.shared_lock import SharedLock
 from services.memory.core.service.ports import FeedCursor, IndexedChange, IndexManifest, Vector
 
@@ -112,7 +113,7 @@ class FaissVectorIndex:
             rebuilt = Partition.build(ids, vectors)
             with self._lock.exclusive():
                 if partition.install(version, rebuilt, len(ids)):
-                    _log.info("index partition of %d vectors rebuilt as IVF", len(ids))
+                    _log.info("index partition of %d vectors rebuilt as IVF codes", len(ids))
 
     def reset(self) -> None:
         with self._lock.exclusive():
@@ -154,11 +155,15 @@ class FaissVectorIndex:
                     kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
                     trained = partition.trained_size
                     probes = partition.probes
-                name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}.faiss"
-                (target / name).write_bytes(data.tobytes())
-                partitions[user] = {"file": name, "types": kinds, "trained": trained}
+                    floats = None if partition.floats is None else partition.floats.get(partition.types)
+                name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}"
+                (target / f"{name}.faiss").write_bytes(data.tobytes())
+                partitions[user] = {"file": f"{name}.faiss", "types": kinds, "trained": trained}
                 if probes is not None:
                     partitions[user]["probes"] = [probes.narrow, probes.wide, probes.gate]
+                if floats is not None:  # a codes partition's exact vectors, in the order of "types"
+                    np.save(target / f"{name}.floats.npy", floats, allow_pickle=False)
+                    partitions[user]["floats"] = f"{name}.floats.npy"
             (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
             files[tenant] = stem
         body = {
@@ -212,17 +217,25 @@ class FaissVectorIndex:
             if not path.exists():
                 raise FileNotFoundError(path)
             index = faiss.read_index(str(path))
-            if not readable_partition(index, self._dim):
+            floats_file = entry.get("floats")  # absent: an exact or a legacy IVFFlat partition
+            if not readable_partition(index, self._dim, with_floats=floats_file is not None):
                 raise ValueError(f"{path} is not a partition index of dimension {self._dim}")
             types = {int(row_id): MemoryType(kind) for row_id, kind in entry["types"]}
             if len(types) != index.ntotal:
                 raise ValueError(f"{path} holds {index.ntotal} vectors but {len(types)} owners")
+            floats = None
+            if floats_file is not None:
+                vectors = np.load(directory / str(floats_file), allow_pickle=False)
+                if vectors.shape != (len(types), self._dim) or vectors.dtype != np.float32:
+                    raise ValueError(f"{floats_file} does not hold the {len(types)} vectors of {path}")
+                floats = FloatStore.of(np.fromiter(types, dtype=np.int64, count=len(types)), vectors)
             probes = entry.get("probes")  # absent: written before the gate, searched at the index's nprobe
             loaded.partitions[str(user)] = Partition(
                 index,
                 types,
                 int(entry.get("trained", 0)),
                 probes=None if probes is None else Probes(int(probes[0]), int(probes[1]), float(probes[2])),
+                floats=floats,
             )
             loaded.owners.update((row_id, str(user)) for row_id in types)
         return loaded

@@ -1,21 +1,26 @@
-"""One user's vectors: exact while small, IVF (removable, approximate) past a measured size.
+"""One user's vectors: exact while small, IVF-PQ codes re-ranked exactly past a measured size.
 
 Every query memory serves is one user's (SearchMemories, GetContext, FindConflicts), so the index
 is partitioned by (tenant, user) and a query scans only its user's vectors, never the tenant's.
 
 - **Exact** (`IndexIDMap2(IndexFlatIP)`) up to `IVF_THRESHOLD` vectors: a scan of 20k x 384 floats
   is about a millisecond and needs no training. (bench/bench_search.py measures the crossover.)
-- **IVF** (`IndexIVFFlat`, inner product, hashtable direct map so `remove_ids` works for the
-  arbitrary row ids) past it, trained on the partition's own vectors, `nlist ≈ 2·√n` (4·√n probes
-  a little less for the same recall at 1e5 but trains eight times longer). `nprobe` is measured at
-  build time against exact search (`faiss_calibration.py`); a partition that grows to
-  `REBUILD_FACTOR` times its trained size is rebuilt (retrained, nprobe re-measured).
+- **Codes** (`IndexIVFPQFastScan`, inner product, 4-bit PQ, with the float vectors beside it in a
+  `FloatStore`; `faiss_quantised.py`) past it, trained on the partition's own vectors,
+  `nlist ≈ 2·√n` (4·√n probes a little less for the same recall at 1e5 but trains three times
+  longer). A query scans its lists' codes and re-ranks the best candidates exactly. `nprobe` is
+  measured at build time against exact search on that whole pipeline (`faiss_calibration.py`); a
+  partition that grows to `REBUILD_FACTOR` times its trained size is rebuilt (retrained, nprobe
+  re-measured).
+- **Legacy IVF** (`IndexIVFFlat` with a hashtable direct map): what large partitions were until
+  2026-12-01 and may still be on disk. It loads and serves as before, and is rebuilt as codes the
+  next time its tenant's index changes (`needs_rebuild`).
 
 A type filter (FindConflicts, typed searches) needs the ids of the wanted types: the partition
 keeps a count per type (a filter naming every type present is no filter) and the selector of the
 last filters asked, until the next add or remove.
 
-Both kinds remove by id and persist with `faiss.write_index` (IVF stores its direct map).
+Every kind removes by id and persists with `faiss.write_index` (the codes' float vectors beside it).
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy.typing as npt
 
 from services.common.vocabulary import MemoryType
 from services.memory.core.adapters.faiss_calibration import Probes, choose_probes
+from services.memory.core.adapters.faiss_quantised import FloatStore, build_codes, is_codes, reranked
 
 IVF_THRESHOLD = 20_000
 REBUILD_FACTOR = 4
@@ -43,23 +49,36 @@ def _flat(dim: int) -> faiss.Index:
     return faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
 
 
-def _build_ivf(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index, Probes]:
-    n, dim = vectors.shape
-    nlist = max(16, int(2 * math.sqrt(n)))
-    quantizer = faiss.IndexFlatIP(dim)
-    ivf = faiss.IndexIVFFlat(quantizer, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.cp.max_points_per_centroid = 64  # train on a bounded sample: fast, and good enough
-    ivf.cp.niter = 10
-    ivf.train(vectors)
-    ivf.set_direct_map_type(_HASHTABLE)
-    ivf.add_with_ids(vectors, ids)  # the Python wrapper keeps `quantizer` alive with `ivf`
-    return ivf, choose_probes(ivf, vectors)
+@dataclass(frozen=True)
+class Built:
+    """A rebuilt partition's index, its calibrated probes and its float vectors."""
+
+    index: faiss.Index
+    probes: Probes
+    floats: FloatStore
 
 
-def readable_partition(index: faiss.Index, dim: int) -> bool:
-    """What `load` accepts: an exact IDMap2 or an IVF with a hashtable direct map, of `dim`."""
+def _build(ids: npt.NDArray[np.int64], vectors: Matrix) -> Built:
+    nlist = max(16, int(2 * math.sqrt(len(vectors))))
+    codes, floats = build_codes(ids, vectors, nlist), FloatStore.of(ids, vectors)
+
+    def search(queries: Matrix, k: int, nprobe: int) -> tuple[Matrix, npt.NDArray[np.int64]]:
+        params = faiss.SearchParametersIVF()
+        params.nprobe = nprobe
+        return reranked(codes, floats, queries, k, params)
+
+    # The calibration's exact search runs over `vectors` by position, the pipeline answers row
+    # ids: per_query_recall compares scores only, so the two need not match.
+    return Built(codes, choose_probes(codes, vectors, search), floats)
+
+
+def readable_partition(index: faiss.Index, dim: int, *, with_floats: bool) -> bool:
+    """What `load` accepts, of `dim`: codes when their float vectors were persisted beside them,
+    else an exact IDMap2 or a legacy IVF with a hashtable direct map."""
     if index.d != dim:
         return False
+    if with_floats:
+        return is_codes(index)
     if isinstance(index, faiss.IndexIDMap2):
         return True
     try:
@@ -81,6 +100,8 @@ class Partition:
     probes: Probes | None = None
     """An IVF's calibrated nprobes; None for an exact partition, or an IVF persisted before they
     were kept (it is searched at the nprobe stored in the index)."""
+    floats: FloatStore | None = None
+    """The exact vectors of a codes partition (re-rank, rebuilds, persistence); None otherwise."""
     type_counts: Counter[MemoryType] = field(init=False)
     """Rows per type, kept with `types`: whether a filter excludes anything is O(types), not O(rows)."""
     _selectors: dict[frozenset[MemoryType], tuple[int, Any, int]] = field(init=False, default_factory=dict)
@@ -99,10 +120,12 @@ class Partition:
 
     def remove(self, row_ids: list[int]) -> None:
         ids = np.asarray(row_ids, dtype=np.int64)
-        # IVF's hashtable direct map removes only by an explicit array (O(m) lookups); the flat
-        # IDMap2 scans its rows once, testing membership in a hashed batch.
-        selector = faiss.IDSelectorArray(ids) if self.approximate else faiss.IDSelectorBatch(ids)
-        self.index.remove_ids(selector)
+        # A legacy IVF's hashtable direct map removes only by an explicit array (O(m) lookups); the
+        # flat IDMap2 and the codes (no direct map) scan their ids once, testing a hashed batch.
+        legacy = self.approximate and self.floats is None
+        self.index.remove_ids(faiss.IDSelectorArray(ids) if legacy else faiss.IDSelectorBatch(ids))
+        if self.floats is not None:
+            self.floats.remove(row_ids)
         self.version += 1
         for row_id in row_ids:
             kind = self.types.pop(row_id, None)
@@ -111,6 +134,8 @@ class Partition:
 
     def add(self, ids: npt.NDArray[np.int64], vectors: Matrix, types: list[MemoryType]) -> None:
         self.index.add_with_ids(vectors, ids)
+        if self.floats is not None:
+            self.floats.add(ids, vectors)
         added = dict(zip(ids.tolist(), types, strict=True))
         for row_id in added.keys() & self.types.keys():  # a row re-added: its old type no longer counts
             self._count(self.types[row_id], -1)
@@ -126,24 +151,27 @@ class Partition:
     @property
     def needs_rebuild(self) -> bool:
         if self.approximate:
-            return bool(self.index.ntotal >= REBUILD_FACTOR * max(self.trained_size, 1))
+            legacy = self.floats is None  # an IVFFlat from disk: rebuilt as codes at the first chance
+            return legacy or bool(self.index.ntotal >= REBUILD_FACTOR * max(self.trained_size, 1))
         return bool(self.index.ntotal > IVF_THRESHOLD)
 
     def snapshot(self) -> tuple[int, npt.NDArray[np.int64], Matrix]:
         """(version, ids, vectors): cheap copies taken under the owner's lock."""
         ids = np.fromiter(self.types, dtype=np.int64, count=len(self.types))
+        if self.floats is not None:
+            return self.version, ids, self.floats.get(ids.tolist())
         return self.version, ids, self.index.reconstruct_batch(ids)  # IDMap2's map or IVF's direct map
 
     @staticmethod
-    def build(ids: npt.NDArray[np.int64], vectors: Matrix) -> tuple[faiss.Index, Probes]:
-        """The IVF for a snapshot: slow (k-means, nprobe search), so run it off the owner's lock."""
-        return _build_ivf(ids, vectors)
+    def build(ids: npt.NDArray[np.int64], vectors: Matrix) -> Built:
+        """The codes for a snapshot: slow (k-means, PQ, nprobe search), so run it off the owner's lock."""
+        return _build(ids, vectors)
 
-    def install(self, version: int, built: tuple[faiss.Index, Probes], size: int) -> bool:
+    def install(self, version: int, built: Built, size: int) -> bool:
         """Swap in a rebuilt index if nothing changed since its snapshot (else the next try wins)."""
         if version != self.version:
             return False
-        (self.index, self.probes), self.trained_size = built, size
+        self.index, self.probes, self.floats, self.trained_size = built.index, built.probes, built.floats, size
         self.version += 1
         return True
 
@@ -187,5 +215,8 @@ class Partition:
         if narrowed is not None:
             params.sel = narrowed[0]
         limit = min(k, n if narrowed is None else narrowed[1])
-        scores, found = self.index.search(query, limit, params=params)
+        if self.floats is not None:
+            scores, found = reranked(self.index, self.floats, query, limit, params)
+        else:
+            scores, found = self.index.search(query, limit, params=params)
         return [(int(i), float(s)) for i, s in zip(found[0], scores[0], strict=True) if i >= 0]
