@@ -23,12 +23,15 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 _log = logging.getLogger(__name__)
 _refusal_logged = False
+_IDLE_BACKEND_NICE = 19
+_thread_wants = threading.local()
 
 
 class _PgConnInfo(Protocol):
@@ -47,8 +50,24 @@ class PsycopgConnection(Protocol):
 
 
 def thread_priority() -> tuple[int, int]:
-    """The calling thread's (scheduling policy, nice value); on Linux both are per thread."""
+    """What the calling thread's backends get: its own (scheduling policy, nice value), both per
+    thread on Linux, unless the thread asked for idle backends (`idle_backends_for_this_thread`)."""
+    wanted: tuple[int, int] | None = getattr(_thread_wants, "priority", None)
+    if wanted is not None:
+        return wanted
     return os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+
+
+def idle_backends_for_this_thread() -> None:
+    """The backends this thread uses run idle while the thread itself stays at normal priority.
+
+    For a thread that shares its Python process with latency-critical threads: a SCHED_IDLE thread
+    holding the GIL when the kernel parks it keeps every other thread of the process waiting until
+    it next gets a core (priority inversion on the GIL; the README's "GIL" note measures it). Its
+    SQL runs in another process, where lowering it costs that process nothing."""
+    idle = getattr(os, "SCHED_IDLE", None)
+    if idle is not None:
+        _thread_wants.priority = (idle, _IDLE_BACKEND_NICE)
 
 
 @dataclass

@@ -144,6 +144,22 @@ def background_executor(priority: LearningPriority, *, workers: int, name: str) 
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
 
 
+def loop_executor(priority: LearningPriority, *, workers: int, name: str) -> ThreadPoolExecutor:
+    """A thread pool for the loop's small calls inside a latency-critical process (serving's content
+    reads and deletions): its threads stay at normal priority and only their database backends run
+    idle (when the priority is `idle`).
+
+    Lowering the threads themselves would put a thread that may hold the GIL at SCHED_IDLE: parked
+    by the kernel while holding it, it stalls the process's agent-facing threads until it next gets
+    a core. The Python part of these calls is small; their SQL, in PostgreSQL's processes, is what
+    can yield without cost to the caller's process.
+    """
+    from services.common.backend_priority import idle_backends_for_this_thread
+
+    initializer: Callable[[], object] | None = idle_backends_for_this_thread if priority.lowered else None
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
+
+
 def run_in(executor: Executor | None, work: Callable[[], _T]) -> _T:
     """Run `work` on `executor` (one of `background_executor`'s) and wait for it; inline if None.
 

@@ -19,7 +19,7 @@ from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
-from services.common.priority import LearningPriority, background_executor
+from services.common.priority import LearningPriority, loop_executor
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
 from services.serving.adapters.repository import SqlServingUnitOfWork
@@ -41,7 +41,7 @@ class ServingSettings:
     max_workers: int
     learning: bool = True
     app_password: str = ""  # MEMLOOP_SERVING_DB_PASSWORD(_FILE); empty: libpq's own sources
-    # The loop's calls (ReadContent for the worker, DeleteContent for deletions) on idle threads.
+    # The loop's calls (ReadContent for the worker, DeleteContent for deletions): idle backends.
     background: LearningPriority = field(default_factory=LearningPriority)
     background_workers: int = 2
 
@@ -88,9 +88,10 @@ def build(settings: ServingSettings) -> App:
     deps = ServingDeps(
         uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text, learning=settings.learning
     )
-    # Agents' HandleRequest stays on the server's threads; the loop's own reads and deletions run
-    # on idle-priority threads, and their database backends follow (services/common/db.py).
-    background = background_executor(settings.background, workers=settings.background_workers, name="serving-loop")
+    # Agents' HandleRequest stays on the server's threads; the loop's own reads and deletions run on
+    # a small pool of their own whose database backends run idle (services/common/db.py). The
+    # threads stay normal: an idle thread parked while holding the GIL would stall HandleRequest.
+    background = loop_executor(settings.background, workers=settings.background_workers, name="serving-loop")
     registration = Registration(
         serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
         ServingServicer(deps, background),

@@ -19,7 +19,7 @@ from sqlalchemy import Engine, text
 from services.common import backend_priority
 from services.common.backend_priority import BackendPriority
 from services.common.db import make_engine
-from services.common.priority import lower_thread
+from services.common.priority import LearningPriority, loop_executor, lower_thread
 
 pytestmark = pytest.mark.integration
 
@@ -71,3 +71,20 @@ def test_a_pid_that_is_not_this_connections_backend_is_never_recognised(engine: 
     # Another backend's pid with this connection's endpoint, or this pid with another endpoint: no.
     assert not backend_priority.is_local_backend(os.getpid(), "(5432)")
     assert not backend_priority.is_local_backend(pid, "(1)")
+
+
+def test_a_loop_executor_thread_stays_normal_while_its_backend_runs_idle(engine: Engine) -> None:
+    """Serving's pool for the loop's calls: the Python thread is never SCHED_IDLE (it could be parked
+    holding the GIL), yet the SQL it sends runs at idle priority in its backend."""
+    pid, _ = _backend(engine)
+    executor = loop_executor(LearningPriority("idle"), workers=1, name="t-loop")
+    try:
+        thread_policy, (loop_pid, loop_policy) = executor.submit(
+            lambda: (os.sched_getscheduler(0), _backend(engine))
+        ).result()
+    finally:
+        executor.shutdown()
+    assert thread_policy == os.SCHED_OTHER
+    assert loop_pid == pid, "the pool of one handed out another connection"
+    assert loop_policy == os.SCHED_IDLE
+    assert _backend(engine)[1] == os.SCHED_OTHER, "a normal thread's checkout did not take the backend back"

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
+from services.common import backend_priority
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.common.priority import LearningPriority, background_executor, lower_other_process, run_in
+from services.common.priority import LearningPriority, background_executor, loop_executor, lower_other_process, run_in
 from services.memory.core.entrypoints import grpc_server as core_rpcs
 from services.memory.core.entrypoints import requests
 from services.memory.core.service import queries, retrieval
@@ -145,3 +146,25 @@ def test_another_process_is_lowered_thread_by_thread_and_its_new_threads_inherit
         finally:
             child.kill()
             child.wait()
+
+
+def test_a_loop_executor_keeps_its_threads_normal_and_asks_idle_backends() -> None:
+    """The thread may hold the GIL, so it is never parked at SCHED_IDLE; what its backends are
+    given (`backend_priority.thread_priority`) is idle. The submitting thread is untouched."""
+    executor = loop_executor(LearningPriority("idle"), workers=1, name="t-loop")
+    try:
+        (_, lowered), wanted = executor.submit(lambda: (_thread_state(), backend_priority.thread_priority())).result()
+    finally:
+        executor.shutdown(wait=True)
+    assert not lowered
+    assert wanted == (os.SCHED_IDLE, 19)
+    assert backend_priority.thread_priority() == (os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def test_a_normal_loop_executor_asks_nothing_of_its_backends() -> None:
+    executor = loop_executor(LearningPriority("normal"), workers=1, name="t-loop-normal")
+    try:
+        wanted = executor.submit(backend_priority.thread_priority).result()
+    finally:
+        executor.shutdown(wait=True)
+    assert wanted == (os.SCHED_OTHER, 0)

@@ -43,8 +43,9 @@ def _current_span_ids() -> tuple[str, str]:
 
 class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
     def __init__(self, deps: ServingDeps, background: Executor | None = None) -> None:
-        """`background`: where the loop's own calls run (content reads for the worker, deletions),
-        on idle-priority threads, so that they never take a core from an agent's HandleRequest."""
+        """`background`: where the loop's own calls run (content reads for the worker, deletions):
+        a bounded pool whose database backends run idle, so that they never take a core or a
+        server thread from an agent's HandleRequest (`priority.loop_executor`)."""
         self._deps = deps
         self._background = background
 
