@@ -91,6 +91,12 @@ class ActiveMemories(Protocol):
         first: int | None = None,
     ) -> list[MemoryRecord]: ...
 
+    def active_for_conflicts(
+        self, tenant: str, intents: Sequence[tuple[str, str]], hits: Sequence[tuple[str, int]]
+    ) -> list[MemoryRecord]:
+        """The tenant's active records of (user, intent key) pairs and of (user, row id) hits, any order."""
+        ...
+
 
 class CandidateRepository(Protocol):
     def add(self, record: CandidateRecord) -> None: ...
