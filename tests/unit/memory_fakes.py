@@ -36,6 +36,7 @@ class State:
     audit: list[AuditEntry] = field(default_factory=list)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
     vectors: dict[str, Vector] = field(default_factory=dict)
+    prefetched: list[list[tuple[str, str, str]]] = field(default_factory=list)
 
 
 class _Memories:
@@ -49,6 +50,9 @@ class _Memories:
         meaning = next((m for m in active if candidate_key and m.candidate_key == candidate_key), None)
         intent = next((m for m in active if intent_key and m.intent_key == intent_key), None)
         return meaning, intent
+
+    def prefetch_active(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        self._state.prefetched.append(list(keys))
 
     def get(self, memory_id: str, *, lock: bool = False) -> MemoryRecord | None:
         return self._state.memories.get(memory_id)

@@ -176,6 +176,16 @@ def _apply_once(
         uow.lock_many(sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}))
         found = uow.events.get_many([c.event_id for c in cmds])
         forgotten = uow.events.forgotten_among([(c.user, c.event_time) for c in cmds])
+        # The active records every STORE to apply will meet, locked and read in one statement.
+        uow.memories.prefetch_active(
+            [
+                (cmd.user, d.candidate.candidate_key, d.candidate.intent_key)
+                for cmd, forgotten_by in zip(cmds, forgotten, strict=True)
+                if cmd.event_id not in found and forgotten_by is None
+                for d in cmd.decisions
+                if d.outcome is Outcome.STORE
+            ]
+        )
         done: dict[str, ApplyOutcome] = {}
         for cmd, forgotten_by in zip(cmds, forgotten, strict=True):
             if cmd.event_id in found:  # applied before (a redelivery): its stored outcome, nothing written

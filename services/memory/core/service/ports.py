@@ -55,6 +55,11 @@ class MemoryRepository(Protocol):
         locked FOR UPDATE; None for an empty key or no such record."""
         ...
 
+    def prefetch_active(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Lock and remember the active records of (user, candidate key, intent key) triples at once,
+        for the `active_for_store` calls of a deferring unit of work (no-op otherwise)."""
+        ...
+
     def add(self, record: MemoryRecord, *, with_source: bool = False) -> MemoryRecord:
         """Insert `record`; `with_source` also records its own event as its first source."""
         ...

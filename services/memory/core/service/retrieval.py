@@ -112,12 +112,12 @@ def find_conflicts(
     by_intent = {r.intent_key: r for r in rows if r.user == user and r.intent_key}
     by_row = {r.row_id: r for r in rows if r.user == user}
     results = []
-    for candidate, hits in zip(candidates, close_hits, strict=True):
+    for candidate, close in zip(candidates, close_hits, strict=True):
         found: dict[str, MemoryRecord] = {}
         same_intent = by_intent.get(candidate.intent_key) if candidate.intent_key else None
         if same_intent is not None:
             found[same_intent.memory_id] = same_intent
-        for row_id in hits:  # in hit order, of the candidate's type, as the index re-check kept them
+        for row_id in close:  # in hit order, of the candidate's type, as the index re-check kept them
             record = by_row.get(row_id)
             if record is not None and record.type is candidate.type:
                 found.setdefault(record.memory_id, record)

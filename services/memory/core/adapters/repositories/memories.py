@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, literal, or_, select, update
+from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, literal, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import MemoryType, Origin
 from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.memory_writes import PendingMemoryWrites
 from services.memory.core.adapters.tables import memories as m
 from services.memory.core.adapters.tables import memory_sources as ms
 from services.memory.core.adapters.tables import memory_vectors as mv
@@ -30,6 +31,7 @@ class SqlMemoryRepository:
     def __init__(self, db: Db) -> None:
         self._db = db
         self._tenant = db.tenant
+        self._pending = PendingMemoryWrites(db)  # used only while the unit of work defers (a batch)
 
     def get(self, memory_id: str, *, lock: bool = False) -> MemoryRecord | None:
         query = self._select().where(m.c.memory_id == memory_id)
@@ -43,6 +45,8 @@ class SqlMemoryRepository:
         statement (a STORE needs both answers; two lookups were two round trips)."""
         if not candidate_key and not intent_key:
             return None, None
+        if self._db.deferring and self._pending.known(user, candidate_key, intent_key):
+            return self._pending.active(user, candidate_key, intent_key)
         matches = []
         if candidate_key:
             matches.append(m.c.candidate_key == candidate_key)
@@ -51,7 +55,27 @@ class SqlMemoryRepository:
         found = self._records(self._active(user).where(or_(*matches)).order_by(m.c.row_id).with_for_update())
         same_meaning = next((r for r in found if candidate_key and r.candidate_key == candidate_key), None)
         same_intent = next((r for r in found if intent_key and r.intent_key == intent_key), None)
+        if self._db.deferring:
+            self._pending.remember([(user, candidate_key, intent_key)], found)
         return same_meaning, same_intent
+
+    def prefetch_active(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Lock and remember the active records of many (user, meaning, intent) at once, in ONE
+        statement, so that a deferring batch's `active_for_store` calls need no round trip each
+        (`memory_writes` says how the batch's own writes keep the answers current)."""
+        if not self._db.deferring:
+            return
+        meanings = sorted({(user, key) for user, key, _ in keys if key})
+        intents = sorted({(user, key) for user, _, key in keys if key})
+        if not meanings and not intents:
+            return
+        matches = []
+        if meanings:
+            matches.append(tuple_(m.c.user_id, m.c.candidate_key).in_(meanings))
+        if intents:
+            matches.append(tuple_(m.c.user_id, m.c.intent_key).in_(intents))
+        query = self._select().where(m.c.status == _ACTIVE, or_(*matches)).order_by(m.c.row_id).with_for_update()
+        self._pending.remember(keys, self._records(query), overwrite=False)
 
     def active_by_intents(self, user: str, intent_keys: Sequence[str]) -> list[MemoryRecord]:
         return self._records(self._active(user).where(m.c.intent_key.in_(list(intent_keys))))
@@ -61,33 +85,12 @@ class SqlMemoryRepository:
 
     def add(self, record: MemoryRecord, *, with_source: bool = False) -> MemoryRecord:
         """Insert the row; `with_source` also records its first source event (the record's own
-        event and trace) in the same statement, one round trip for both."""
-        inserted = (
-            insert(m)
-            .values(
-                memory_id=record.memory_id,
-                tenant=self._tenant,
-                user_id=record.user,
-                type=record.type.value,
-                text=record.text,
-                intent_key=record.intent_key,
-                status=record.status.value,
-                supersedes=record.supersedes,
-                superseded_by=record.superseded_by,
-                confidence=record.confidence,
-                origin=record.origin.value,
-                candidate_key=record.candidate_key,
-                event_id=record.event_id,
-                trace_id=record.trace_id,
-                policy_version=record.policy_version,
-                status_event_id=record.event_id,
-                status_trace_id=record.trace_id,
-                observed_at=record.stated_at,
-                created_at=record.created_at,
-                updated_at=record.updated_at,
-            )
-            .returning(m.c.memory_id, m.c.row_id, m.c.change_seq)
-        )
+        event and trace) in the same statement, one round trip for both. A deferring unit of work
+        queues both (`row_id` and `change_seq` stay 0 until the commit)."""
+        if self._db.deferring:
+            self._pending.add(record, self._row(record), with_source=with_source)
+            return record
+        inserted = insert(m).values(**self._row(record)).returning(m.c.memory_id, m.c.row_id, m.c.change_seq)
         if with_source:
             new_row = inserted.cte("new_row")
             source = insert(ms).from_select(
@@ -106,9 +109,38 @@ class SqlMemoryRepository:
         record.row_id, record.change_seq = int(row.row_id), int(row.change_seq)
         return record
 
+    def _row(self, record: MemoryRecord) -> dict[str, Any]:
+        return dict(
+            memory_id=record.memory_id,
+            tenant=self._tenant,
+            user_id=record.user,
+            type=record.type.value,
+            text=record.text,
+            intent_key=record.intent_key,
+            status=record.status.value,
+            supersedes=record.supersedes,
+            superseded_by=record.superseded_by,
+            confidence=record.confidence,
+            origin=record.origin.value,
+            candidate_key=record.candidate_key,
+            event_id=record.event_id,
+            trace_id=record.trace_id,
+            policy_version=record.policy_version,
+            status_event_id=record.event_id,
+            status_trace_id=record.trace_id,
+            observed_at=record.stated_at,
+            created_at=record.created_at,
+            updated_at=record.updated_at,
+        )
+
     def set_status(
         self, memory_id: str, status: MemoryStatus, *, superseded_by: str | None, event_id: str, trace_id: str
     ) -> None:
+        if self._db.deferring:
+            self._pending.set_status(
+                memory_id, status, superseded_by=superseded_by, event_id=event_id, trace_id=trace_id
+            )
+            return
         values: dict[str, Any] = {"status": status.value, "status_event_id": event_id, "status_trace_id": trace_id}
         if superseded_by is not None:
             values["superseded_by"] = superseded_by
@@ -116,6 +148,9 @@ class SqlMemoryRepository:
 
     def set_supersedes(self, memory_id: str, supersedes: str | None) -> None:
         """Re-point a record's back link when a late statement is slotted into its history."""
+        if self._db.deferring:
+            self._pending.set_supersedes(memory_id, supersedes)
+            return
         self._db.execute(
             update(m).where(m.c.tenant == self._tenant, m.c.memory_id == memory_id).values(supersedes=supersedes)
         )
@@ -128,6 +163,8 @@ class SqlMemoryRepository:
         """
         if not memory_ids:
             return 0
+        self._pending.forget_view()
+        self._flush_pending()
         ids = bindparam("ids", list(memory_ids), type_=ARRAY(Text))  # one array parameter, not one per id
         result = self._db.execute(
             update(m)
@@ -138,6 +175,9 @@ class SqlMemoryRepository:
 
     def restate(self, memory_id: str, stated_at: datetime) -> None:
         """Move a memory's statement time forward to a repeat's (never backward)."""
+        if self._db.deferring:
+            self._pending.restate(memory_id, stated_at)
+            return
         self._db.execute(
             update(m)
             .where(m.c.tenant == self._tenant, m.c.memory_id == memory_id)
@@ -145,6 +185,11 @@ class SqlMemoryRepository:
         )
 
     def add_source(self, memory_id: str, event_id: str, trace_id: str) -> bool:
+        if self._db.deferring:
+            queued = self._pending.add_source(memory_id, event_id, trace_id)
+            if queued is not None:
+                return queued
+            self._flush_pending()
         result = self._db.execute(
             pg_insert(ms)
             .values(memory_id=memory_id, event_id=event_id, tenant=self._tenant, trace_id=trace_id)
@@ -167,8 +212,13 @@ class SqlMemoryRepository:
             self._write_vectors([row])
 
     def flush(self) -> None:
-        """The queued vectors (see `Db.deferring`) as one multi-row INSERT."""
+        """The queued rows (`memory_writes`), then the queued vectors as one multi-row INSERT."""
+        self._flush_pending()
         self._write_vectors(self._db.take("memory_vectors"))
+
+    def _flush_pending(self) -> None:
+        if not self._pending.empty:
+            self._pending.flush()
 
     def _write_vectors(self, rows: list[dict[str, Any]]) -> None:
         if rows:
@@ -213,6 +263,7 @@ class SqlMemoryRepository:
         return self._select().where(m.c.user_id == user, m.c.status == _ACTIVE)
 
     def _records(self, query: Select[Any]) -> list[MemoryRecord]:
+        self._flush_pending()  # nothing reads around a queued write
         return [record_from_row(row, tuple(row.sources or ())) for row in self._db.execute(query).all()]
 
 
