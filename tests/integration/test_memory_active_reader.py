@@ -132,3 +132,25 @@ def test_conflicts_read_each_users_active_intents_and_hits_in_one_call(seeded: t
         r.memory_id for r in reader.active_for_conflicts("globex", [("alice", "")], [("alice", row_ids["g-live"])])
     ] == ["g-live"]
     assert reader.active_for_conflicts("acme", [], []) == []
+
+
+def test_processed_among_names_the_tenants_processed_events_in_one_read(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, _ = seeded
+    for tenant in ("acme", "globex"):
+        with app.begin() as connection:
+            connection.execute(text("SELECT set_config('memloop.tenant', :t, true)"), {"t": tenant})
+            connection.execute(
+                text(
+                    "INSERT INTO processed_events (tenant, event_id, user_id, trace_id, outcome)"
+                    " VALUES (:t, :e, 'alice', '', CAST(:o AS jsonb))"
+                ),
+                {"t": tenant, "e": f"evt-{tenant}", "o": '{"event_id": "x", "applied": []}'},
+            )
+    reader = SqlActiveReader(app)
+    # When: acme asks about its event, globex's, an unknown one, and its own twice
+    found = reader.processed_among("acme", ["evt-acme", "evt-globex", "evt-unknown", "evt-acme"])
+    # Then: only its own processed event, with the stored outcome and the time it was processed
+    assert list(found) == ["evt-acme"]
+    outcome, processed_at = found["evt-acme"]
+    assert outcome == {"event_id": "x", "applied": []} and processed_at is not None
+    assert reader.processed_among("acme", []) == {}

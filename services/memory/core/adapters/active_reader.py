@@ -16,6 +16,8 @@ connection found dead is discarded and the read retried once on a fresh one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row
@@ -51,6 +53,10 @@ _ACTIVE_FOR_CONFLICTS = f"""
            OR (m.user_id, m.row_id) IN (SELECT * FROM unnest(%(hit_users)s::text[], %(row_ids)s::bigint[])))
 """
 """FindConflicts' one read: the active records of each user's intents and of its index hits."""
+_PROCESSED_AMONG = """
+    SELECT event_id, outcome, processed_at FROM processed_events
+    WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s::text[])
+"""
 _SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
 
 
@@ -96,13 +102,25 @@ class SqlActiveReader:
         }
         return self._read_retried(tenant, _ACTIVE_FOR_CONFLICTS, params)
 
+    def processed_among(self, tenant: str, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids` (outcome, processed time), in one round trip: the
+        worker asks this first for every batch, and a unit of work made it four."""
+        if not event_ids:
+            return {}
+        params: dict[str, object] = {"tenant": tenant, "event_ids": list(dict.fromkeys(event_ids))}
+        rows = self._rows_retried(tenant, _PROCESSED_AMONG, params)
+        return {row.event_id: (dict(row.outcome), row.processed_at) for row in rows}
+
     def _read_retried(self, tenant: str, query: str, params: dict[str, object]) -> list[MemoryRecord]:
+        return [record_from_row(row, tuple(row.sources)) for row in self._rows_retried(tenant, query, params)]
+
+    def _rows_retried(self, tenant: str, query: str, params: dict[str, object]) -> list[Any]:
         try:
             return self._read(tenant, query, params)
         except psycopg.OperationalError:  # a pooled connection the server closed: once more, fresh
             return self._read(tenant, query, params)
 
-    def _read(self, tenant: str, query: str, params: dict[str, object]) -> list[MemoryRecord]:
+    def _read(self, tenant: str, query: str, params: dict[str, object]) -> list[Any]:
         with self._engine.connect() as connection:
             raw = connection.connection.dbapi_connection
             if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
@@ -117,4 +135,4 @@ class SqlActiveReader:
             except psycopg.OperationalError:
                 connection.invalidate()
                 raise
-        return [record_from_row(row, tuple(row.sources)) for row in found]
+        return found

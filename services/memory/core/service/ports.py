@@ -102,6 +102,10 @@ class ActiveMemories(Protocol):
         """The tenant's active records of (user, intent key) pairs and of (user, row id) hits, any order."""
         ...
 
+    def processed_among(self, tenant: str, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids`: (stored outcome, processed time) by event id."""
+        ...
+
 
 class CandidateRepository(Protocol):
     def add(self, record: CandidateRecord) -> None: ...
