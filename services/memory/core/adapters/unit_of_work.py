@@ -82,12 +82,17 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
     def commit(self) -> None:
         try:
             # Queued appends first, parents before children: candidates before the review items
-            # that reference them; the audit trail last, as it was written last before.
-            self.candidates.flush()
-            self.reviews.flush()
-            self.memories.flush()
-            self.events.flush()
-            self.audit.flush()
+            # that reference them; the audit trail last, as it was written last before. All of
+            # them and the COMMIT go as one pipeline: one round trip (the session's own commit
+            # then finds the transaction closed and sends nothing).
+            self._db.run(
+                self.candidates.statements()
+                + self.reviews.statements()
+                + self.memories.statements()
+                + self.events.statements()
+                + self.audit.statements(),
+                commit=True,
+            )
             super().commit()
         except DBAPIError as exc:
             conflict = as_conflict(exc)

@@ -15,7 +15,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import MemoryType, Origin
-from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.base import Db, Statement, unnest_insert
 from services.memory.core.adapters.repositories.memory_writes import PendingMemoryWrites
 from services.memory.core.adapters.tables import memories as m
 from services.memory.core.adapters.tables import memory_sources as ms
@@ -25,6 +25,8 @@ from services.memory.core.service.ports import MemoryFilter, Vector
 
 _ACTIVE = MemoryStatus.ACTIVE.value
 _DELETED = MemoryStatus.DELETED.value
+_VECTOR_TYPES = {"memory_id": "text", "embedder": "text", "tenant": "text", "dim": "int", "vector": "bytea"}
+_VECTOR_CONFLICT = "ON CONFLICT (memory_id, embedder) DO NOTHING"
 
 
 class SqlMemoryRepository:
@@ -212,13 +214,17 @@ class SqlMemoryRepository:
             self._write_vectors([row])
 
     def flush(self) -> None:
-        """The queued rows (`memory_writes`), then the queued vectors as one multi-row INSERT."""
-        self._flush_pending()
-        self._write_vectors(self._db.take("memory_vectors"))
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        """The queued rows (`memory_writes`), then the queued vectors, as one INSERT each."""
+        return self._pending.statements() + unnest_insert(
+            "memory_vectors", _VECTOR_TYPES, self._db.take("memory_vectors"), suffix=_VECTOR_CONFLICT
+        )
 
     def _flush_pending(self) -> None:
         if not self._pending.empty:
-            self._pending.flush()
+            self._db.run(self._pending.statements())
 
     def _write_vectors(self, rows: list[dict[str, Any]]) -> None:
         if rows:

@@ -9,11 +9,12 @@ wait for a PostgreSQL backend on a busy machine. With the unit of work deferring
   intent) the batch's STOREs name, in ONE statement; `active_for_store` then answers from it, and
   this batch's own writes keep it current (a record stored by one event is the active record the
   next event of the same intent meets; one superseded leaves it).
-- New rows, their sources and every change to an existing row are queued; `flush` sends the
+- New rows, their sources and every change to an existing row are queued; `statements` gives the
   changes to existing rows as one UPDATE (first: a superseded record must stop being active
   before its successor is inserted, for the one-active indexes), then the new rows as one INSERT,
-  then their sources as one INSERT. A row created and superseded in the same batch is inserted in
-  its final state, links and all (the link constraints are deferred to the commit).
+  then their sources as one INSERT; the commit sends them with the batch's other appends and the
+  COMMIT in one round trip. A row created and superseded in the same batch is inserted in its
+  final state, links and all (the link constraints are deferred to the commit).
 - Any read of the memories table flushes first, so nothing ever reads around a queued write.
 
 The guarantees are the database's, as before: the rows met are locked until the commit, and a
@@ -27,17 +28,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Boolean, DateTime, Text, bindparam, text
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-
-from services.memory.core.adapters.repositories.base import Db
-from services.memory.core.adapters.tables import memories as m
-from services.memory.core.adapters.tables import memory_sources as ms
+from services.memory.core.adapters.repositories.base import Db, Statement, unnest_insert
 from services.memory.core.domain.model import MemoryRecord, MemoryStatus
 
 _UNSET: Any = object()
-_UPDATE_MANY = text(
-    """
+_UPDATE_MANY = """
     UPDATE memories m SET
         status = coalesce(u.status, m.status),
         superseded_by = coalesce(u.superseded_by, m.superseded_by),
@@ -46,21 +41,36 @@ _UPDATE_MANY = text(
         observed_at = CASE WHEN u.stated_at IS NULL THEN m.observed_at
                            ELSE greatest(coalesce(m.observed_at, m.created_at), u.stated_at) END,
         supersedes = CASE WHEN u.relink THEN u.supersedes ELSE m.supersedes END
-    FROM unnest(:ids, :statuses, :superseded_by, :status_event_ids, :status_trace_ids, :stated_at, :relink,
-                :supersedes) AS u(memory_id, status, superseded_by, status_event_id, status_trace_id, stated_at,
-                                  relink, supersedes)
-    WHERE m.tenant = :tenant AND m.memory_id = u.memory_id
-    """
-).bindparams(
-    bindparam("ids", type_=ARRAY(Text)),
-    bindparam("statuses", type_=ARRAY(Text)),
-    bindparam("superseded_by", type_=ARRAY(Text)),
-    bindparam("status_event_ids", type_=ARRAY(Text)),
-    bindparam("status_trace_ids", type_=ARRAY(Text)),
-    bindparam("stated_at", type_=ARRAY(DateTime(timezone=True))),
-    bindparam("relink", type_=ARRAY(Boolean)),
-    bindparam("supersedes", type_=ARRAY(Text)),
-)
+    FROM unnest(%(ids)s::text[], %(status)s::text[], %(superseded_by)s::text[], %(status_event_id)s::text[],
+                %(status_trace_id)s::text[], %(stated_at)s::timestamptz[], %(relink)s::bool[],
+                %(supersedes)s::text[])
+         AS u(memory_id, status, superseded_by, status_event_id, status_trace_id, stated_at, relink, supersedes)
+    WHERE m.tenant = %(tenant)s AND m.memory_id = u.memory_id
+"""
+_MEMORY_TYPES = {
+    "memory_id": "text",
+    "tenant": "text",
+    "user_id": "text",
+    "type": "text",
+    "text": "text",
+    "intent_key": "text",
+    "status": "text",
+    "supersedes": "text",
+    "superseded_by": "text",
+    "confidence": "float8",
+    "origin": "text",
+    "candidate_key": "text",
+    "event_id": "text",
+    "trace_id": "text",
+    "policy_version": "text",
+    "status_event_id": "text",
+    "status_trace_id": "text",
+    "observed_at": "timestamptz",
+    "created_at": "timestamptz",
+    "updated_at": "timestamptz",
+}
+_SOURCE_TYPES = {"memory_id": "text", "event_id": "text", "tenant": "text", "trace_id": "text"}
+_SOURCE_CONFLICT = "ON CONFLICT (memory_id, event_id) DO NOTHING"
 _UPDATE_FIELDS = ("status", "superseded_by", "status_event_id", "status_trace_id", "stated_at", "supersedes")
 
 
@@ -190,31 +200,21 @@ class PendingMemoryWrites:
         else:
             self._updates.setdefault(memory_id, {}).update(changes)
 
-    def flush(self) -> None:
-        """Changes to existing rows, then new rows, then their sources: three statements at most."""
+    def statements(self) -> list[Statement]:
+        """Takes the queue: changes to existing rows, then new rows, then their sources (at most
+        three statements, sent in one round trip by `Db.run`)."""
         updates, inserts, sources = self._updates, self._inserts, self._sources
         self._updates, self._inserts, self._sources = {}, {}, {}
+        out: list[Statement] = []
         if updates:
             ids = list(updates)
-            columns = {f: [updates[i].get(f, _UNSET) for i in ids] for f in _UPDATE_FIELDS}
-            self._db.execute(
-                _UPDATE_MANY,
-                {
-                    "tenant": self._db.tenant,
-                    "ids": ids,
-                    "statuses": [None if v is _UNSET else v for v in columns["status"]],
-                    "superseded_by": [None if v is _UNSET else v for v in columns["superseded_by"]],
-                    "status_event_ids": [None if v is _UNSET else v for v in columns["status_event_id"]],
-                    "status_trace_ids": [None if v is _UNSET else v for v in columns["status_trace_id"]],
-                    "stated_at": [None if v is _UNSET else v for v in columns["stated_at"]],
-                    "relink": [v is not _UNSET for v in columns["supersedes"]],
-                    "supersedes": [None if v is _UNSET else v for v in columns["supersedes"]],
-                },
-            )
-        if inserts:
-            self._db.execute(m.insert(), list(inserts.values()))
-        if sources:
-            self._db.execute(
-                pg_insert(ms).on_conflict_do_nothing(index_elements=[ms.c.memory_id, ms.c.event_id]),
-                list(sources.values()),
-            )
+            params: dict[str, Any] = {"tenant": self._db.tenant, "ids": ids}
+            for name in _UPDATE_FIELDS:
+                values = [updates[i].get(name, _UNSET) for i in ids]
+                params[name] = [None if v is _UNSET else v for v in values]
+                if name == "supersedes":
+                    params["relink"] = [v is not _UNSET for v in values]
+            out.append((_UPDATE_MANY, params))
+        out += unnest_insert("memories", _MEMORY_TYPES, list(inserts.values()))
+        out += unnest_insert("memory_sources", _SOURCE_TYPES, list(sources.values()), suffix=_SOURCE_CONFLICT)
+        return out

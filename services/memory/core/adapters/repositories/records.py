@@ -10,13 +10,46 @@ from sqlalchemy import ARRAY, Text, any_, bindparam, insert, select, text, updat
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
-from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.base import Db, Statement, unnest_insert
 from services.memory.core.adapters.tables import candidates as c
 from services.memory.core.adapters.tables import command_requests as cr
 from services.memory.core.adapters.tables import processed_events as pe
 from services.memory.core.adapters.tables import review_items as ri
 from services.memory.core.domain.review import ReviewItem, ReviewState
 from services.memory.core.service.ports import CandidateRecord
+
+_CANDIDATE_TYPES = {
+    "candidate_id": "text",
+    "tenant": "text",
+    "user_id": "text",
+    "event_id": "text",
+    "ordinal": "int",
+    "candidate_key": "text",
+    "type": "text",
+    "origin": "text",
+    "sensitivity": "text",
+    "confidence": "float8",
+    "intent_key": "text",
+    "version": "int",
+    "text": "text",
+    "outcome": "text",
+    "reason_codes": "jsonb",
+    "reason_messages": "jsonb",
+    "policy_version": "text",
+    "trace_id": "text",
+    "memory_id": "text",
+}
+_REVIEW_TYPES = {
+    "review_item_id": "text",
+    "tenant": "text",
+    "user_id": "text",
+    "candidate_id": "text",
+    "event_id": "text",
+    "trace_id": "text",
+    "state": "text",
+    "created_at": "timestamptz",
+}
+_PROCESSED_TYPES = {"tenant": "text", "event_id": "text", "user_id": "text", "trace_id": "text", "outcome": "jsonb"}
 
 
 class SqlCandidateRepository:
@@ -52,10 +85,11 @@ class SqlCandidateRepository:
             self._db.execute(insert(c).values(**row))
 
     def flush(self) -> None:
-        """The queued candidates as one multi-row INSERT (before review items, which reference them)."""
-        rows = self._db.take("candidates")
-        if rows:
-            self._db.execute(insert(c), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        """The queued candidates as one INSERT (before review items, which reference them)."""
+        return unnest_insert("candidates", _CANDIDATE_TYPES, self._db.take("candidates"))
 
 
 class SqlReviewRepository:
@@ -79,9 +113,10 @@ class SqlReviewRepository:
             self._db.execute(insert(ri).values(**row))
 
     def flush(self) -> None:
-        rows = self._db.take("review_items")
-        if rows:
-            self._db.execute(insert(ri), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        return unnest_insert("review_items", _REVIEW_TYPES, self._db.take("review_items"))
 
     def get(self, review_item_id: str, *, lock: bool = False) -> ReviewItem | None:
         query = self._select().where(ri.c.review_item_id == review_item_id)
@@ -186,9 +221,10 @@ class SqlProcessedEventRepository:
             self._db.execute(insert(pe).values(**row))
 
     def flush(self) -> None:
-        rows = self._db.take("processed_events")
-        if rows:
-            self._db.execute(insert(pe), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        return unnest_insert("processed_events", _PROCESSED_TYPES, self._db.take("processed_events"))
 
     def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
         return self.forgotten_among([(user, event_time)])[0]
