@@ -2,16 +2,18 @@
 app role): their number does not grow with the batch's STORE decisions, whether they create,
 supersede or reinforce (`repositories/memory_writes.py`), and the writes are the per-event ones.
 
-Counted are the statements sent through SQLAlchemy (the engine's `before_cursor_execute`); the
-batch's queued writes go at the commit as one psycopg pipeline of one statement per table."""
+Counted from libpq's trace of the pool's connections: statements (`Bind`) and round trips (`Sync`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg.pq import Trace
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import sessionmaker
 
@@ -96,33 +98,49 @@ def _event(event_id: str, user: str, text_: str, intent: str, minutes: int) -> A
     )
 
 
-def _statements(engine: Engine, batch: list[ApplyLearning], ports: MemoryPorts) -> int:
-    seen: list[str] = []
-
-    def count(*args: Any) -> None:
-        seen.append(str(args[2]))
-
-    event.listen(engine, "before_cursor_execute", count)
-    try:
-        results = apply_learning_batch(batch, ports)
-    finally:
-        event.remove(engine, "before_cursor_execute", count)
+def _statements(engine: Engine, batch: list[ApplyLearning], ports: MemoryPorts, trace: Path) -> Counter[str]:
+    """The protocol messages the batch's apply sent to the server, by kind: `Bind` and `Query` are
+    statements run, `Sync` ends a round trip (libpq's trace of every pooled connection)."""
+    trace.write_text("")
+    results = apply_learning_batch(batch, ports)
     assert all(isinstance(r, ApplyOutcome) and not r.already_processed for r in results)
-    return len(seen)
+    sent: Counter[str] = Counter()
+    for line in trace.read_text().splitlines():
+        fields = line.split("\t")
+        if len(fields) > 2 and fields[0] == "F":
+            sent[fields[2].split(" ")[0]] += 1
+    return sent
 
 
-def test_a_batchs_statements_do_not_grow_with_its_stores(engine: Engine) -> None:
+def test_a_batchs_statements_do_not_grow_with_its_stores(
+    engine: Engine, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     ports = _ports(engine)
+    trace = tmp_path / "libpq.trace"
+    files: list[Any] = []
+
+    @event.listens_for(engine, "connect")
+    def _traced(dbapi_connection: Any, record: Any) -> None:
+        out = trace.open("a")  # closed with the test's files
+        files.append(out)
+        dbapi_connection.pgconn.trace(out.fileno())
+        dbapi_connection.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
+
+    request.addfinalizer(lambda: [out.close() for out in files])
+
+    engine.dispose()  # every connection from here on is traced
     # When batches of 4 and of 16 events create one memory each (one user per event, one intent each)
-    small = _statements(engine, [_event(f"c4-{i}", f"u{i}", "tea", "drink", 1) for i in range(4)], ports)
-    large = _statements(engine, [_event(f"c16-{i}", f"v{i}", "tea", "drink", 1) for i in range(16)], ports)
+    small = _statements(engine, [_event(f"c4-{i}", f"u{i}", "tea", "drink", 1) for i in range(4)], ports, trace)
+    large = _statements(engine, [_event(f"c16-{i}", f"v{i}", "tea", "drink", 1) for i in range(16)], ports, trace)
     # And a batch of 16 supersedes and 16 reinforcements of those records, for the same users
     changes = [_event(f"s-{i}", f"v{i}", "coffee", "drink", 2) for i in range(8)]
     changes += [_event(f"r-{i}", f"v{i}", "tea", "drink", 3) for i in range(8, 16)]
-    mixed = _statements(engine, changes, ports)
-    # Then each batch took the same statements, however many records it wrote or changed (its
-    # writes and the COMMIT are one pipeline at the end, a statement per table, not counted here)
-    assert small == large == mixed
+    mixed = _statements(engine, changes, ports, trace)
+    # Then each batch ran the same statements in the same round trips, however many records it
+    # wrote; changing existing records (superseding, restating) is one UPDATE more for all of them
+    assert (small["Bind"], small["Sync"]) == (large["Bind"], large["Sync"])
+    assert mixed["Bind"] == small["Bind"] + 1 and mixed["Sync"] == small["Sync"]
+    assert small["Sync"] <= 5
     # And the writes are the per-event ones: one active record per user and intent, with its lineage
     with engine.begin() as connection:
         connection.execute(text("SELECT set_config('memloop.tenant', 'acme', true)"))

@@ -137,6 +137,19 @@ class FakeUnitOfWork:
     def lock_many(self, keys: Sequence[str]) -> None:
         self._db.locks.append(list(keys))
 
+    def begin_batch(
+        self,
+        lock_keys: Sequence[str],
+        event_ids: Sequence[str],
+        events: Sequence[tuple[str, datetime | None]],
+        store_keys: Sequence[tuple[str, str, str]],
+    ) -> tuple[dict[str, tuple[dict[str, Any], datetime]], list[str | None]]:
+        self.lock_many(lock_keys)
+        found = self.events.get_many(event_ids)
+        forgotten = self.events.forgotten_among(events)
+        self.memories.prefetch_active(store_keys)
+        return found, forgotten
+
     def defer_appends(self) -> None:
         return None
 

@@ -24,16 +24,10 @@ from psycopg.rows import namedtuple_row
 from sqlalchemy import Engine
 
 from services.common.vocabulary import MemoryType
+from services.memory.core.adapters.repositories.memories import RECORD_COLUMNS as _COLUMNS
 from services.memory.core.adapters.repositories.memories import record_from_row
 from services.memory.core.domain.model import MemoryRecord
 
-_COLUMNS = """
-    m.memory_id, m.tenant, m.user_id, m.type, m.text, m.status, m.confidence, m.origin, m.candidate_key,
-    m.trace_id, m.policy_version, m.created_at, m.updated_at, m.intent_key, m.supersedes, m.superseded_by,
-    m.event_id, m.row_id, m.change_seq, m.observed_at,
-    coalesce((SELECT array_agg(s.event_id ORDER BY s.added_at, s.event_id) FROM memory_sources s
-              WHERE s.tenant = m.tenant AND s.memory_id = m.memory_id), '{}') AS sources
-"""
 _ACTIVE_BY_ROW_IDS = f"""
     SELECT {_COLUMNS}
     FROM unnest(%(row_ids)s::bigint[]) WITH ORDINALITY AS hit(row_id, rank)

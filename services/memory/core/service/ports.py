@@ -182,6 +182,18 @@ class MemoryUnitOfWork(Protocol):
         """`lock` each key in the order given; callers sort them, so two units cannot deadlock."""
         ...
 
+    def begin_batch(
+        self,
+        lock_keys: Sequence[str],
+        event_ids: Sequence[str],
+        events: Sequence[tuple[str, datetime | None]],
+        store_keys: Sequence[tuple[str, str, str]],
+    ) -> tuple[dict[str, tuple[dict[str, Any], datetime]], list[str | None]]:
+        """A learning batch's opening, in one go: `lock_many(lock_keys)`, then the processed ones
+        among `event_ids` (`events.get_many`), the deletions of `events` (`events.forgotten_among`)
+        and the active records of `store_keys` (`memories.prefetch_active`)."""
+        ...
+
     def defer_appends(self) -> None:
         """Let append-only rows (candidates, review items, vectors, processed events, audit) be
         written as one multi-row statement per table at commit. Only for a use case that does not

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import psycopg
+from psycopg.rows import namedtuple_row
 from sqlalchemy import Executable, Result
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
@@ -92,6 +93,27 @@ class Db:
             if conflict is not None:
                 raise conflict from exc
             raise
+
+    def fetch(self, statements: Sequence[Statement]) -> list[list[Any]]:
+        """Run `statements` as ONE psycopg pipeline and return each one's rows (named tuples), in
+        order: reads that do not depend on each other's answers, in one round trip."""
+        raw = self.session.connection().connection.dbapi_connection
+        if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+            raise TypeError("memory needs the psycopg 3 driver")
+        cursors = [raw.cursor(row_factory=namedtuple_row) for _ in statements]
+        try:
+            with raw.pipeline():
+                for cursor, (sql, params) in zip(cursors, statements, strict=True):
+                    cursor.execute(sql, params)
+            return [cursor.fetchall() if cursor.description is not None else [] for cursor in cursors]
+        except psycopg.Error as exc:
+            conflict = conflict_of(exc)
+            if conflict is not None:
+                raise conflict from exc
+            raise
+        finally:
+            for cursor in cursors:
+                cursor.close()
 
     def execute(
         self, statement: Executable, params: dict[str, Any] | list[dict[str, Any]] | None = None

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import ARRAY, Select, Text, any_, bindparam, func, insert, literal, or_, select, update
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
@@ -25,6 +25,23 @@ from services.memory.core.service.ports import MemoryFilter, Vector
 
 _ACTIVE = MemoryStatus.ACTIVE.value
 _DELETED = MemoryStatus.DELETED.value
+RECORD_COLUMNS = """
+    m.memory_id, m.tenant, m.user_id, m.type, m.text, m.status, m.confidence, m.origin, m.candidate_key,
+    m.trace_id, m.policy_version, m.created_at, m.updated_at, m.intent_key, m.supersedes, m.superseded_by,
+    m.event_id, m.row_id, m.change_seq, m.observed_at,
+    coalesce((SELECT array_agg(s.event_id ORDER BY s.added_at, s.event_id) FROM memory_sources s
+              WHERE s.tenant = m.tenant AND s.memory_id = m.memory_id), '{}') AS sources
+"""
+"""Every column of a `memories` row (alias m) and its sources, oldest first, as `record_from_row` reads them."""
+_PREFETCH = f"""
+    SELECT {RECORD_COLUMNS}
+    FROM memories m
+    WHERE m.tenant = %(tenant)s AND m.status = 'active'
+      AND ((m.user_id, m.candidate_key) IN (SELECT * FROM unnest(%(meaning_users)s::text[], %(meanings)s::text[]))
+           OR (m.user_id, m.intent_key) IN (SELECT * FROM unnest(%(intent_users)s::text[], %(intents)s::text[])))
+    ORDER BY m.row_id
+    FOR UPDATE OF m
+"""
 _VECTOR_TYPES = {"memory_id": "text", "embedder": "text", "tenant": "text", "dim": "int", "vector": "bytea"}
 _VECTOR_CONFLICT = "ON CONFLICT (memory_id, embedder) DO NOTHING"
 
@@ -65,19 +82,30 @@ class SqlMemoryRepository:
         """Lock and remember the active records of many (user, meaning, intent) at once, in ONE
         statement, so that a deferring batch's `active_for_store` calls need no round trip each
         (`memory_writes` says how the batch's own writes keep the answers current)."""
+        statement = self.prefetch_statement(keys)
+        if statement is not None:
+            self.remember_prefetched(keys, self._db.fetch([statement])[0])
+
+    def prefetch_statement(self, keys: Sequence[tuple[str, str, str]]) -> Statement | None:
+        """`prefetch_active`'s statement (None when there is nothing to read or nothing defers)."""
         if not self._db.deferring:
-            return
+            return None
         meanings = sorted({(user, key) for user, key, _ in keys if key})
         intents = sorted({(user, key) for user, _, key in keys if key})
         if not meanings and not intents:
-            return
-        matches = []
-        if meanings:
-            matches.append(tuple_(m.c.user_id, m.c.candidate_key).in_(meanings))
-        if intents:
-            matches.append(tuple_(m.c.user_id, m.c.intent_key).in_(intents))
-        query = self._select().where(m.c.status == _ACTIVE, or_(*matches)).order_by(m.c.row_id).with_for_update()
-        self._pending.remember(keys, self._records(query), overwrite=False)
+            return None
+        self._flush_pending()  # the read must see this unit's queued writes
+        return _PREFETCH, {
+            "tenant": self._tenant,
+            "meaning_users": [user for user, _ in meanings],
+            "meanings": [key for _, key in meanings],
+            "intent_users": [user for user, _ in intents],
+            "intents": [key for _, key in intents],
+        }
+
+    def remember_prefetched(self, keys: Sequence[tuple[str, str, str]], rows: Sequence[Any]) -> None:
+        found = [record_from_row(row, tuple(row.sources or ())) for row in rows]
+        self._pending.remember(keys, found, overwrite=False)
 
     def active_by_intents(self, user: str, intent_keys: Sequence[str]) -> list[MemoryRecord]:
         return self._records(self._active(user).where(m.c.intent_key.in_(list(intent_keys))))
