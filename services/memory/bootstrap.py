@@ -19,7 +19,7 @@ from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.app import App
-from services.common.db import make_engine, run_migrations, url_for_role
+from services.common.db import follow_thread_priority, make_engine, run_migrations, url_for_role
 from services.common.decision_signing import load_verifier
 from services.common.gen.memloop.v1 import (
     consolidation_service_pb2,
@@ -131,6 +131,8 @@ def build(settings: MemorySettings) -> App:
         max_overflow=0,
         connect_args={"application_name": f"memloop-memory-read-{settings.replica_id}"[:63]},
     )
+    # FindConflicts (ingestion, an idle thread) reads through it too: its backend follows the thread.
+    follow_thread_priority(read_engine)
     sessions = sessionmaker(engine)
     bound_math_threads(settings.learning.threads)  # env before torch loads...
     embedder = BatchingEmbedder(build_embedder(settings.embedder))  # each text once; concurrent calls together

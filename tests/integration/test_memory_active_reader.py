@@ -105,3 +105,52 @@ def test_the_first_active_rows_in_hit_order_of_the_named_types(seeded: tuple[Eng
     assert [(r.memory_id, r.source_event_ids) for r in facts] == [("a-live", ("evt-2", "evt-1"))]
     assert reader.active_by_row_ids("acme", "alice", hits, types=frozenset({MemoryType.EPISODE})) == []
     assert reader.active_by_row_ids("acme", "alice", hits, first=0) == []
+
+
+def test_conflicts_read_each_users_active_intents_and_hits_in_one_call(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, row_ids = seeded
+    with app.begin() as connection:  # the app role, scoped to acme: acme's rows but alice's preference share an intent
+        connection.execute(text("SELECT set_config('memloop.tenant', 'acme', true)"))
+        connection.execute(
+            text("UPDATE memories SET intent_key = 'meeting_window' WHERE tenant = 'acme' AND memory_id <> 'a-prefers'")
+        )
+    reader = SqlActiveReader(app)
+    # When: conflicts are read for alice's intent and for hits naming rows of every user, state and tenant
+    hits = [("alice", row_ids[m]) for m in ("a-prefers", "a-deleted", "b-live", "g-live")] + [
+        ("bob", row_ids["b-live"])
+    ]
+    found = reader.active_for_conflicts("acme", [("alice", "meeting_window")], hits)
+    # Then: alice's active record of the intent, her active hit, and bob's row only where bob asked
+    assert sorted((r.memory_id, r.user) for r in found) == [
+        ("a-live", "alice"),
+        ("a-prefers", "alice"),
+        ("b-live", "bob"),
+    ]
+    assert next(r for r in found if r.memory_id == "a-live").source_event_ids == ("evt-2", "evt-1")
+    # And another tenant's alice sees her own rows only; nothing asked, nothing read
+    assert [
+        r.memory_id for r in reader.active_for_conflicts("globex", [("alice", "")], [("alice", row_ids["g-live"])])
+    ] == ["g-live"]
+    assert reader.active_for_conflicts("acme", [], []) == []
+
+
+def test_processed_among_names_the_tenants_processed_events_in_one_read(seeded: tuple[Engine, dict[str, int]]) -> None:
+    app, _ = seeded
+    for tenant in ("acme", "globex"):
+        with app.begin() as connection:
+            connection.execute(text("SELECT set_config('memloop.tenant', :t, true)"), {"t": tenant})
+            connection.execute(
+                text(
+                    "INSERT INTO processed_events (tenant, event_id, user_id, trace_id, outcome)"
+                    " VALUES (:t, :e, 'alice', '', CAST(:o AS jsonb))"
+                ),
+                {"t": tenant, "e": f"evt-{tenant}", "o": '{"event_id": "x", "applied": []}'},
+            )
+    reader = SqlActiveReader(app)
+    # When: acme asks about its event, globex's, an unknown one, and its own twice
+    found = reader.processed_among("acme", ["evt-acme", "evt-globex", "evt-unknown", "evt-acme"])
+    # Then: only its own processed event, with the stored outcome and the time it was processed
+    assert list(found) == ["evt-acme"]
+    outcome, processed_at = found["evt-acme"]
+    assert outcome == {"event_id": "x", "applied": []} and processed_at is not None
+    assert reader.processed_among("acme", []) == {}

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google.rpc import code_pb2
@@ -139,3 +141,89 @@ def test_concurrent_batches_over_the_same_events_in_opposite_orders_apply_each_e
     # Then each (user, intent) has one active record
     for intent in ("note_0", "note_1", "note_2"):
         assert len(_active(stub, intent)) == 1
+
+
+def _story(user: str) -> list[pb.ApplyLearningRequest]:
+    """One user's week, events in delivery order: a changed preference, a return to the first
+    wording, a repeat, a late older statement, a duplicate delivery, and a repeat then a change of
+    a preference stored before the batch (`{user}-e0`)."""
+    start = datetime(2026, 11, 2, 9, tzinfo=UTC)
+    lines = [
+        ("e1", "Meetings after 10:00 only", INTENT, 60),
+        ("e2", "Meetings after 11:00 only", INTENT, 120),
+        ("e3", "Meetings after 10:00 only", INTENT, 180),  # the first wording again: a new record
+        ("e4", "Meetings after 10:00 only", INTENT, 240),  # a repeat: reinforces e3's, restated
+        ("e5", "Meetings after 09:00 only", INTENT, 30),  # older than all: joins the history
+        ("e2", "Meetings after 11:00 only", INTENT, 120),  # delivered twice
+        ("e6", "Tea in the afternoon", "drink", 60),  # repeats e0's record
+        ("e7", "Coffee in the afternoon", "drink", 90),  # then supersedes it
+    ]
+    out = []
+    for event, text, intent, minutes in lines:
+        request = apply_request(f"{user}-{event}", decision(text, intent=intent, user=user), user=user)
+        request.event_time.FromDatetime(start + timedelta(minutes=minutes))
+        out.append(request)
+    return out
+
+
+def _shape(stub: object, user: str) -> tuple[set[tuple[Any, ...]], list[tuple[str, ...]]]:
+    """The user's memories and audit, with ids replaced by the creating event (`e1`…): comparable
+    across users."""
+    listed = stub.ListMemories(pb.ListMemoriesRequest(tenant="acme", user=user, page_size=100))  # type: ignore[attr-defined]
+    memories = list(listed.memories)
+    creator = {m.memory_id: m.source_event_ids[0].split("-")[-1] for m in memories}
+    shape = {
+        (
+            creator[m.memory_id],
+            m.text,
+            m.intent_key,
+            m.state,
+            creator.get(m.supersedes, ""),
+            creator.get(m.superseded_by, ""),
+            tuple(sorted(e.split("-")[-1] for e in m.source_event_ids)),
+        )
+        for m in memories
+    }
+    audit = []
+    for event in ("e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7"):
+        found = stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant="acme", event_id=f"{user}-{event}"))  # type: ignore[attr-defined]
+        audit.append(tuple(sorted(f"{event}:{a.action}:{creator.get(a.memory_id, '')}" for a in found.audit_events)))
+    return shape, audit
+
+
+def test_one_batch_writes_exactly_what_the_same_events_write_one_call_each(node: MemoryNode) -> None:
+    # Given two users with the same preference stored before, and the same week of events each
+    stub = node.stub()
+    for user in ("batched", "single"):
+        first = apply_request(f"{user}-e0", decision("Tea in the afternoon", intent="drink", user=user), user=user)
+        first.event_time.FromDatetime(datetime(2026, 11, 2, 9, tzinfo=UTC))
+        stub.ApplyLearning(first)
+    # When one user's week is applied as ONE batch, the other's one event per call
+    answers = list(stub.BatchApplyLearning(_batch(*_story("batched"))).results)
+    for request in _story("single"):
+        stub.ApplyLearning(request)
+
+    # Then every item of the batch has an outcome; the repeated delivery is a replay
+    assert all(r.HasField("outcome") for r in answers)
+    assert [r.outcome.already_processed for r in answers] == [False] * 5 + [True] + [False] * 2
+    # And the memories, their states, links, sources and audit rows are the same for both users
+    batched, single = _shape(stub, "batched"), _shape(stub, "single")
+    assert batched == single
+    # And that shape is the one intended: one active record per intent, the late statement in the history
+    active = sorted((text, intent) for _, text, intent, state, *_ in batched[0] if state == pb.MEMORY_STATE_ACTIVE)
+    assert active == [("Coffee in the afternoon", "drink"), ("Meetings after 10:00 only", INTENT)]
+    late = next(m for m in batched[0] if m[0] == "e5")
+    assert (late[3], late[4], late[5]) == (pb.MEMORY_STATE_SUPERSEDED, "", "e1")
+    tea = next(m for m in batched[0] if m[0] == "e0")
+    assert (tea[3], tea[5], tea[6]) == (pb.MEMORY_STATE_SUPERSEDED, "e7", ("e0", "e6"))
+    # And a replay of the whole batch writes nothing
+    before = (
+        _shape(stub, "batched"),
+        len(list(stub.ListMemories(pb.ListMemoriesRequest(tenant="acme", page_size=100)).memories)),
+    )
+    again = list(stub.BatchApplyLearning(_batch(*_story("batched"))).results)
+    assert all(r.outcome.already_processed for r in again)
+    assert (
+        _shape(stub, "batched"),
+        len(list(stub.ListMemories(pb.ListMemoriesRequest(tenant="acme", page_size=100)).memories)),
+    ) == before

@@ -36,6 +36,7 @@ class State:
     audit: list[AuditEntry] = field(default_factory=list)
     events: dict[str, dict[str, Any]] = field(default_factory=dict)
     vectors: dict[str, Vector] = field(default_factory=dict)
+    prefetched: list[list[tuple[str, str, str]]] = field(default_factory=list)
 
 
 class _Memories:
@@ -49,6 +50,9 @@ class _Memories:
         meaning = next((m for m in active if candidate_key and m.candidate_key == candidate_key), None)
         intent = next((m for m in active if intent_key and m.intent_key == intent_key), None)
         return meaning, intent
+
+    def prefetch_active(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        self._state.prefetched.append(list(keys))
 
     def get(self, memory_id: str, *, lock: bool = False) -> MemoryRecord | None:
         return self._state.memories.get(memory_id)
@@ -132,6 +136,19 @@ class FakeUnitOfWork:
 
     def lock_many(self, keys: Sequence[str]) -> None:
         self._db.locks.append(list(keys))
+
+    def begin_batch(
+        self,
+        lock_keys: Sequence[str],
+        event_ids: Sequence[str],
+        events: Sequence[tuple[str, datetime | None]],
+        store_keys: Sequence[tuple[str, str, str]],
+    ) -> tuple[dict[str, tuple[dict[str, Any], datetime]], list[str | None]]:
+        self.lock_many(lock_keys)
+        found = self.events.get_many(event_ids)
+        forgotten = self.events.forgotten_among(events)
+        self.memories.prefetch_active(store_keys)
+        return found, forgotten
 
     def defer_appends(self) -> None:
         return None

@@ -16,21 +16,20 @@ connection found dead is discarded and the read retried once on a fresh one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg.rows import namedtuple_row
 from sqlalchemy import Engine
 
 from services.common.vocabulary import MemoryType
+from services.memory.core.adapters.repositories.memories import RECORD_COLUMNS as _COLUMNS
 from services.memory.core.adapters.repositories.memories import record_from_row
 from services.memory.core.domain.model import MemoryRecord
 
-_ACTIVE_BY_ROW_IDS = """
-    SELECT m.memory_id, m.tenant, m.user_id, m.type, m.text, m.status, m.confidence, m.origin, m.candidate_key,
-           m.trace_id, m.policy_version, m.created_at, m.updated_at, m.intent_key, m.supersedes, m.superseded_by,
-           m.event_id, m.row_id, m.change_seq, m.observed_at,
-           coalesce((SELECT array_agg(s.event_id ORDER BY s.added_at, s.event_id) FROM memory_sources s
-                     WHERE s.tenant = m.tenant AND s.memory_id = m.memory_id), '{}') AS sources
+_ACTIVE_BY_ROW_IDS = f"""
+    SELECT {_COLUMNS}
     FROM unnest(%(row_ids)s::bigint[]) WITH ORDINALITY AS hit(row_id, rank)
     JOIN memories m ON m.row_id = hit.row_id
     WHERE m.tenant = %(tenant)s AND m.user_id = %(user)s AND m.status = 'active'
@@ -40,6 +39,18 @@ _ACTIVE_BY_ROW_IDS = """
 """
 """In hit order, the first `first` (LIMIT NULL: all). PostgreSQL evaluates the sources subquery
 after the LIMIT, so a search that over-fetched 40 hits reads the sources of the 10 it returns."""
+_ACTIVE_FOR_CONFLICTS = f"""
+    SELECT {_COLUMNS}
+    FROM memories m
+    WHERE m.tenant = %(tenant)s AND m.status = 'active'
+      AND ((m.user_id, m.intent_key) IN (SELECT * FROM unnest(%(intent_users)s::text[], %(intents)s::text[]))
+           OR (m.user_id, m.row_id) IN (SELECT * FROM unnest(%(hit_users)s::text[], %(row_ids)s::bigint[])))
+"""
+"""FindConflicts' one read: the active records of each user's intents and of its index hits."""
+_PROCESSED_AMONG = """
+    SELECT event_id, outcome, processed_at FROM processed_events
+    WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s::text[])
+"""
 _SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
 
 
@@ -67,12 +78,43 @@ class SqlActiveReader:
             "types": sorted(t.value for t in types),
             "first": first,
         }
-        try:
-            return self._read(tenant, params)
-        except psycopg.OperationalError:  # a pooled connection the server closed: once more, fresh
-            return self._read(tenant, params)
+        return self._read_retried(tenant, _ACTIVE_BY_ROW_IDS, params)
 
-    def _read(self, tenant: str, params: dict[str, object]) -> list[MemoryRecord]:
+    def active_for_conflicts(
+        self, tenant: str, intents: Sequence[tuple[str, str]], hits: Sequence[tuple[str, int]]
+    ) -> list[MemoryRecord]:
+        """The active records of (user, intent key) pairs and of (user, row id) index hits, in one
+        round trip however many users and candidates a FindConflicts call carries; no order."""
+        if not intents and not hits:
+            return []
+        params: dict[str, object] = {
+            "tenant": tenant,
+            "intent_users": [user for user, _ in intents],
+            "intents": [intent for _, intent in intents],
+            "hit_users": [user for user, _ in hits],
+            "row_ids": [row_id for _, row_id in hits],
+        }
+        return self._read_retried(tenant, _ACTIVE_FOR_CONFLICTS, params)
+
+    def processed_among(self, tenant: str, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids` (outcome, processed time), in one round trip: the
+        worker asks this first for every batch, and a unit of work made it four."""
+        if not event_ids:
+            return {}
+        params: dict[str, object] = {"tenant": tenant, "event_ids": list(dict.fromkeys(event_ids))}
+        rows = self._rows_retried(tenant, _PROCESSED_AMONG, params)
+        return {row.event_id: (dict(row.outcome), row.processed_at) for row in rows}
+
+    def _read_retried(self, tenant: str, query: str, params: dict[str, object]) -> list[MemoryRecord]:
+        return [record_from_row(row, tuple(row.sources)) for row in self._rows_retried(tenant, query, params)]
+
+    def _rows_retried(self, tenant: str, query: str, params: dict[str, object]) -> list[Any]:
+        try:
+            return self._read(tenant, query, params)
+        except psycopg.OperationalError:  # a pooled connection the server closed: once more, fresh
+            return self._read(tenant, query, params)
+
+    def _read(self, tenant: str, query: str, params: dict[str, object]) -> list[Any]:
         with self._engine.connect() as connection:
             raw = connection.connection.dbapi_connection
             if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
@@ -81,10 +123,10 @@ class SqlActiveReader:
                 with raw.cursor() as scope, raw.cursor(row_factory=namedtuple_row) as rows:
                     with raw.pipeline():
                         scope.execute(_SET_TENANT, (tenant,))
-                        rows.execute(_ACTIVE_BY_ROW_IDS, params)
+                        rows.execute(query, params)
                         raw.commit()
                     found = rows.fetchall()
             except psycopg.OperationalError:
                 connection.invalidate()
                 raise
-        return [record_from_row(row, tuple(row.sources)) for row in found]
+        return found

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import psycopg
+from psycopg.rows import namedtuple_row
 from sqlalchemy import text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -45,8 +47,12 @@ _STORE_VECTORS = text(
     ON CONFLICT (memory_id, embedder) DO NOTHING
     """
 )
-_CHANGED_ROWS = text(
-    f"SELECT {_COLUMNS} WHERE m.change_seq > :seq OR m.change_xid >= CAST(CAST(:xmin AS text) AS xid8)"
+_SET_ALL_TENANTS = "SELECT set_config('memloop.tenant', %s, true)"
+_HORIZON_SQL = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin"
+_CHANGED_ROWS_SQL = (
+    "SELECT"
+    + _COLUMNS.replace(":embedder", "%(embedder)s")
+    + " WHERE m.change_seq > %(seq)s OR m.change_xid >= CAST(CAST(%(xmin)s AS text) AS xid8)"
 )
 
 
@@ -67,9 +73,25 @@ class SqlChangeFeed:
         return [_change(row) for row in rows], FeedCursor(seq=seq, xmin=xmin)
 
     def changes_since(self, cursor: FeedCursor, embedder: str) -> tuple[list[IndexedChange], FeedCursor]:
-        with self._repeatable_read() as session:
-            xmin = int(session.execute(_HORIZON).scalar_one())
-            rows = session.execute(_CHANGED_ROWS, {"embedder": embedder, "seq": cursor.seq, "xmin": cursor.xmin}).all()
+        """The same snapshot as `_ReadSnapshot`, in one round trip after the checkout: the read-only
+        setting, the scope, the horizon, the rows and the rollback as one psycopg pipeline. Every
+        learning batch's commit runs this (the index catch-up), and it was seven round trips."""
+        with self._sessions() as session:
+            connection = session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+            raw = connection.connection.dbapi_connection
+            if not isinstance(raw, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
+                raise TypeError("memory needs the psycopg 3 driver")
+            params = {"embedder": embedder, "seq": cursor.seq, "xmin": cursor.xmin}
+            with raw.cursor() as scope, raw.cursor() as horizon, raw.cursor(row_factory=namedtuple_row) as changed:
+                with raw.pipeline():
+                    scope.execute("SET TRANSACTION READ ONLY")
+                    scope.execute(_SET_ALL_TENANTS, (ALL_TENANTS,))
+                    horizon.execute(_HORIZON_SQL)
+                    changed.execute(_CHANGED_ROWS_SQL, params)
+                    raw.rollback()
+                found = horizon.fetchone()
+                rows = changed.fetchall()
+            xmin = int(found[0]) if found is not None else cursor.xmin
         seq = max([cursor.seq, *(int(row.change_seq) for row in rows)])
         return [_change(row) for row in rows], FeedCursor(seq=seq, xmin=xmin)
 

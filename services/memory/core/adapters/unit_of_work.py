@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
 import psycopg
 from sqlalchemy import text
@@ -22,6 +24,10 @@ from services.memory.core.adapters.repositories.records import (
 from services.memory.procedures.adapters.repository import SqlProcedureRepository
 
 _SET_TENANT = "SELECT set_config('memloop.tenant', %s, true)"
+_LOCK_MANY_SQL = (
+    "SELECT count(pg_advisory_xact_lock(hashtextextended(k.key, 0)))"
+    " FROM unnest(%(keys)s::text[]) WITH ORDINALITY AS k(key, position)"
+)
 _LOCK_MANY = text(
     "SELECT count(pg_advisory_xact_lock(hashtextextended(k.key, 0)))"
     " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS k(key, position)"
@@ -76,18 +82,43 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
             return
         self._db.execute(_LOCK_MANY, {"keys": [f"{self._tenant_name}\x1f{key}" for key in keys]})
 
+    def begin_batch(
+        self,
+        lock_keys: Sequence[str],
+        event_ids: Sequence[str],
+        events: Sequence[tuple[str, datetime | None]],
+        store_keys: Sequence[tuple[str, str, str]],
+    ) -> tuple[dict[str, tuple[dict[str, Any], datetime]], list[str | None]]:
+        """The locks, the ledger, the users' deletions and the STOREs' active records (locked) as
+        ONE pipeline: one round trip where four statements were four. The server runs them in
+        order, so the reads start once every lock is held."""
+        lock = (_LOCK_MANY_SQL, {"keys": [f"{self._tenant_name}\x1f{key}" for key in lock_keys]})
+        statements = [lock, self.events.processed_statement(event_ids), self.events.forgotten_statement(events)]
+        prefetch = self.memories.prefetch_statement(store_keys)
+        if prefetch is not None:
+            statements.append(prefetch)
+        results = self._db.fetch(statements)
+        if prefetch is not None:
+            self.memories.remember_prefetched(store_keys, results[3])
+        return self.events.processed_from(results[1]), self.events.forgotten_from(events, results[2])
+
     def defer_appends(self) -> None:
         self._db.deferring = True
 
     def commit(self) -> None:
         try:
             # Queued appends first, parents before children: candidates before the review items
-            # that reference them; the audit trail last, as it was written last before.
-            self.candidates.flush()
-            self.reviews.flush()
-            self.memories.flush()
-            self.events.flush()
-            self.audit.flush()
+            # that reference them; the audit trail last, as it was written last before. All of
+            # them and the COMMIT go as one pipeline: one round trip (the session's own commit
+            # then finds the transaction closed and sends nothing).
+            self._db.run(
+                self.candidates.statements()
+                + self.reviews.statements()
+                + self.memories.statements()
+                + self.events.statements()
+                + self.audit.statements(),
+                commit=True,
+            )
             super().commit()
         except DBAPIError as exc:
             conflict = as_conflict(exc)

@@ -172,10 +172,19 @@ def _apply_once(
     outcomes: list[ApplyOutcome] = []
     with ports.uow(cmds[0].tenant) as uow:
         uow.defer_appends()
-        # Forget(user) takes the user lock too: learning commits before its ack or not at all.
-        uow.lock_many(sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}))
-        found = uow.events.get_many([c.event_id for c in cmds])
-        forgotten = uow.events.forgotten_among([(c.user, c.event_time) for c in cmds])
+        # Forget(user) takes the user lock too: learning commits before its ack or not at all. The
+        # active records every STORE may meet are locked and read with the ledger, in one go.
+        found, forgotten = uow.begin_batch(
+            sorted({f"event:{c.event_id}" for c in cmds} | {f"user:{c.user}" for c in cmds}),
+            [c.event_id for c in cmds],
+            [(c.user, c.event_time) for c in cmds],
+            [
+                (cmd.user, d.candidate.candidate_key, d.candidate.intent_key)
+                for cmd in cmds
+                for d in cmd.decisions
+                if d.outcome is Outcome.STORE
+            ],
+        )
         done: dict[str, ApplyOutcome] = {}
         for cmd, forgotten_by in zip(cmds, forgotten, strict=True):
             if cmd.event_id in found:  # applied before (a redelivery): its stored outcome, nothing written

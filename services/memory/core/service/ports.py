@@ -55,6 +55,11 @@ class MemoryRepository(Protocol):
         locked FOR UPDATE; None for an empty key or no such record."""
         ...
 
+    def prefetch_active(self, keys: Sequence[tuple[str, str, str]]) -> None:
+        """Lock and remember the active records of (user, candidate key, intent key) triples at once,
+        for the `active_for_store` calls of a deferring unit of work (no-op otherwise)."""
+        ...
+
     def add(self, record: MemoryRecord, *, with_source: bool = False) -> MemoryRecord:
         """Insert `record`; `with_source` also records its own event as its first source."""
         ...
@@ -90,6 +95,16 @@ class ActiveMemories(Protocol):
         types: frozenset[MemoryType] = frozenset(),
         first: int | None = None,
     ) -> list[MemoryRecord]: ...
+
+    def active_for_conflicts(
+        self, tenant: str, intents: Sequence[tuple[str, str]], hits: Sequence[tuple[str, int]]
+    ) -> list[MemoryRecord]:
+        """The tenant's active records of (user, intent key) pairs and of (user, row id) hits, any order."""
+        ...
+
+    def processed_among(self, tenant: str, event_ids: Sequence[str]) -> dict[str, tuple[dict[str, Any], datetime]]:
+        """The processed ones among `event_ids`: (stored outcome, processed time) by event id."""
+        ...
 
 
 class CandidateRepository(Protocol):
@@ -165,6 +180,18 @@ class MemoryUnitOfWork(Protocol):
 
     def lock_many(self, keys: Sequence[str]) -> None:
         """`lock` each key in the order given; callers sort them, so two units cannot deadlock."""
+        ...
+
+    def begin_batch(
+        self,
+        lock_keys: Sequence[str],
+        event_ids: Sequence[str],
+        events: Sequence[tuple[str, datetime | None]],
+        store_keys: Sequence[tuple[str, str, str]],
+    ) -> tuple[dict[str, tuple[dict[str, Any], datetime]], list[str | None]]:
+        """A learning batch's opening, in one go: `lock_many(lock_keys)`, then the processed ones
+        among `event_ids` (`events.get_many`), the deletions of `events` (`events.forgotten_among`)
+        and the active records of `store_keys` (`memories.prefetch_active`)."""
         ...
 
     def defer_appends(self) -> None:

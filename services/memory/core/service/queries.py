@@ -51,10 +51,9 @@ def get_processed_event(tenant: str, event_id: str, ports: MemoryPorts) -> tuple
 def get_processed_events(
     tenant: str, event_ids: Sequence[str], ports: MemoryPorts
 ) -> dict[str, tuple[ApplyOutcome, datetime]]:
-    """`get_processed_event` for many events in one transaction (the worker's batch check); the
-    processed ones only, by event id."""
-    with ports.uow(tenant) as uow:
-        found = uow.events.get_many(event_ids)
+    """`get_processed_event` for many events in one read (the worker's batch check, one round trip:
+    no unit of work, see `ports.active`); the processed ones only, by event id."""
+    found = ports.active.processed_among(tenant, event_ids)
     return {
         event_id: (ApplyOutcome.from_json(row[0], already_processed=True), row[1]) for event_id, row in found.items()
     }

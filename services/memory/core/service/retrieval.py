@@ -92,24 +92,35 @@ def find_conflicts(
     A conflict is an active record of the same intent key, or of the same type whose similarity
     reaches the calibrated threshold. The same meaning (same candidate key) is a repeat, not a
     conflict, and is left out.
+
+    Every candidate's index hits are searched first; then ONE database read (one round trip, no
+    unit of work) returns the active records of the candidates' intents and of their hits
+    together. It was a unit of work for the intents (pool ping, BEGIN and tenant, select,
+    rollback) and one re-check per candidate with hits: learning's busiest read, per event.
     """
     if not candidates:
         return []
     vectors = ports.embedder.embed([c.text for c in candidates])
     ports.metrics.texts_embedded("query", len(candidates))
-    with ports.uow(tenant) as uow:
-        intents = [c.intent_key for c in candidates if c.intent_key]
-        by_intent = {r.intent_key: r for r in uow.memories.active_by_intents(user, intents)} if intents else {}
-    results = []
+    close_hits: list[list[int]] = []
     for i, candidate in enumerate(candidates):
+        hits = ports.index.search(tenant, user, vectors[i], 10, frozenset({candidate.type}))
+        close_hits.append([row_id for row_id, s in hits if s >= ports.tuning.conflict_similarity])
+    intents = sorted({c.intent_key for c in candidates if c.intent_key})
+    row_ids = sorted({row_id for hits in close_hits for row_id in hits})
+    rows = ports.active.active_for_conflicts(tenant, [(user, i) for i in intents], [(user, r) for r in row_ids])
+    by_intent = {r.intent_key: r for r in rows if r.user == user and r.intent_key}
+    by_row = {r.row_id: r for r in rows if r.user == user}
+    results = []
+    for candidate, close in zip(candidates, close_hits, strict=True):
         found: dict[str, MemoryRecord] = {}
         same_intent = by_intent.get(candidate.intent_key) if candidate.intent_key else None
         if same_intent is not None:
             found[same_intent.memory_id] = same_intent
-        hits = ports.index.search(tenant, user, vectors[i], 10, frozenset({candidate.type}))
-        close = [(row_id, s) for row_id, s in hits if s >= ports.tuning.conflict_similarity]
-        for scored in _confirm(tenant, user, close, frozenset({candidate.type}), ports):
-            found.setdefault(scored.memory.memory_id, scored.memory)
+        for row_id in close:  # in hit order, of the candidate's type, as the index re-check kept them
+            record = by_row.get(row_id)
+            if record is not None and record.type is candidate.type:
+                found.setdefault(record.memory_id, record)
         conflicts = [r for r in found.values() if r.candidate_key != candidate.candidate_key]
         results.append((candidate.candidate_key, conflicts))
     return results

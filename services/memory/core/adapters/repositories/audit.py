@@ -15,23 +15,10 @@ from typing import Any
 
 from sqlalchemy import insert, select, text
 
-from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.base import Db, Statement, unnest_insert
 from services.memory.core.adapters.tables import audit_events as a
 from services.memory.core.adapters.tables import operator_notes as n
 from services.memory.core.domain.audit import AuditEntry, AuditEvent
-
-_ARRAY_COLUMNS = ("audit_id", "action", "event_id", "trace_id", "memory_id", "actor")
-_ADD_MANY = text(
-    """
-    INSERT INTO audit_events (audit_id, tenant, action, event_id, trace_id, memory_id, actor, detail)
-    SELECT r.audit_id, :tenant, r.action, r.event_id, r.trace_id, r.memory_id, r.actor, CAST(r.detail AS jsonb)
-    FROM unnest(CAST(:audit_id AS text[]), CAST(:action AS text[]), CAST(:event_id AS text[]),
-                CAST(:trace_id AS text[]), CAST(:memory_id AS text[]), CAST(:actor AS text[]),
-                CAST(:detail AS text[])) WITH ORDINALITY
-         AS r(audit_id, action, event_id, trace_id, memory_id, actor, detail, position)
-    ORDER BY r.position
-    """
-)
 
 _ADD_PER_MEMORY = text(
     """
@@ -42,6 +29,16 @@ _ADD_PER_MEMORY = text(
     ORDER BY m.position
     """
 )
+_AUDIT_TYPES = {
+    "audit_id": "text",
+    "tenant": "text",
+    "action": "text",
+    "event_id": "text",
+    "trace_id": "text",
+    "memory_id": "text",
+    "actor": "text",
+    "detail": "jsonb",
+}
 
 
 class SqlAuditRepository:
@@ -59,24 +56,16 @@ class SqlAuditRepository:
         per memory: ten thousand rows are still one statement and one round trip)."""
         if not entries:
             return
-        self.flush()  # after what was queued before, so `seq` keeps the order of the calls
-        self._insert_rows([self._row(entry) for entry in entries])
+        # after what was queued before, so `seq` keeps the order of the calls
+        rows = [self._row(entry) for entry in entries]
+        self._db.run(self.statements() + unnest_insert("audit_events", _AUDIT_TYPES, rows))
 
     def flush(self) -> None:
-        """The queued entries (see `Db.deferring`) as one INSERT, in the order they were added."""
-        self._insert_rows(self._db.take("audit_events"))
+        self._db.run(self.statements())
 
-    def _insert_rows(self, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
-        self._db.execute(
-            _ADD_MANY,
-            {
-                "tenant": self._db.tenant,
-                **{column: [row[column] for row in rows] for column in _ARRAY_COLUMNS},
-                "detail": [json.dumps(row["detail"]) for row in rows],
-            },
-        )
+    def statements(self) -> list[Statement]:
+        """The queued entries (see `Db.deferring`) as one INSERT, in the order they were added."""
+        return unnest_insert("audit_events", _AUDIT_TYPES, self._db.take("audit_events"))
 
     def add_per_memory(self, entry: AuditEntry, memory_ids: Sequence[str]) -> None:
         """`entry` once per memory id, in order, as one INSERT over one array: the ids are the only

@@ -6,17 +6,61 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ARRAY, Text, any_, bindparam, insert, select, text, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
-from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.base import Db, Statement, unnest_insert
 from services.memory.core.adapters.tables import candidates as c
 from services.memory.core.adapters.tables import command_requests as cr
 from services.memory.core.adapters.tables import processed_events as pe
 from services.memory.core.adapters.tables import review_items as ri
 from services.memory.core.domain.review import ReviewItem, ReviewState
 from services.memory.core.service.ports import CandidateRecord
+
+_CANDIDATE_TYPES = {
+    "candidate_id": "text",
+    "tenant": "text",
+    "user_id": "text",
+    "event_id": "text",
+    "ordinal": "int",
+    "candidate_key": "text",
+    "type": "text",
+    "origin": "text",
+    "sensitivity": "text",
+    "confidence": "float8",
+    "intent_key": "text",
+    "version": "int",
+    "text": "text",
+    "outcome": "text",
+    "reason_codes": "jsonb",
+    "reason_messages": "jsonb",
+    "policy_version": "text",
+    "trace_id": "text",
+    "memory_id": "text",
+}
+_REVIEW_TYPES = {
+    "review_item_id": "text",
+    "tenant": "text",
+    "user_id": "text",
+    "candidate_id": "text",
+    "event_id": "text",
+    "trace_id": "text",
+    "state": "text",
+    "created_at": "timestamptz",
+}
+_PROCESSED_AMONG = (
+    "SELECT event_id, outcome, processed_at FROM processed_events"
+    " WHERE tenant = %(tenant)s AND event_id = ANY(%(event_ids)s::text[])"
+)
+_DELETIONS_OF = (
+    "SELECT user_id, deletion_id, created_at, completed_at FROM deletions"
+    " WHERE tenant = %(tenant)s AND scope = 'user' AND user_id = ANY(%(users)s::text[])"
+    " AND (completed_at IS NULL OR (%(oldest)s::timestamptz IS NOT NULL AND created_at >= %(oldest)s::timestamptz))"
+    " ORDER BY created_at"
+)
+"""A user's deletions an event may fall under: still open, or completed after the event's time."""
+_PROCESSED_TYPES = {"tenant": "text", "event_id": "text", "user_id": "text", "trace_id": "text", "outcome": "jsonb"}
 
 
 class SqlCandidateRepository:
@@ -52,10 +96,11 @@ class SqlCandidateRepository:
             self._db.execute(insert(c).values(**row))
 
     def flush(self) -> None:
-        """The queued candidates as one multi-row INSERT (before review items, which reference them)."""
-        rows = self._db.take("candidates")
-        if rows:
-            self._db.execute(insert(c), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        """The queued candidates as one INSERT (before review items, which reference them)."""
+        return unnest_insert("candidates", _CANDIDATE_TYPES, self._db.take("candidates"))
 
 
 class SqlReviewRepository:
@@ -79,9 +124,10 @@ class SqlReviewRepository:
             self._db.execute(insert(ri).values(**row))
 
     def flush(self) -> None:
-        rows = self._db.take("review_items")
-        if rows:
-            self._db.execute(insert(ri), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        return unnest_insert("review_items", _REVIEW_TYPES, self._db.take("review_items"))
 
     def get(self, review_item_id: str, *, lock: bool = False) -> ReviewItem | None:
         query = self._select().where(ri.c.review_item_id == review_item_id)
@@ -169,12 +215,13 @@ class SqlProcessedEventRepository:
         """The processed ones among `event_ids`, in one statement (one array parameter)."""
         if not event_ids:
             return {}
-        ids = bindparam("ids", list(dict.fromkeys(event_ids)), type_=ARRAY(Text))
-        rows = self._db.execute(
-            select(pe.c.event_id, pe.c.outcome, pe.c.processed_at).where(
-                pe.c.tenant == self._db.tenant, pe.c.event_id == any_(ids)
-            )
-        ).all()
+        return self.processed_from(self._db.fetch([self.processed_statement(event_ids)])[0])
+
+    def processed_statement(self, event_ids: Sequence[str]) -> Statement:
+        return _PROCESSED_AMONG, {"tenant": self._db.tenant, "event_ids": list(dict.fromkeys(event_ids))}
+
+    @staticmethod
+    def processed_from(rows: Sequence[Any]) -> dict[str, tuple[dict[str, Any], datetime]]:
         return {row.event_id: (dict(row.outcome), row.processed_at) for row in rows}
 
     def record(self, event_id: str, *, user: str, trace_id: str, outcome: dict[str, Any]) -> None:
@@ -186,9 +233,10 @@ class SqlProcessedEventRepository:
             self._db.execute(insert(pe).values(**row))
 
     def flush(self) -> None:
-        rows = self._db.take("processed_events")
-        if rows:
-            self._db.execute(insert(pe), rows)
+        self._db.run(self.statements())
+
+    def statements(self) -> list[Statement]:
+        return unnest_insert("processed_events", _PROCESSED_TYPES, self._db.take("processed_events"))
 
     def forgotten_by(self, user: str, event_time: datetime | None) -> str | None:
         return self.forgotten_among([(user, event_time)])[0]
@@ -197,18 +245,18 @@ class SqlProcessedEventRepository:
         """`forgotten_by` for many (user, event time) pairs, from one read of the users' deletions."""
         if not events:
             return []
-        users = bindparam("users", sorted({user for user, _ in events}), type_=ARRAY(Text))
+        return self.forgotten_from(events, self._db.fetch([self.forgotten_statement(events)])[0])
+
+    def forgotten_statement(self, events: Sequence[tuple[str, datetime | None]]) -> Statement:
         times = [event_time for _, event_time in events if event_time is not None]
-        rows = self._db.execute(
-            text(
-                "SELECT user_id, deletion_id, created_at, completed_at FROM deletions"
-                " WHERE tenant = :tenant AND scope = 'user' AND user_id = ANY(:users)"
-                " AND (completed_at IS NULL OR (CAST(:oldest AS timestamptz) IS NOT NULL"
-                " AND created_at >= CAST(:oldest AS timestamptz)))"
-                " ORDER BY created_at"
-            ).bindparams(users),
-            {"tenant": self._db.tenant, "oldest": min(times) if times else None},
-        ).all()
+        return _DELETIONS_OF, {
+            "tenant": self._db.tenant,
+            "users": sorted({user for user, _ in events}),
+            "oldest": min(times) if times else None,
+        }
+
+    @staticmethod
+    def forgotten_from(events: Sequence[tuple[str, datetime | None]], rows: Sequence[Any]) -> list[str | None]:
         return [
             next(
                 (
