@@ -1,10 +1,17 @@
 """A kill -9 of serving during `record` is absorbed by the client: one committed result, and
 `replayed` says whether the answer came from the attempt that committed or from a later one.
 
-Two crashes, each made certain rather than timed: serving killed while its transaction waits on a
-lock the test holds (nothing committed: the retry commits, `replayed` False), and serving killed
-after it committed while a proxy holds its answer back (the retry finds the commit, `replayed`
-True). Either way the tenant has exactly one result and one outbox event for the request id.
+Crashes made certain rather than timed:
+
+- serving killed while its transaction waits on a lock the test holds, and its backend terminated
+  with it (nothing committed: the retry commits, `replayed` False);
+- serving killed there but its backend left alive: serving sends BEGIN, the inserts and COMMIT in
+  one pipelined round trip, so the backend already holds the COMMIT and commits once the lock is
+  released, after the process that sent it is gone (the retry finds that commit, `replayed` True);
+- serving killed after it committed while a proxy holds its answer back (the retry finds the
+  commit, `replayed` True).
+
+Every way, the tenant has exactly one result and one outbox event for the request id.
 """
 
 from __future__ import annotations
@@ -54,30 +61,47 @@ def _committed(stack: Stack, tenant: str) -> list[tuple[str, str, int]]:
     return [(str(a), str(b), int(c)) for a, b, c in rows]
 
 
-def _serving_waits_on_the_lock(stack: Stack) -> bool:
+def _backends_waiting_on_the_lock(stack: Stack) -> list[int]:
     with psycopg.connect(_libpq(stack.serving_db_url)) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
             " AND wait_event_type = 'Lock' AND query ILIKE '%%INSERT INTO results%%'"
-        ).fetchone()
-    return bool(row and row[0])
+        ).fetchall()
+    return [int(pid) for (pid,) in rows]
 
 
-def test_serving_killed_inside_its_transaction_the_retry_commits_once(stack: Stack) -> None:
+def _terminate(stack: Stack, pids: list[int]) -> None:
+    with psycopg.connect(_libpq(stack.serving_db_url), autocommit=True) as conn:
+        for pid in pids:
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        eventually(
+            lambda: not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchone(),
+            timeout=30,
+            what="the terminated backend is gone",
+        )
+
+
+@pytest.mark.parametrize("backend_survives", [False, True], ids=["backend-dies-too", "backend-survives"])
+def test_serving_killed_inside_its_transaction_one_result_commits(stack: Stack, backend_survives: bool) -> None:
     tenant = fresh_tenant()
     with psycopg.connect(_libpq(stack.serving_db_url)) as blocker, _client(stack, tenant) as client:
         # Given serving's insert held inside its transaction by a lock the test holds
         blocker.execute("LOCK TABLE results IN SHARE MODE")
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(_record, client)
-            eventually(lambda: _serving_waits_on_the_lock(stack), timeout=60, what="serving's insert waits on the lock")
-            # When serving is killed mid-call (its transaction never commits) and comes back
+            waiting = eventually(
+                lambda: _backends_waiting_on_the_lock(stack), timeout=60, what="serving's insert waits on the lock"
+            )
+            # When serving is killed mid-call (and its backend too, or not) and comes back
             stack.services["serving"].process.kill()
+            if not backend_survives:
+                _terminate(stack, waiting)
             blocker.rollback()
             stack.restart("serving")
             result = pending.result(timeout=200)
-    # Then the client's retry committed the one result, and says it was not a replay
-    assert not result.replayed and result.attempts >= 2
+    # Then exactly one result committed: by the retry (not a replay) when the backend died, by the
+    # dead process's pipelined COMMIT (so the retry answers it as a replay) when it survived
+    assert result.replayed is backend_survives and result.attempts >= 2
     assert _committed(stack, tenant) == [(result.request_id, result.event_id, 1)]
 
 
