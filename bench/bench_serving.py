@@ -79,6 +79,9 @@ from services.worker.domain.extraction import EmailContent, ExtractionInput, Rul
 from tests.fixtures import load_fixture
 
 P99_GOAL = 1.10
+"""Issue 15: p99 with the loop at most this times learning off at the low rate (10 req/s)..."""
+P99_GOAL_HIGH = 1.25
+"""...and at most this at the high rate (50 req/s)."""
 INLINE_GOAL = 10.0
 HIGH_RATE, LOW_RATE = 50.0, 10.0
 OPEN_THREADS, SATURATION_CLIENTS = 16, 8
@@ -366,7 +369,9 @@ def run(quick: bool) -> list[Row]:
         runs.loop_sat = bench.measure("loop", seconds=sizes.saturation_seconds)
         runs.loop_one = bench.measure("loop", clients=1, count=sizes.single)
         runs.load = load_average()
-        missed = max(runs.loop_high.p99 / runs.off_high.p99, runs.loop_low.p99 / runs.off_low.p99) > P99_GOAL
+        missed = (
+            runs.loop_high.p99 / runs.off_high.p99 > P99_GOAL_HIGH or runs.loop_low.p99 / runs.off_low.p99 > P99_GOAL
+        )
         runs.profile = ["profile skipped in --quick mode"] if quick else []
         if missed and not quick:
             runs.profile = _profile_serving(bench, sizes)
@@ -402,7 +407,7 @@ def _rows(runs: _Runs) -> list[Row]:
     inline_high, inline_one, loop_one = runs.inline_high, runs.inline_one, runs.loop_one
     off_sat, loop_sat, inline_sat = runs.off_sat, runs.loop_sat, runs.inline_sat
     load = runs.load
-    goal = f"≤ {P99_GOAL:.2f}x learning off"
+    goal, goal_high = f"≤ {P99_GOAL:.2f}x learning off", f"≤ {P99_GOAL_HIGH:.2f}x learning off"
     high_ratio, low_ratio = loop_high.p99 / off_high.p99, loop_low.p99 / off_low.p99
 
     def details(*measured: Measured) -> dict[str, Any]:
@@ -415,8 +420,8 @@ def _rows(runs: _Runs) -> list[Row]:
             round(loop_high.p99, 2),
             round(off_high.p99, 2),
             round(high_ratio, 2),
-            goal,
-            high_ratio <= P99_GOAL,
+            goal_high,
+            high_ratio <= P99_GOAL_HIGH,
         )
         | details(loop_high, off_high)
         | {"profile": runs.profile},
