@@ -223,14 +223,12 @@ async def test_a_batch_is_claimed_only_when_the_window_has_room_for_all_of_it() 
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
 
-    # With 10 of 16 in flight, 6 slots are free: no claim of 6 rows goes out
-    await _until(lambda: len(stream.messages) == 10)
-    await asyncio.sleep(0.05)
+    # With 10 of 16 in flight, 6 slots are free: the relay parks instead of claiming 6 rows
+    await _until(lambda: len(stream.messages) == 10 and relay.waiting_for_room)
     assert len(stream.messages) == 10 and store.limits == [10]
-    # Once 4 PubAcks are in, 10 slots are: the next claim is a whole batch again
+    # Once 4 PubAcks are in, 10 slots are: the next claim is a whole batch again, then it parks
     stream.release(4)
-    await _until(lambda: len(stream.messages) == 20)
-    await asyncio.sleep(0.05)
+    await _until(lambda: len(stream.messages) == 20 and relay.waiting_for_room)
     assert len(stream.messages) == 20 and store.limits == [10, 10]
     while len(store.published()) < 30:
         stream.release(len(stream.held))

@@ -74,6 +74,7 @@ class Relay:
         self._crash = crash
         self._in_flight = 0
         self._slot_free = asyncio.Event()
+        self._waiting_for_room = False
         self._idle = asyncio.Event()
         self._idle.set()
         self._receipts: list[PublishReceipt] = []
@@ -131,8 +132,16 @@ class Relay:
             await _first_of(self._publisher.wait_connected(), stop.wait())
         while not self._room() and not stop.is_set():
             self._slot_free.clear()
+            self._waiting_for_room = True
             await _first_of(self._slot_free.wait(), stop.wait())
+        self._waiting_for_room = False
         return not stop.is_set() and self._publisher.connected
+
+    @property
+    def waiting_for_room(self) -> bool:
+        """Whether the relay is parked until its window can take a whole batch (nothing is claimed
+        meanwhile): what a test or an operator's debugger can observe instead of guessing by time."""
+        return self._waiting_for_room
 
     def _room(self) -> bool:
         return self._in_flight + self._batch_size <= self._config.max_in_flight
