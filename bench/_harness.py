@@ -195,7 +195,11 @@ class CpuMeter:
     start: dict[str, tuple[float, float]] = field(default_factory=dict)
     used: dict[str, float] = field(default_factory=dict)
     waited: dict[str, float] = field(default_factory=dict)
+    normal_waited: dict[str, float] = field(default_factory=dict)
+    """Run-queue wait of the threads that were not SCHED_IDLE at the end: what the request path
+    itself waited (PostgreSQL's idle backends and memory's ingestion threads wait by design)."""
     wall: float = 0.0
+    _tasks: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def _pids(self) -> dict[str, tuple[int, bool]]:
         pids: dict[str, tuple[int, bool]] = {}
@@ -217,6 +221,7 @@ class CpuMeter:
 
     def __enter__(self) -> CpuMeter:
         self.start = self._sample()
+        self._tasks = {name: dict(_task_waits(pid, c, normal_only=False)) for name, (pid, c) in self._pids().items()}
         self._began = time.perf_counter()
         return self
 
@@ -226,6 +231,10 @@ class CpuMeter:
         for name, (cpu, wait) in end.items():
             cpu0, wait0 = self.start.get(name, (0.0, 0.0))
             self.used[name], self.waited[name] = cpu - cpu0, wait - wait0
+        for name, (pid, children) in self._pids().items():
+            before = self._tasks.get(name, {})
+            waits = _task_waits(pid, children, normal_only=True)
+            self.normal_waited[name] = sum(wait - before.get(tid, 0) for tid, wait in waits) / 1e9
 
     def describe(self) -> str:
         """'over 10.0 s x 2 cores, CPU s (run-queue wait s): memory 11.2 (3.1), …' (busiest first)."""
@@ -253,6 +262,32 @@ def _cpu(pid: int, *, children: bool) -> float:
         return total
     except psutil.Error:
         return 0.0
+
+
+_SCHED_IDLE = 5
+
+
+def _task_waits(pid: int, children: bool, *, normal_only: bool) -> list[tuple[int, int]]:
+    """(thread id, run-queue wait ns so far) of every thread of `pid` (and live children); with
+    `normal_only`, only the threads whose scheduling policy is not SCHED_IDLE now
+    (/proc/<pid>/task/<tid>/stat, field 41)."""
+    pids = [pid]
+    if children:
+        with suppress(psutil.Error):
+            pids += [child.pid for child in psutil.Process(pid).children(recursive=True)]
+    waits = []
+    for one in pids:
+        for task in Path(f"/proc/{one}/task").glob("*"):
+            try:
+                wait = int((task / "schedstat").read_text().split()[1])
+                if normal_only:
+                    stat = (task / "stat").read_text()
+                    if int(stat.rsplit(")", 1)[1].split()[38]) == _SCHED_IDLE:
+                        continue
+                waits.append((int(task.name), wait))
+            except (OSError, IndexError, ValueError):
+                continue
+    return waits
 
 
 def _run_queue_wait(pid: int, *, children: bool) -> float:

@@ -9,6 +9,17 @@ from `MEMLOOP_LEARNING_PRIORITY` (`idle`, the default, or `normal`):
   thread wants the core), else nice 19. On Linux both are attributes of a *thread* (a task), so
   memory lowers only its ingestion executor's threads and keeps retrieval at normal priority; the
   worker, all background, lowers every thread of its process.
+- **The process's autogroup.** With `CONFIG_SCHED_AUTOGROUP` (on in most distribution kernels),
+  every session is one scheduling group, and groups share the cores by their own weight first:
+  a thread's SCHED_IDLE or nice only ranks it against threads of its *own* session. memloop's
+  launchers start each service in its own session, so a SCHED_IDLE worker still took half the
+  cores from serving's session (measured: an idle-policy spinner in another session added as much
+  run-queue wait to a normal probe as a normal one did; with its autogroup at nice 19 the wait
+  fell back near none). A process that leads its own session (its autogroup is its own) therefore
+  also puts that group at nice 19; one that shares its session with others leaves it alone, since
+  the group is theirs too. Outside the root cgroup (systemd units, containers with their own
+  cgroup) the kernel does not use autogroups: there `CPUWeight=idle` or the pod's CPU request is
+  the lever (docs/SCALING.md).
 - **Math threads.** torch, OpenMP, MKL and OpenBLAS each default to one thread per core and spin
   while waiting; a background embedder with 2 spinning threads on a 2-core machine occupies both
   cores. `bound_math_threads` caps them (env for the libraries that read it at import, calls for
@@ -104,8 +115,28 @@ def lower_thread(tid: int = 0) -> str:
         return "none"
 
 
+def lower_own_autogroup(pid: int = 0) -> bool:
+    """Put the autogroup of `pid` (0 = this process) at nice 19, if `pid` leads its own session.
+
+    The autogroup is the session's, so lowering it from a process that shares its session would
+    lower its siblings too (a shell's, or a launcher's): only a session leader may. Returns
+    whether it was applied; False where there are no autogroups or the kernel refused.
+    """
+    pid = pid or os.getpid()
+    try:
+        if os.getsid(pid) != pid:
+            return False
+        with open(f"/proc/{pid}/autogroup", "w", encoding="ascii") as group:
+            group.write(str(_IDLE_NICE))
+        return True
+    except OSError as exc:
+        _log.debug("autogroup of %d not lowered (%s)", pid, exc)
+        return False
+
+
 def lower_process(priority: LearningPriority) -> str:
-    """For an all-background process (the worker): every thread it has and will have.
+    """For an all-background process (the worker): every thread it has and will have, and its
+    session's scheduling group when the session is its own.
 
     New threads inherit the creating thread's policy and nice value, so lowering the main thread
     before the others start covers them; threads already running are lowered one by one.
@@ -113,17 +144,25 @@ def lower_process(priority: LearningPriority) -> str:
     bound_math_threads(priority.threads)
     if not priority.lowered:
         return "none"
+    grouped = lower_own_autogroup()
     applied = lower_thread()
     for tid in _task_ids():
         if tid != threading.get_native_id():
             lower_thread(tid)
-    _log.info("background process at idle CPU priority (%s), %d math thread(s)", applied, priority.threads)
+    _log.info(
+        "background process at idle CPU priority (%s%s), %d math thread(s)",
+        applied,
+        ", autogroup nice 19" if grouped else "",
+        priority.threads,
+    )
     return applied
 
 
 def lower_other_process(pid: int) -> int:
     """Every thread of another process at idle priority (the stack's nats-server, which only the
-    learning path uses); threads it starts later inherit it. Returns how many were lowered."""
+    learning path uses), and its autogroup when it leads its session; threads it starts later
+    inherit it. Returns how many threads were lowered."""
+    lower_own_autogroup(pid)
     return sum(1 for tid in _task_ids(pid) if lower_thread(tid) != "none")
 
 

@@ -29,6 +29,13 @@ def _idle(tid_or_pid: int) -> bool:
     return os.sched_getscheduler(tid_or_pid) == os.SCHED_IDLE
 
 
+def _autogroup_nice(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except OSError:
+        return None
+
+
 def _threads(pid: int) -> list[int]:
     return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
 
@@ -59,6 +66,16 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
     for name in ("relay", "worker", "policy"):
         pid = stack.services[name].process.pid
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
+    # A thread's policy only ranks it inside its scheduling group, and each service leads its own
+    # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
+    if _autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
+        for name in ("relay", "worker", "policy"):
+            assert _autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
+        for name in ("serving", "memory"):
+            assert _autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
+        nats = stack.embedded_nats
+        if nats is not None and nats.pid is not None:  # only the learning path uses NATS
+            assert _autogroup_nice(nats.pid) == 19, "the stack's nats-server's autogroup is not lowered"
     # serving: every thread at normal priority (an idle one could be parked holding the GIL), and
     # the worker's content reads ran on an idle backend.
     serving = stack.services["serving"].process.pid

@@ -18,7 +18,14 @@ import pytest
 
 from services.common import backend_priority
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.common.priority import LearningPriority, background_executor, loop_executor, lower_other_process, run_in
+from services.common.priority import (
+    LearningPriority,
+    background_executor,
+    loop_executor,
+    lower_other_process,
+    lower_own_autogroup,
+    run_in,
+)
 from services.memory.core.entrypoints import grpc_server as core_rpcs
 from services.memory.core.entrypoints import requests
 from services.memory.core.service import queries, retrieval
@@ -168,3 +175,69 @@ def test_a_normal_loop_executor_asks_nothing_of_its_backends() -> None:
     finally:
         executor.shutdown(wait=True)
     assert wanted == (os.SCHED_OTHER, 0)
+
+
+def _autogroup_nice(pid: int) -> int | None:
+    """The nice value of `pid`'s autogroup ('/autogroup-85 nice 0'), None without autogroups."""
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except OSError:
+        return None
+
+
+_SLEEPER = "import sys; print('ready', flush=True); sys.stdin.readline()"
+
+
+def _sleeper(*, own_session: bool) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _SLEEPER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=own_session,
+    )
+    assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+    return child
+
+
+def test_a_process_leading_its_own_session_gets_its_autogroup_lowered() -> None:
+    """Threads' SCHED_IDLE only ranks them inside their session's group: a service started in its
+    own session (as the launchers start every service) must lower the group itself."""
+    mine = _autogroup_nice(os.getpid())
+    with _sleeper(own_session=True) as child:
+        lower_other_process(child.pid)
+        if mine is None:  # a kernel without autogroups: nothing to lower, and nothing pretends it was
+            assert not lower_own_autogroup(child.pid)
+            assert _autogroup_nice(child.pid) is None
+        else:
+            assert _autogroup_nice(child.pid) == 19
+            assert _autogroup_nice(os.getpid()) == mine  # ours is another group, untouched
+        child.kill()
+
+
+def test_a_process_sharing_its_session_leaves_the_group_alone() -> None:
+    """The group is the session's: lowering it from a member would lower its siblings (here: us)."""
+    mine = _autogroup_nice(os.getpid())
+    with _sleeper(own_session=False) as child:
+        assert not lower_own_autogroup(child.pid)
+        assert _autogroup_nice(child.pid) == mine
+        assert _autogroup_nice(os.getpid()) == mine
+        child.kill()
+
+
+def test_lower_process_lowers_the_autogroup_of_a_session_leader() -> None:
+    script = (
+        "import os, sys\n"
+        "from services.common.priority import LearningPriority, lower_process\n"
+        "lower_process(LearningPriority('idle'))\n"
+        "print(open('/proc/self/autogroup').read().split()[-1] if os.path.exists('/proc/self/autogroup') else 'none')\n"
+    )
+    for mode, expected in (("idle", "19"), ("normal", "0")):
+        run_script = script.replace("'idle'", repr(mode))
+        done = subprocess.run(
+            [sys.executable, "-c", run_script], capture_output=True, text=True, start_new_session=True, check=True
+        )
+        out = done.stdout.strip()
+        assert out in (expected, "none"), done.stderr
+        if _autogroup_nice(os.getpid()) is not None:
+            assert out == expected
