@@ -12,14 +12,15 @@ from `MEMLOOP_LEARNING_PRIORITY` (`idle`, the default, or `normal`):
 - **The process's autogroup.** With `CONFIG_SCHED_AUTOGROUP` (on in most distribution kernels),
   every session is one scheduling group, and groups share the cores by their own weight first:
   a thread's SCHED_IDLE or nice only ranks it against threads of its *own* session. memloop's
-  launchers start each service in its own session, so a SCHED_IDLE worker still took half the
-  cores from serving's session (measured: an idle-policy spinner in another session added as much
-  run-queue wait to a normal probe as a normal one did; with its autogroup at nice 19 the wait
-  fell back near none). A process that leads its own session (its autogroup is its own) therefore
-  also puts that group at nice 19; one that shares its session with others leaves it alone, since
+  launchers start each service in its own session, so a SCHED_IDLE worker still took its group's
+  share of the cores from serving's session (measured with two idle-policy spinners: a normal
+  probe's run-queue wait per iteration went from 3.6 ms alone to 6.9 ms with the spinners in
+  their own session, and to 4.4 ms with that session's group at nice 19). A process that leads
+  its own session therefore also puts that group at nice 19, once started
+  (`lower_group_once_started`); one that shares its session with others leaves it alone, since
   the group is theirs too. Outside the root cgroup (systemd units, containers with their own
-  cgroup) the kernel does not use autogroups: there `CPUWeight=idle` or the pod's CPU request is
-  the lever (docs/SCALING.md).
+  cgroup) the kernel does not use autogroups: there the cgroup's weight is the lever
+  (deploy/README.md).
 - **Math threads.** torch, OpenMP, MKL and OpenBLAS each default to one thread per core and spin
   while waiting; a background embedder with 2 spinning threads on a 2-core machine occupies both
   cores. `bound_math_threads` caps them (env for the libraries that read it at import, calls for
@@ -144,18 +145,27 @@ def lower_process(priority: LearningPriority) -> str:
     bound_math_threads(priority.threads)
     if not priority.lowered:
         return "none"
-    grouped = lower_own_autogroup()
     applied = lower_thread()
     for tid in _task_ids():
         if tid != threading.get_native_id():
             lower_thread(tid)
-    _log.info(
-        "background process at idle CPU priority (%s%s), %d math thread(s)",
-        applied,
-        ", autogroup nice 19" if grouped else "",
-        priority.threads,
-    )
+    _log.info("background process at idle CPU priority (%s), %d math thread(s)", applied, priority.threads)
     return applied
+
+
+def lower_group_once_started(priority: LearningPriority) -> Callable[[], None]:
+    """The last start hook of an all-background process: its autogroup to nice 19 (when it leads
+    its session), once it has loaded its model and joined its peers.
+
+    Not earlier: a group at nice 19 on a busy host gets almost no CPU, and a start-up starved that
+    way (torch and MiniLM load in seconds of CPU) outlasts any launcher's health deadline. A start is
+    rare; what must yield is the steady work that follows."""
+
+    def lower_group() -> None:
+        if priority.lowered and lower_own_autogroup():
+            _log.info("started: this process's scheduling group (autogroup) now runs at nice %d", _IDLE_NICE)
+
+    return lower_group
 
 
 def lower_other_process(pid: int) -> int:

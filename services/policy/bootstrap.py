@@ -16,7 +16,7 @@ from services.common.app import App
 from services.common.decision_signing import load_signer
 from services.common.gen.memloop.v1 import policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
-from services.common.priority import LearningPriority, lower_process
+from services.common.priority import LearningPriority, lower_group_once_started, lower_process
 from services.common.settings import CommonSettings, env_float
 from services.policy.domain.rules import DEFAULT_THRESHOLDS, PolicyThresholds
 from services.policy.entrypoints.grpc_server import PolicyServicer
@@ -71,4 +71,4 @@ def build(settings: PolicySettings) -> App:
         PolicyServicer(settings.thresholds, load_signer(settings.signing_key)),
         full_service_name(policy_service_pb2, "PolicyService"),
     )
-    return App(settings.common, servicers=[servicer])
+    return App(settings.common, servicers=[servicer], on_start=[lower_group_once_started(settings.learning)])

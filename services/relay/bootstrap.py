@@ -37,7 +37,7 @@ from sqlalchemy import make_url
 
 from services.common.app import App
 from services.common.db import url_for_role
-from services.common.priority import LearningPriority, lower_process
+from services.common.priority import LearningPriority, lower_group_once_started, lower_process
 from services.common.settings import (
     CommonSettings,
     app_role_password,
@@ -122,7 +122,7 @@ def build(settings: RelaySettings) -> App:
     return App(
         settings.common,
         tasks=[process.publish],
-        on_start=[process.open],
+        on_start=[process.open, lower_group_once_started(settings.learning)],
         on_stop=[process.close],
         max_workers=2,
         stopping=stopping,

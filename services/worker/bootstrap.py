@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from services.common.app import App
 from services.common.gen.memloop.v1 import field_limits
 from services.common.grpc_client import aio_channel
-from services.common.priority import LearningPriority, lower_process
+from services.common.priority import LearningPriority, lower_group_once_started, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, env_float, env_int, env_secret, env_str, stream_replicas
 from services.worker.adapters.bounded import BoundedMemory
@@ -268,7 +268,7 @@ def build(settings: WorkerSettings) -> App:
     return App(
         settings.common,
         tasks=[process.consume, process.report_backlog, process.follow_pressure],
-        on_start=[process.open],
+        on_start=[process.open, lower_group_once_started(settings.learning)],
         on_stop=[process.close],
         stopping=stopping,
     )
