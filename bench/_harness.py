@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import statistics
 import tempfile
 import threading
@@ -86,6 +87,7 @@ def running_stack(
     `make` builds another topology from the same spec (the clustered stack); `spec_fields` set
     StackSpec fields beyond the embedder and the quiet environment.
     """
+    _stop_on_sigterm()
     data_dir = Path(tempfile.mkdtemp(prefix=f"memloop-bench-{name}-"))
     spec = StackSpec(data_dir=data_dir, embedder=embedder, extra_env={**QUIET_ENV, **(extra_env or {})}, **spec_fields)
     stack = make(spec)
@@ -95,6 +97,18 @@ def running_stack(
     finally:
         stack.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _stop_on_sigterm() -> None:
+    """A bench killed with SIGTERM (`timeout`, a CI job's cancel) unwinds like Ctrl-C: the stack's
+    `finally` stops every service. Python's default SIGTERM ends the process at once, leaving the
+    services (each in its own session) running. Only from the main thread, and only over the default."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+
+        def unwind(signum: int, _frame: object) -> None:
+            raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, unwind)
 
 
 def stop_service(stack: Stack, name: str) -> None:
