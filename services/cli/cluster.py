@@ -75,7 +75,7 @@ class ClusterStack(Stack):
             self.add_service("policy", "policy")
             for name in replica_names("memory", self.shape.memory_replicas):
                 self.add_service(name, "memory")
-            self.add_service("serving", "serving")
+            self.add_serving()
             for name in replica_names("relay", self.shape.relays):
                 self.add_service(name, "relay")
             for name in replica_names("worker", self.shape.workers):

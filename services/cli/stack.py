@@ -42,6 +42,9 @@ _MODULES = {
     "worker": "services.worker.entrypoints.main",
 }
 START_ORDER = ("policy", "memory", "serving", "relay", "worker")
+# Serving's second process: the loop's own calls (the worker's content reads, memory's deletions),
+# all at idle priority, so they share neither the GIL nor a scheduling group with HandleRequest.
+SERVING_LOOP = "serving-loop"
 # The token issuer's key pair in the data folder: the launcher and `memloop token` sign with the
 # private key; the services get only the public one (MEMLOOP_AUTH_PUBLIC_KEYS_FILE).
 ISSUER_KEY_FILE = "auth_issuer_key.pem"
@@ -144,6 +147,8 @@ class Stack:
                 if name == "memory":
                     for replica in range(self.spec.memory_replicas):
                         self.add_service("memory" if replica == 0 else f"memory-{replica}", "memory")
+                elif name == "serving":
+                    self.add_serving()
                 else:
                     self.add_service(name, name)
             if self.spec.console:
@@ -268,6 +273,7 @@ class Stack:
         for name in ("serving", "policy", "memory"):
             # known before the peer starts: memory calls serving (deletion) but starts first
             env[f"MEMLOOP_{name.upper()}_TARGET"] = f"127.0.0.1:{self._grpc_port(name)}"
+        env["MEMLOOP_SERVING_LOOP_TARGET"] = f"127.0.0.1:{self._grpc_port(SERVING_LOOP)}"
         env.update(self.spec.extra_env)
         return env
 
@@ -292,6 +298,12 @@ class Stack:
         handle = ServiceHandle(name, process, grpc_port, metrics_port, env)
         self.services[name] = handle
         return handle
+
+    def add_serving(self) -> None:
+        """Serving for agents, then its loop-only process on the same database (the worker and
+        memory call that one: MEMLOOP_SERVING_LOOP_TARGET)."""
+        self.add_service("serving", "serving")
+        self.add_service(SERVING_LOOP, "serving", {"MEMLOOP_SERVING_ROLE": "loop"})
 
     @property
     def console_url(self) -> str:
@@ -348,14 +360,14 @@ class Stack:
             + (f"  users: {', '.join(self.nats_users)}" if self.nats_users else ""),
         ]
         for name, handle in self.services.items():
-            lines.append(f"{name:<9} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
+            lines.append(f"{name:<12} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
         lines += lines_tls
         if self.console is not None:
             lines.append(f"console   {self.console_url}/  (sign in with `memloop token --tenant T --roles reviewer`)")
         return lines
 
 
-__all__ = ["InfraError", "ServiceHandle", "Stack", "StackSpec"]
+__all__ = ["SERVING_LOOP", "InfraError", "ServiceHandle", "Stack", "StackSpec"]
 
 
 def write_stack_file(stack: Stack, path: Path) -> None:

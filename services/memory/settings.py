@@ -9,6 +9,7 @@ Deletion (issue 6):
 | variable | default | meaning |
 |---|---|---|
 | MEMLOOP_SERVING_TARGET | — | serving's host:port (content blobs, request ids) |
+| MEMLOOP_SERVING_LOOP_TARGET | — | serving's loop-only process, preferred when set (MEMLOOP_SERVING_ROLE=loop) |
 | MEMLOOP_SERVICE_TOKEN (or _FILE) | — | the loop's service token, to call serving |
 | MEMLOOP_LEARNING_STREAM | MEMLOOP_LEARNING | the learning stream (its dead letters: `<name>_DLQ`) |
 | MEMLOOP_DELETION_POLL_SECONDS | 5 | how often the workflow looks for work when nothing wakes it |
@@ -108,7 +109,7 @@ class DeletionSettings:
     def from_env(cls, env: Mapping[str, str] | None = None) -> DeletionSettings:
         env = os.environ if env is None else env
         settings = cls(
-            serving_target=env_str(env, "MEMLOOP_SERVING_TARGET"),
+            serving_target=env_str(env, "MEMLOOP_SERVING_LOOP_TARGET") or env_str(env, "MEMLOOP_SERVING_TARGET"),
             service_token=env_secret(env, "MEMLOOP_SERVICE_TOKEN"),
             learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
             poll_seconds=env_float(env, "MEMLOOP_DELETION_POLL_SECONDS", 5.0),

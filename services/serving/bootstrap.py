@@ -4,12 +4,21 @@ MEMLOOP_SERVING_LEARNING — `on` (default) or `off` — is a benchmark/operatio
 the result, tool outcomes and redacted content as usual but writes no outbox row, so nothing of
 that request is ever learned. `make bench` uses it as the "learning switched off" baseline; an
 operator can use it to shed the loop entirely. Leave it on in production.
+
+MEMLOOP_SERVING_ROLE — `all` (default) or `loop` — lets the loop's calls (the worker's content
+reads, memory's deletions, the outbox look-ups) be served by a process of their own, started beside
+the agent-facing one on the same database: `loop` refuses HandleRequest and runs all background, at
+idle priority, thread and scheduling group (`services.common.priority`). The worker and memory find
+it through MEMLOOP_SERVING_LOOP_TARGET (else MEMLOOP_SERVING_TARGET). Why a process and not a pool:
+on one host the loop's reads cost serving's process about a third more CPU under learning, all of
+it under the GIL that HandleRequest needs; in another process they share neither the GIL nor the
+scheduling group, and only the database remains shared.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +28,7 @@ from services.common.app import App
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_server import Registration, full_service_name
-from services.common.priority import LearningPriority, loop_executor
+from services.common.priority import LearningPriority, loop_executor, lower_group_once_started, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
 from services.serving.adapters.repository import SqlServingUnitOfWork
@@ -44,6 +53,7 @@ class ServingSettings:
     # The loop's calls (ReadContent for the worker, DeleteContent for deletions): idle backends.
     background: LearningPriority = field(default_factory=LearningPriority)
     background_workers: int = 2
+    role: str = "all"  # or "loop": the loop's calls only, all at idle priority (module docstring)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -59,7 +69,18 @@ class ServingSettings:
             app_password=app_role_password(env, "serving"),
             background=LearningPriority.from_env(env),
             background_workers=env_int(env, "MEMLOOP_SERVING_BACKGROUND_WORKERS", 2),
+            role=_role(env),
         )
+
+
+ROLES = ("all", "loop")
+
+
+def _role(env: Mapping[str, str]) -> str:
+    role = env_str(env, "MEMLOOP_SERVING_ROLE", "all").lower()
+    if role not in ROLES:
+        raise SystemExit(f"setting MEMLOOP_SERVING_ROLE={role!r} must be one of {', '.join(ROLES)}")
+    return role
 
 
 def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
@@ -72,11 +93,14 @@ def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
 def build(settings: ServingSettings) -> App:
     """Migrate (idempotent, serialised by an advisory lock), then connect as the app role; the
     engine is disposed once the server has drained."""
+    loop_only = settings.role == "loop"
+    if loop_only:  # all background: every thread (and so every backend it uses) idle, before any starts
+        lower_process(settings.background)
     run_migrations(settings.admin_database_url, MIGRATIONS_DIR, app_role=settings.app_role)
     engine = make_engine(
         url_for_role(settings.admin_database_url, settings.app_role, settings.app_password),
         pool_size=settings.pool_size,
-        application_name="memloop-serving",
+        application_name="memloop-serving-loop" if loop_only else "memloop-serving",
         liveness="socket",  # no round trip per checkout on the request path (services.common.db)
     )
     sessions = sessionmaker(engine, expire_on_commit=False)
@@ -91,15 +115,24 @@ def build(settings: ServingSettings) -> App:
     # Agents' HandleRequest stays on the server's threads; the loop's own reads and deletions run on
     # a small pool of their own whose database backends run idle (services/common/db.py). The
     # threads stay normal: an idle thread parked while holding the GIL would stall HandleRequest.
-    background = loop_executor(settings.background, workers=settings.background_workers, name="serving-loop")
+    # In a loop-only process every thread is already idle: the calls run on the server's threads.
+    background = (
+        None
+        if loop_only
+        else loop_executor(settings.background, workers=settings.background_workers, name="serving-loop")
+    )
     registration = Registration(
         serving_service_pb2_grpc.add_ServingServiceServicer_to_server,
-        ServingServicer(deps, background),
+        ServingServicer(deps, background, agents=not loop_only),
         full_service_name(serving_service_pb2, "ServingService"),
     )
+    on_stop: list[Callable[[], None]] = [engine.dispose]
+    if background is not None:
+        on_stop.insert(0, lambda: background.shutdown(wait=True))
     return App(
         settings.common,
         servicers=[registration],
-        on_stop=[lambda: background.shutdown(wait=True), engine.dispose],
+        on_start=[lower_group_once_started(settings.background)] if loop_only else [],
+        on_stop=on_stop,
         max_workers=settings.max_workers,
     )

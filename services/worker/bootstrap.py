@@ -167,7 +167,8 @@ class WorkerSettings:
             ),
             rpc_timeout=env_float(env, "MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS", 10.0),
             metrics_poll_seconds=env_float(env, "MEMLOOP_WORKER_METRICS_POLL_SECONDS", 5.0),
-            serving_target=_required(env, "MEMLOOP_SERVING_TARGET"),
+            # serving's loop-only process when there is one (services/serving/bootstrap.py)
+            serving_target=env_str(env, "MEMLOOP_SERVING_LOOP_TARGET") or _required(env, "MEMLOOP_SERVING_TARGET"),
             policy_target=_required(env, "MEMLOOP_POLICY_TARGET"),
             memory_target=_required(env, "MEMLOOP_MEMORY_TARGET"),
             service_token=_required_secret(env, "MEMLOOP_SERVICE_TOKEN"),

@@ -63,7 +63,7 @@ RETRY_CODES = frozenset(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
-FAULTS = ("relay", "worker", "memory", "serving", "policy", "nats", "postgres", "cut")
+FAULTS = ("relay", "worker", "memory", "serving", "serving-loop", "policy", "nats", "postgres", "cut")
 FAST = {
     "MEMLOOP_WORKER_ACK_WAIT_SECONDS": "6",
     "MEMLOOP_WORKER_MAX_DELIVER": "8",

@@ -1,6 +1,7 @@
 """On one host the whole learning path yields to serving (issue 15), read from the kernel after a
-real event went through the loop: the relay, the worker and policy run every thread at idle
-priority; serving keeps every thread normal and serves the worker's reads from idle backends; the
+real event went through the loop: the relay, the worker, policy and serving's loop-only process
+run every thread at idle priority, each in a scheduling group at nice 19; serving keeps every
+thread normal, and the worker's reads went to the loop process's idle backends; the
 PostgreSQL backends follow the thread that uses them — the relay's and memory's ingestion's idle."""
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import psycopg
 import pytest
 
-from services.cli.stack import Stack
+from services.cli.stack import SERVING_LOOP, Stack
+from services.common.gen.memloop.v1 import serving_service_pb2_grpc
+from services.common.grpc_client import sync_channel
 from tests.e2e.support import Clients, alice_request, eventually, fresh_tenant
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -63,13 +67,13 @@ def _backends(url: str, prefix: str) -> list[int]:
 def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(stack: Stack, clients: Clients) -> None:
     response = clients.serving.HandleRequest(alice_request("schedule-with-bob", clients.tenant), timeout=10)
     eventually(lambda: _processed(stack.memory_db_url, response.event_id) or None, what="the event was learned")
-    for name in ("relay", "worker", "policy"):
+    for name in ("relay", "worker", "policy", SERVING_LOOP):
         pid = stack.services[name].process.pid
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
     # A thread's policy only ranks it inside its scheduling group, and each service leads its own
     # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
     if _autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
-        for name in ("relay", "worker", "policy"):
+        for name in ("relay", "worker", "policy", SERVING_LOOP):
             assert _autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
         for name in ("serving", "memory"):
             assert _autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
@@ -80,12 +84,30 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
     # the worker's content reads ran on an idle backend.
     serving = stack.services["serving"].process.pid
     assert not any(_idle(tid) for tid in _threads(serving)), "a thread of serving was lowered"
-    assert any(_idle(pid) for pid in _backends(stack.serving_db_url, "memloop-serving")), (
-        "the worker's content reads ran on a normal-priority backend"
-    )
+    # The worker read the event's content from serving's loop-only process, on its idle backends.
+    loop_backends = _backends(stack.serving_db_url, "memloop-serving-loop")
+    assert loop_backends, "the worker's content reads did not go to serving's loop process"
+    assert all(_idle(pid) for pid in loop_backends), "the worker's content reads ran on a normal-priority backend"
 
     relay_backends = _backends(stack.serving_db_url, "memloop-relay")
     assert relay_backends and all(_idle(pid) for pid in relay_backends)
     # memory's pool serves ingestion (idle threads) and its other RPCs (normal): the event just
     # applied left at least one backend idle; retrieval's own pool stays normal.
     assert any(_idle(pid) for pid in _backends(stack.memory_db_url, "memloop-memory-"))
+
+
+def test_the_loop_process_refuses_an_agents_request_and_nothing_is_written(stack: Stack, clients: Clients) -> None:
+    """HandleRequest must never run at the idle priority the loop process runs at: it is refused
+    there, by name, before anything is written; the same request to serving is answered."""
+    request = alice_request("schedule-with-bob", clients.tenant)
+    with sync_channel(stack.services[SERVING_LOOP].target, stack.token(clients.tenant)) as channel:
+        loop = serving_service_pb2_grpc.ServingServiceStub(channel)
+        with pytest.raises(grpc.RpcError) as refused:
+            loop.HandleRequest(request, timeout=10)
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "MEMLOOP_SERVING_ROLE=loop" in (refused.value.details() or "")
+    with psycopg.connect(_sql(stack.serving_db_url)) as conn:
+        rows = conn.execute("SELECT count(*) FROM outbox WHERE tenant = %s", (clients.tenant,)).fetchone()
+    assert rows is not None and rows[0] == 0
+    answered = clients.serving.HandleRequest(request, timeout=10)
+    assert answered.event_id

@@ -13,7 +13,7 @@ import grpc
 from opentelemetry import trace
 
 from services.common.auth import authorize_tenant
-from services.common.errors import require
+from services.common.errors import FailedPrecondition, require
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc
 from services.common.grpc_errors import grpc_method
 from services.common.priority import run_in
@@ -42,17 +42,25 @@ def _current_span_ids() -> tuple[str, str]:
 
 
 class ServingServicer(serving_service_pb2_grpc.ServingServiceServicer):
-    def __init__(self, deps: ServingDeps, background: Executor | None = None) -> None:
+    def __init__(self, deps: ServingDeps, background: Executor | None = None, *, agents: bool = True) -> None:
         """`background`: where the loop's own calls run (content reads for the worker, deletions):
         a bounded pool whose database backends run idle, so that they never take a core or a
-        server thread from an agent's HandleRequest (`priority.loop_executor`)."""
+        server thread from an agent's HandleRequest (`priority.loop_executor`). `agents=False`: a
+        process that serves the loop only (MEMLOOP_SERVING_ROLE=loop) and refuses HandleRequest,
+        which must never run at the idle priority such a process runs at."""
         self._deps = deps
         self._background = background
+        self._agents = agents
 
     @grpc_method(DOMAIN)
     def HandleRequest(
         self, request: serving_service_pb2.HandleRequestRequest, context: grpc.ServicerContext
     ) -> serving_service_pb2.HandleRequestResponse:
+        if not self._agents:
+            raise FailedPrecondition(
+                "this serving process serves the learning loop only (MEMLOOP_SERVING_ROLE=loop): "
+                "send HandleRequest to the agent-facing serving address"
+            )
         _authorize(request.tenant)
         trace_id, span_id = _current_span_ids()
         command = to_command(request, trace_id=trace_id, span_id=span_id)
