@@ -463,12 +463,28 @@ def embedded_texts(stack: Stack, name: str = "memory") -> dict[str, float]:
     return counts
 
 
-def renice(stack: Stack, names: Sequence[str], niceness: int) -> None:
-    """Set the scheduling niceness of every thread of the named services (Linux niceness is per thread)."""
-    for name in names:
-        handle = stack.services.get(name)
-        if handle is None or not handle.process.is_running:
-            continue
-        for task in Path(f"/proc/{handle.process.pid}/task").iterdir():
-            with suppress(ProcessLookupError, PermissionError):
-                os.setpriority(os.PRIO_PROCESS, int(task.name), niceness)
+def lowered_groups(stack: Stack) -> list[int]:
+    """The pids of the stack's processes whose scheduling group (autogroup) runs at nice 19: the
+    learning processes that lowered their own (services/common/priority.py), and its nats-server."""
+    pids = [handle.process.pid for handle in stack.services.values() if handle.process.is_running]
+    nats = stack.embedded_nats
+    if nats is not None and nats.pid is not None:
+        pids.append(nats.pid)
+    return [pid for pid in pids if _autogroup_nice(pid) == 19]
+
+
+def regroup(pids: Sequence[int], niceness: int) -> bool:
+    """Set the autogroup niceness of `pids` (raising it back needs CAP_SYS_NICE); False if refused."""
+    try:
+        for pid in pids:
+            Path(f"/proc/{pid}/autogroup").write_text(str(niceness))
+    except OSError:
+        return False
+    return True
+
+
+def _autogroup_nice(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None

@@ -23,7 +23,7 @@ One client back to back gives each variant's service time without queueing (inli
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
 serving and the learning processes on the same cores. Full mode adds a what-if (the loop at
-10/s with relay, worker, policy and memory at nice 10) and, if the p99 goal is missed, an extra
+10/s with the learning processes' scheduling groups back at nice 0, as in stop 22) and, if the p99 goal is missed, an extra
 pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
@@ -51,9 +51,10 @@ from bench._harness import (
     alice_requests,
     closed_loop,
     load_average,
+    lowered_groups,
     open_loop,
     pct,
-    renice,
+    regroup,
     row,
     run_service,
     running_stack,
@@ -86,7 +87,6 @@ INLINE_GOAL = 10.0
 HIGH_RATE, LOW_RATE = 50.0, 10.0
 OPEN_THREADS, SATURATION_CLIENTS = 16, 8
 RPC_TIMEOUT = 60.0
-LEARNING_PROCESSES = ("relay", "worker", "policy", "memory")
 
 
 @dataclass(frozen=True)
@@ -391,9 +391,12 @@ def run(quick: bool) -> list[Row]:
             loops.append(bench.measure("loop", rate=LOW_RATE, count=sizes.low))
             bench.drain(timeout=600)
         runs.off_low, runs.loop_low = pooled(offs), pooled(loops)
-        if not quick:  # what-if: the same, with every learning process at nice 10
-            runs.loop_low_nice = bench.measure("loop", rate=LOW_RATE, count=sizes.low, on_start=_nice(stack, 10))
-            renice(stack, LEARNING_PROCESSES, 0)
+        groups = lowered_groups(stack)
+        if not quick and groups and regroup(groups, 0):
+            # what-if: stop 22's scheduling, every learning process's group back at nice 0 (its
+            # threads stay idle, which ranks them only inside their own group)
+            runs.loop_low_nice = bench.measure("loop", rate=LOW_RATE, count=sizes.low)
+            regroup(groups, 19)
             bench.drain(timeout=600)
         offs, loops = [], []
         for round_ in range(sizes.rounds):
@@ -422,10 +425,6 @@ def run(quick: bool) -> list[Row]:
             runs.profile = _profile_serving(bench, sizes)
     runs.redaction_us = _serving_redaction_us(alice_requests(200, "bench-redaction"))
     return _rows(runs)
-
-
-def _nice(stack: Stack, niceness: int) -> Callable[[], None]:
-    return lambda: renice(stack, LEARNING_PROCESSES, niceness)
 
 
 class _Runs:
@@ -548,19 +547,20 @@ def _rows(runs: _Runs) -> list[Row]:
 
 
 def _nice_rows(runs: _Runs) -> list[Row]:
-    """The what-if: learning processes (relay, worker, policy, memory) at nice 10, the rest unchanged."""
+    """The what-if: the learning processes' scheduling groups at nice 0 (stop 22), the rest unchanged."""
     nice, off = runs.loop_low_nice, runs.off_low
     if nice is None:
         return []
     return [
         row(
-            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with learning at nice 10 vs learning off "
+            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with learning's scheduling groups at nice 0 "
+            "(stop 22) vs learning off "
             f"(backlog {nice.backlog}; run-queue wait {nice.serving_wait_ms:.1f} ms/req)",
             round(nice.p99, 2),
             round(off.p99, 2),
             round(nice.p99 / off.p99, 2),
         )
-        | {"detail": {"loop nice 10": nice.detail()}},
+        | {"detail": {"loop, groups at nice 0": nice.detail()}},
     ]
 
 
