@@ -23,8 +23,8 @@ One client back to back gives each variant's service time without queueing (inli
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
 serving and the learning processes on the same cores. Full mode adds a what-if (the loop at
-10/s with the learning processes' scheduling groups back at nice 0, as in stop 22) and, if the p99 goal is missed, an extra
-pass with serving under the sampling profiler (`bench._sampler`).
+10/s with the learning processes' scheduling groups back at nice 0, as in stop 22) and, if the
+p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
 """
