@@ -25,7 +25,9 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import subprocess
+import sys
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -49,10 +51,14 @@ def export(ref: str) -> Path:
 
 
 @contextlib.contextmanager
-def stacks(base: Path, embedder: str) -> Iterator[dict[str, Stack]]:
+def stacks(base: Path, embedder: str, priority: str) -> Iterator[dict[str, Stack]]:
+    """`priority`: MEMLOOP_LEARNING_PRIORITY of both stacks. `normal` keeps a machine loaded by others
+    from starving the idle-priority learning path into deadline retries, which would be counted as
+    CPU per event of whichever variant was starved."""
+    env = {"MEMLOOP_LEARNING_PRIORITY": priority}
     with (
-        running_stack("ab-base", embedder, extra_env={"PYTHONPATH": str(base)}) as old,
-        running_stack("ab-new", embedder, extra_env={"PYTHONPATH": str(REPO_ROOT)}) as new,
+        running_stack("ab-base", embedder, extra_env={**env, "PYTHONPATH": str(base)}) as old,
+        running_stack("ab-new", embedder, extra_env={**env, "PYTHONPATH": str(REPO_ROOT)}) as new,
     ):
         yield {"base": old, "new": new}
 
@@ -96,14 +102,20 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--embedder", default="hashing")
+    parser.add_argument("--priority", default="normal", choices=["normal", "idle"], help="learning path priority")
     parser.add_argument("--profile", nargs="*", default=[], help="services to sample after the rounds")
     parser.add_argument("--profile-events", type=int, default=300)
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop both stacks on `kill`, not just this process
     base = export(args.base)
     neutral = Path(tempfile.mkdtemp(prefix="memloop-ab-cwd-"))
     os.chdir(neutral)  # `python -m` puts the cwd first on a service's sys.path: not this checkout
-    with stacks(base, args.embedder) as both:
-        print(f"pipeline A/B, {args.embedder}, base {args.base} vs this checkout (load {load_average()})", flush=True)
+    with stacks(base, args.embedder, args.priority) as both:
+        print(
+            f"pipeline A/B, {args.embedder}, learning priority {args.priority}, base {args.base} vs this checkout "
+            f"(load {load_average()})",
+            flush=True,
+        )
         for stack in both.values():  # first calls load models and pools
             warm = f"bench-warm-{uuid.uuid4().hex[:6]}"
             PipelineBench(stack, "ab").send(warm, 12)
