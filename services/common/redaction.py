@@ -178,7 +178,7 @@ class Redactor:
             extra.append(detect_secrets_hits)
         self._extra = tuple(extra)
 
-    @property
+    @functools.cached_property
     def fingerprint(self) -> str:
         """Equal for two redactors exactly when they remove the same things (module docstring)."""
         return f"{self.mode.value}-{self._region}-{_detectors_digest()[:32]}"
