@@ -25,6 +25,7 @@ import argparse
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,6 +95,7 @@ def profile(stacks_: dict[str, Stack], names: list[str], count: int) -> None:
             print(f"--- {variant} {name} ---")
             for line in summarise(report, top=25, view="busy", contains="services/"):
                 print("  " + line)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
@@ -110,6 +112,14 @@ def main() -> None:
     base = export(args.base)
     neutral = Path(tempfile.mkdtemp(prefix="memloop-ab-cwd-"))
     os.chdir(neutral)  # `python -m` puts the cwd first on a service's sys.path: not this checkout
+    try:
+        run(args, base)
+    finally:
+        for folder in (base, neutral):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, base: Path) -> None:
     with stacks(base, args.embedder, args.priority) as both:
         print(
             f"pipeline A/B, {args.embedder}, learning priority {args.priority}, base {args.base} vs this checkout "
