@@ -60,6 +60,7 @@ ACCESS: dict[str, Rule] = {
     "/memloop.v1.MemoryService/ApplyLearning": _rule(SERVICE),
     "/memloop.v1.MemoryService/BatchApplyLearning": _rule(SERVICE),  # each request's tenant must match
     "/memloop.v1.MemoryService/FindConflicts": _rule(SERVICE),
+    "/memloop.v1.MemoryService/BatchFindConflicts": _rule(SERVICE),  # each request's tenant must match
     "/memloop.v1.MemoryService/GetProcessedEvent": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
     "/memloop.v1.MemoryService/BatchGetProcessedEvents": _rule(READER, WRITER, REVIEWER, ADMIN, SERVICE),
     "/memloop.v1.MemoryService/GetMemory": _READ,

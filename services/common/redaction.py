@@ -20,14 +20,28 @@ Modes:
   (``bench/bench_redaction.py`` prints both) and for callers that must not import detect-secrets.
 
 Redaction is idempotent: placeholders are never matched again.
+
+`Redactor.fingerprint` names exactly what a redactor removes: its mode and region and a hash of the
+source of every module that decides it (this one, `services.common.pii`, the second opinion, text
+folding), the versions of phonenumbers and detect-secrets, and the Unicode tables. Serving writes
+its fingerprint into the learning event it commits with the redacted content (`redacted_by`); a
+worker whose redactor has the same fingerprint would find nothing more to remove (idempotence), so
+it skips that second pass (issue 15: it was about a fifth of the worker's CPU). Any change to a
+detector, a library or the mode changes the fingerprint, and the worker redacts again.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
+import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import phonenumbers
@@ -134,6 +148,22 @@ def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
     return detect
 
 
+@functools.cache
+def _detectors_digest() -> str:
+    """SHA-256 over everything that decides what is redacted (see the module's docstring)."""
+    from services.common import pii, redaction_second_opinion, text_folding
+
+    digest = hashlib.sha256()
+    sources = [Path(__file__), Path(redaction_second_opinion.__file__), Path(text_folding.__file__)]
+    sources += sorted(p for p in Path(pii.__file__).parent.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    for path in sources:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for library in ("phonenumbers", "detect-secrets"):
+        digest.update(f"{library}={metadata.version(library)}\0".encode())
+    digest.update(f"unicode={unicodedata.unidata_version} python={sys.version_info[:2]}".encode())
+    return digest.hexdigest()
+
+
 class Redactor:
     """Replaces PII and secrets with typed placeholders. Stateless after construction; thread-safe.
 
@@ -142,10 +172,16 @@ class Redactor:
 
     def __init__(self, mode: RedactionMode = RedactionMode.THOROUGH, default_region: str = "US") -> None:
         self.mode = mode
+        self._region = default_region
         extra: list[Callable[[str], Iterable[Hit]]] = [_phones(default_region, phonenumbers.Leniency.POSSIBLE)]
         if mode is RedactionMode.THOROUGH:
             extra.append(detect_secrets_hits)
         self._extra = tuple(extra)
+
+    @functools.cached_property
+    def fingerprint(self) -> str:
+        """Equal for two redactors exactly when they remove the same things (module docstring)."""
+        return f"{self.mode.value}-{self._region}-{_detectors_digest()[:32]}"
 
     def scan(self, text: str) -> tuple[Finding, ...]:
         """Find what would be redacted, as merged non-overlapping spans of the original text."""

@@ -149,12 +149,13 @@ def build(settings: MemorySettings) -> App:
     follow_thread_priority(read_engine)
     sessions = sessionmaker(engine)
     bound_math_threads(settings.learning.threads)  # env before torch loads...
-    embedder = BatchingEmbedder(build_embedder(settings.embedder))  # each text once; concurrent calls together
+    metrics = PrometheusMemoryMetrics(settings.replica_id)
+    # each text once; concurrent calls together; memloop_embedded_texts_total counts what the model ran on
+    embedder = BatchingEmbedder(build_embedder(settings.embedder), on_embedded=metrics.texts_embedded)
     bound_math_threads(settings.learning.threads)  # ...and the calls once it has
     # Retrieval stays on the gRPC server's threads at normal priority; ingestion gets its own (issue 15).
     ingest = background_executor(settings.learning, workers=settings.ingest_workers, name="memory-ingest")
     lower: Callable[[], object] = lower_thread if settings.learning.lowered else (lambda: None)
-    metrics = PrometheusMemoryMetrics(settings.replica_id)
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
     sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)

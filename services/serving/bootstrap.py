@@ -110,7 +110,10 @@ def build(settings: ServingSettings) -> App:
         return SqlServingUnitOfWork(sessions, tenant)
 
     deps = ServingDeps(
-        uow_factory=unit_of_work, redact=lambda text: redactor.redact(text).text, learning=settings.learning
+        uow_factory=unit_of_work,
+        redact=lambda text: redactor.redact(text).text,
+        learning=settings.learning,
+        redacted_by=redactor.fingerprint,
     )
     # Agents' HandleRequest stays on the server's threads; the loop's own reads and deletions run on
     # a small pool of their own whose database backends run idle (services/common/db.py). The

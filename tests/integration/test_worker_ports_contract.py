@@ -164,6 +164,37 @@ async def test_conflicts_report_the_active_same_intent_record_but_not_the_candid
     assert list(found.get(repeat.candidate_key, [])) == []
 
 
+async def test_conflicts_of_many_users_in_one_call_answer_each_user_as_alone(variant: Variant) -> None:
+    # Given an active "after 10:00" preference of alice's, and none of carol's
+    event_id = f"evt-{secrets.token_hex(6)}"
+    stored = _preference("Please keep my meetings after 10:00.", event_id)
+    await variant.ports.memory.apply(
+        event_id=event_id, trace_id="ab" * 16, tenant=TENANT, user=USER, decisions=[_decide(stored, [])]
+    )
+    update = _preference("Update: meetings after 09:00 are fine from now on.", f"evt-{secrets.token_hex(6)}")
+    carols = replace(
+        update,
+        event_id=f"evt-{secrets.token_hex(6)}",
+        candidate_key=candidate_key(TENANT, "carol", MemoryType.PREFERENCE, update.text, 1),
+    )
+
+    # When both users' candidates are asked in one call (as a worker's batch asks them)
+    many = await variant.ports.conflicts.find_many(TENANT, [(USER, [update]), ("carol", [carols])])
+
+    # Then each answer is what one call for that user alone gives: alice's update meets her active
+    # record, and carol's same-intent candidate meets nothing (no user's records reach another's answer)
+    alone = [
+        await variant.ports.conflicts.find(TENANT, USER, [update]),
+        await variant.ports.conflicts.find(TENANT, "carol", [carols]),
+    ]
+    assert [{k: list(v) for k, v in answer.items()} for answer in many] == [
+        {k: list(v) for k, v in answer.items()} for answer in alone
+    ]
+    (conflict,) = many[0][update.candidate_key]
+    assert conflict.text == stored.text
+    assert list(many[1].get(carols.candidate_key, [])) == []
+
+
 async def test_policy_decides_like_the_rules(variant: Variant) -> None:
     # Given an owner's update with an active same-intent record, and an external instruction
     update = _preference("Update: meetings after 09:00 are fine from now on.", "evt-p")

@@ -171,7 +171,7 @@ class CountingEmbedder:
     name: str = "counting"
     dim: int = 4
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]:
         self.calls.append(list(texts))
         return np.full((len(texts), self.dim), 0.5, dtype=np.float32)
 

@@ -43,6 +43,7 @@ ONLY_LOOP = {
     "ApplyLearning",
     "BatchApplyLearning",
     "FindConflicts",
+    "BatchFindConflicts",
     "ReadContent",
     "BatchReadContent",
     "Evaluate",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import cast
 
@@ -42,13 +43,15 @@ class _Activity:
 
     def __init__(self) -> None:
         self.asked: list[tuple[str, str]] = []
+        self.reads = 0
 
     def users_with_new_memories(self, after_row_id: int) -> tuple[list[tuple[str, str]], int]:
         return [("acme", "alice"), ("acme", "bob")], after_row_id + 2
 
-    def due_state(self, tenant: str, user: str) -> DueUser:
-        self.asked.append((tenant, user))
-        return DueUser(tenant, user, 0, None)
+    def due_states(self, users: Sequence[tuple[str, str]]) -> list[DueUser]:
+        self.reads += 1
+        self.asked += users
+        return [DueUser(tenant, user, 0, None) for tenant, user in users]
 
     def running_jobs(self, *, started_before: datetime) -> list[tuple[str, str]]:
         return []
@@ -62,5 +65,6 @@ def test_with_both_rules_off_the_scheduler_watches_no_user(after: int, idle: flo
     scheduler = ConsolidationScheduler(activity, deps, Triggers(after, idle, poll_seconds=5), clock=lambda: NOW)
     # When: one pass runs
     assert scheduler.tick() == []
-    # Then: their state is read only while some rule could make them due
+    # Then: their state is read only while some rule could make them due, all of them in one read
     assert len(activity.asked) == asked
+    assert activity.reads == (1 if asked else 0)

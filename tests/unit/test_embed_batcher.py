@@ -31,7 +31,7 @@ class _Recording:
     def dim(self) -> int:
         return self._inner.dim
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]:
         self.calls.append(list(texts))
         self.entered.set()
         if self._gate is not None and len(self.calls) == 1:
@@ -49,6 +49,19 @@ def test_a_text_embedded_for_conflicts_is_not_embedded_again_for_apply() -> None
     assert model.calls == [["likes tea", "works remotely"]]
     np.testing.assert_array_equal(second[0], first[0])
     np.testing.assert_allclose(first, HashingEmbedder().embed(["likes tea", "works remotely"]))
+
+
+def test_the_counter_counts_texts_the_model_ran_on_by_the_kind_that_asked_first() -> None:
+    # Given: FindConflicts embeds two candidates as queries, one of them twice in the same call
+    counted: list[tuple[str, int]] = []
+    model = _Recording()
+    embedder = BatchingEmbedder(model, on_embedded=lambda kind, count: counted.append((kind, count)))
+    embedder.embed(["likes tea", "works remotely", "likes tea"], kind="query")
+    # When: ApplyLearning stores one of them (cached) and one new text
+    embedder.embed(["likes tea", "prefers mornings"], kind="document")
+    # Then: three texts reached the model, and the counter says three: two queries, one document
+    assert model.calls == [["likes tea", "works remotely"], ["prefers mornings"]]
+    assert counted == [("query", 2), ("document", 1)]
 
 
 def test_a_cached_vector_expires_after_its_ttl() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from services.common.vocabulary import MemoryType
 from services.memory.core.adapters.cache import LruRetrievalCache
+from services.memory.core.adapters.embed_batcher import BatchingEmbedder
 from services.memory.core.adapters.embedders import HashingEmbedder
 from services.memory.core.adapters.faiss_index import FaissVectorIndex
 from services.memory.core.adapters.in_memory import InMemoryChangeFeed, RecordingMetrics
@@ -20,7 +21,9 @@ class _Replica:
         self.index = FaissVectorIndex(directory, EMBEDDER.dim)
         self.cache = LruRetrievalCache()
         self.metrics = RecordingMetrics()
-        self.sync = IndexSynchroniser(feed, self.index, EMBEDDER, self.cache, self.metrics, replica_id="r1")
+        # as memory wires it: the batching embedder counts the texts the model ran on
+        embedder = BatchingEmbedder(EMBEDDER, on_embedded=self.metrics.texts_embedded)
+        self.sync = IndexSynchroniser(feed, self.index, embedder, self.cache, self.metrics, replica_id="r1")
 
     def search(self, user: str, text: str) -> list[int]:
         query = EMBEDDER.embed([text])[0]

@@ -112,9 +112,9 @@ async def test_a_batch_looks_up_reads_and_asks_policy_once_and_applies_and_acks_
     await rig.handler.handle_batch(msgs)
 
     # Then memory was asked once whether they were processed, serving read once, policy asked once,
-    # conflicts looked up once per user, all five applied by one batch apply, and each acked once
+    # conflicts looked up once for both users, all five applied by one batch apply, and each acked once
     assert (rig.memory.lookups, rig.content.batch_reads, rig.content.reads, rig.policy.calls) == (1, 1, 0, 1)
-    assert rig.memory.find_calls == 2
+    assert rig.memory.find_calls == 1
     assert (rig.memory.apply_calls, rig.memory.batch_apply_calls) == (1, 1)
     assert sorted(event_id for _, event_id in rig.memory.applied) == [f"evt-{i}" for i in range(5)]
     assert [rig.acks.verbs(m) for m in msgs] == [["+ACK"]] * 5

@@ -57,6 +57,7 @@ def encode_event(event: LearningEventRecord) -> bytes:
         sender_authentication=sender_to_pb(event.sender_authentication),
         owner_claim=OWNER_CLAIM_TO_PB[event.owner_claim],
         owner_claim_reason=event.owner_claim_reason,
+        redacted_by=event.redacted_by,
     )
     message.commit_time.FromDatetime(event.commit_time)
     return message.SerializeToString(deterministic=True)

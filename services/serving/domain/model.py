@@ -123,6 +123,7 @@ class LearningEventRecord:
     sender_authentication: SenderAuthentication = NO_VERDICT
     owner_claim: OwnerClaim = OwnerClaim.NOT_OWNER
     owner_claim_reason: str = ""
+    redacted_by: str = ""  # the redactor that cleaned this event's summaries and content (its fingerprint)
 
 
 @dataclass(frozen=True)

@@ -52,6 +52,7 @@ class ServingDeps:
     redact: Redact
     clock: Clock = utc_now
     learning: bool = True
+    redacted_by: str = ""  # `redact`'s fingerprint, written into each learning event (the worker may skip its pass)
 
 
 def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredResult:
@@ -62,7 +63,7 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
     before anything is written.
     """
     validate_handle_request(command)
-    new = prepare_result(command, deps.redact, deps.clock())
+    new = prepare_result(command, deps.redact, deps.clock(), redacted_by=deps.redacted_by)
     with deps.uow_factory(command.tenant) as uow:
         # The inserts and their COMMIT go together (one round trip in SQL): the reply waits for nothing else.
         if not uow.add_new_request(new, with_event=deps.learning, commit=True):
@@ -73,11 +74,13 @@ def handle_request(command: HandleRequestCommand, deps: ServingDeps) -> StoredRe
     return new.result
 
 
-def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime) -> NewResult:
+def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime, *, redacted_by: str = "") -> NewResult:
     """Build every row of a new result from a validated command: fresh ids, redacted text only.
 
     Ownership is decided on the raw addresses and the sender-authentication verdict (a forged From
-    is external), then the addresses are redacted like the rest.
+    is external), then the addresses are redacted like the rest. `redacted_by` (the fingerprint of
+    the redactor behind `redact`) goes into the event: it vouches for this event's summaries and
+    content blob, which are written in the same transaction.
     """
     result_id, event_id = str(uuid.uuid4()), str(uuid.uuid4())
     content_ref = f"cnt_{uuid.uuid4().hex}"
@@ -128,6 +131,7 @@ def prepare_result(command: HandleRequestCommand, redact: Redact, now: datetime)
         sender_authentication=command.sender_authentication,
         owner_claim=claim,
         owner_claim_reason=claim_reason,
+        redacted_by=redacted_by,
     )
     return NewResult(
         result=result,

@@ -38,6 +38,13 @@ class BoundedMemory:
         async with self._slots:
             return await self._finder.find(tenant, user, candidates)
 
+    async def find_many(
+        self, tenant: str, requests: Sequence[tuple[str, Sequence[Candidate]]]
+    ) -> list[Mapping[str, Sequence[ConflictRecord]]]:
+        """A whole batch holds one slot, as `apply_many` does."""
+        async with self._slots:
+            return await self._finder.find_many(tenant, requests)
+
     async def apply(
         self,
         *,

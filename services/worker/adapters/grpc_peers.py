@@ -52,6 +52,7 @@ _BATCH_READ_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.con
 _BATCH_EVALUATE_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchEvaluateRequest.requests"]
 _BATCH_LOOKUP_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchGetProcessedEventsRequest.event_ids"]
 _BATCH_APPLY_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchApplyLearningRequest.requests"]
+_BATCH_FIND_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchFindConflictsRequest.requests"]
 
 #: Codes after which the same request can succeed later without anyone changing the event.
 #: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
@@ -178,7 +179,8 @@ def _email(response: serving_service_pb2.ReadContentResponse) -> EmailView:
 
 
 class GrpcConflictFinder:
-    """ConflictFinder over memory's FindConflicts (one call for all candidates of an event)."""
+    """ConflictFinder over memory's FindConflicts (one call for all candidates of an event) and
+    BatchFindConflicts (one call for every user of a batch)."""
 
     def __init__(self, peer: PeerChannel, *, timeout: float) -> None:
         self._peer = peer
@@ -195,21 +197,56 @@ class GrpcConflictFinder:
             "memory",
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).FindConflicts(request, timeout=self._timeout),
         )
-        try:
-            return {
-                result.candidate_key: [
-                    ConflictRecord(
-                        memory_id=memory.memory_id,
-                        intent_key=memory.intent_key,
-                        text=memory.text,
-                        type=convert.memory_type_from_pb(memory.type, "conflicts.type"),
+        return _conflicts(response)
+
+    async def find_many(
+        self, tenant: str, requests: Sequence[tuple[str, Sequence[Candidate]]]
+    ) -> list[Mapping[str, Sequence[ConflictRecord]]]:
+        """One BatchFindConflicts per `_BATCH_FIND_MAX` requests; one answer per request, in order."""
+        found: list[Mapping[str, Sequence[ConflictRecord]]] = []
+        for start in range(0, len(requests), _BATCH_FIND_MAX):
+            chunk = requests[start : start + _BATCH_FIND_MAX]
+            request = memory_service_pb2.BatchFindConflictsRequest(
+                tenant=tenant,
+                requests=[
+                    memory_service_pb2.FindConflictsRequest(
+                        user=user, candidates=[convert.candidate_to_pb(c) for c in candidates]
                     )
-                    for memory in result.conflicts
-                ]
-                for result in response.results
-            }
-        except InvalidArgument as exc:
-            raise TransientError("MEMORY_BAD_RESPONSE", exc.violations[0].field, dependency="memory") from None
+                    for user, candidates in chunk
+                ],
+            )
+            response = await self._find_batch(request)
+            if len(response.responses) != len(chunk):
+                raise TransientError("MEMORY_BAD_RESPONSE", "responses", dependency="memory")
+            found += [_conflicts(answer) for answer in response.responses]
+        return found
+
+    async def _find_batch(
+        self, request: memory_service_pb2.BatchFindConflictsRequest
+    ) -> memory_service_pb2.BatchFindConflictsResponse:
+        return await _call(
+            self._peer,
+            "memory",
+            lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).BatchFindConflicts(request, timeout=self._timeout),
+        )
+
+
+def _conflicts(response: memory_service_pb2.FindConflictsResponse) -> dict[str, list[ConflictRecord]]:
+    try:
+        return {
+            result.candidate_key: [
+                ConflictRecord(
+                    memory_id=memory.memory_id,
+                    intent_key=memory.intent_key,
+                    text=memory.text,
+                    type=convert.memory_type_from_pb(memory.type, "conflicts.type"),
+                )
+                for memory in result.conflicts
+            ]
+            for result in response.results
+        }
+    except InvalidArgument as exc:
+        raise TransientError("MEMORY_BAD_RESPONSE", exc.violations[0].field, dependency="memory") from None
 
 
 class GrpcPolicyGate:

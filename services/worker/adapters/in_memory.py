@@ -145,6 +145,20 @@ class InMemoryMemory:
         self.find_calls += 1
         self.failures.raise_if_due()
         self.find_failures.raise_if_due()
+        return self._conflicts(tenant, user, candidates)
+
+    async def find_many(
+        self, tenant: str, requests: Sequence[tuple[str, Sequence[Candidate]]]
+    ) -> list[Mapping[str, Sequence[ConflictRecord]]]:
+        """`find` of each request in one call (a batch counts once in `find_calls`)."""
+        self.find_calls += 1
+        self.failures.raise_if_due()
+        self.find_failures.raise_if_due()
+        return [self._conflicts(tenant, user, candidates) for user, candidates in requests]
+
+    def _conflicts(
+        self, tenant: str, user: str, candidates: Sequence[Candidate]
+    ) -> Mapping[str, Sequence[ConflictRecord]]:
         active = self.active_records(tenant, user)
         return {
             c.candidate_key: [

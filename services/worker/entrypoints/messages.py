@@ -44,6 +44,7 @@ def parse_learning_event(data: bytes) -> LearningEventView:
         feedback_ref=event.feedback_ref,
         commit_time=event.commit_time.ToDatetime(tzinfo=UTC) if event.HasField("commit_time") else None,
         sender=sender_verdict(event),
+        redacted_by=event.redacted_by,
     )
 
 

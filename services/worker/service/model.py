@@ -54,6 +54,8 @@ class LearningEventView:
     commit_time: datetime | None = None
     # The sender-authentication verdict serving received with the mail, for memory's audit.
     sender: SenderVerdict | None = None
+    # The fingerprint of the redactor serving cleaned this event's summaries and content with ("": unknown).
+    redacted_by: str = ""
 
 
 @dataclass(frozen=True)

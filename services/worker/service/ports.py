@@ -46,6 +46,12 @@ class ConflictFinder(Protocol):
         """Conflicting active records keyed by candidate key (a key may be absent: no conflicts)."""
         ...
 
+    async def find_many(
+        self, tenant: str, requests: Sequence[tuple[str, Sequence[Candidate]]]
+    ) -> list[Mapping[str, Sequence[ConflictRecord]]]:
+        """`find` of each (user, candidates) request of one tenant, in request order, in one call."""
+        ...
+
 
 class PolicyGate(Protocol):
     """The policy service: one decision per candidate, a pure function of the request."""

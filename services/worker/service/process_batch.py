@@ -9,7 +9,7 @@ Per tenant of the batch (every peer call is scoped to one tenant):
 3. redaction of every event, then extraction of all of them in one extractor call (the learned
    extractor embeds the batch's sentences in one model call), in one hop off the event loop; an
    extraction error fails only its own event;
-4. memory: the conflicts of every candidate — one call per user of the batch;
+4. memory: the conflicts of every candidate of every user of the batch — one call;
 5. policy: a decision on every candidate — one call; each decision is signed for its own user and
    event exactly as before, so memory verifies each one;
 6. memory: every ready event applied in one BatchApplyLearning (`apply_batch`), one transaction
@@ -172,20 +172,14 @@ def _extract_all(slots: list[_Slot], redactor: Redactor, extractor: CandidateExt
 
 
 async def _decide_all(tenant: str, slots: list[_Slot], ports: LearningPorts) -> None:
-    """Conflicts per user (one call each), then one policy call for every candidate of the batch."""
+    """Conflicts of every user's candidates in one call, then one policy call for every candidate of the batch."""
     if not slots:
         return
     users: dict[str, list[Candidate]] = {}
     for slot in slots:
         users.setdefault(slot.event.user, []).extend(slot.candidates)
-    found = await asyncio.gather(
-        *(ports.conflicts.find(tenant, user, candidates) for user, candidates in users.items()),
-        return_exceptions=True,
-    )
-    failures = [f for f in found if isinstance(f, BaseException)]
-    if failures:
-        raise next((f for f in failures if isinstance(f, PermanentError)), failures[0])
-    conflicts = {user: r for user, r in zip(users, found, strict=True) if not isinstance(r, BaseException)}
+    found = await ports.conflicts.find_many(tenant, list(users.items()))
+    conflicts = dict(zip(users, found, strict=True))
     evaluations = [
         Evaluation(
             candidate,

@@ -137,10 +137,17 @@ def redact_and_extract(
 
 
 def redacted_input(event: LearningEventView, email: EmailView, redactor: Redactor) -> ExtractionInput:
-    """What the extractor reads: the event's references and its mail and tool summaries, redacted."""
+    """What the extractor reads: the event's references and its mail and tool summaries, redacted.
+
+    When serving vouches (`event.redacted_by`) that a redactor with this one's fingerprint cleaned
+    the event's summaries and its content blob (same detectors, libraries and mode), a second pass
+    would remove nothing (redaction is idempotent) and is skipped; otherwise (an older or other
+    redactor, a hand-published event) everything is redacted here.
+    """
+    vouched = bool(event.redacted_by) and event.redacted_by == redactor.fingerprint
 
     def clean(text: str) -> str:
-        return redactor.redact(text).text
+        return text if vouched else redactor.redact(text).text
 
     return ExtractionInput(
         event_id=event.event_id,

@@ -8,7 +8,7 @@ and audit rows go through its repositories, on the same transaction as everythin
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -289,18 +289,29 @@ class SqlConsolidationActivity:
         )
         return [(r.tenant, r.user_id) for r in rows], max([after_row_id, *(int(r.last) for r in rows)])
 
-    def due_state(self, tenant: str, user: str) -> DueUser:
-        """Memories written since the last completed job started, not counting the jobs' own rows."""
+    def due_states(self, users: Sequence[tuple[str, str]]) -> list[DueUser]:
+        """Per user: memories written since its last completed job started, not counting the jobs'
+        own rows. One statement for every watched user: the scheduler asked once per user and
+        poll, its own transaction each, and a user stays watched until consolidated (idle time,
+        300 s by default), so a busy tenant's new users cost a transaction each every 5 s."""
+        if not users:
+            return []
         rows = self._read(
-            "SELECT count(*) AS fresh, max(m.created_at) AS last_new FROM memories m "
-            "WHERE m.tenant = :tenant AND m.user_id = :user AND m.created_at > coalesce(("
-            "  SELECT max(started_at) FROM consolidation_jobs "
-            "  WHERE tenant = :tenant AND user_id = :user AND state = 'completed'), '-infinity') "
-            "AND NOT EXISTS (SELECT 1 FROM consolidation_jobs j WHERE j.tenant = m.tenant AND j.job_id = m.event_id)",
-            tenant=tenant,
-            user=user,
+            "SELECT k.ord, count(m.one) AS fresh, max(m.created_at) AS last_new "
+            "FROM unnest(CAST(:tenants AS text[]), CAST(:users AS text[])) WITH ORDINALITY AS k(tenant, user_id, ord) "
+            "LEFT JOIN LATERAL ("
+            "  SELECT 1 AS one, m.created_at FROM memories m "
+            "  WHERE m.tenant = k.tenant AND m.user_id = k.user_id AND m.created_at > coalesce(("
+            "    SELECT max(started_at) FROM consolidation_jobs "
+            "    WHERE tenant = k.tenant AND user_id = k.user_id AND state = 'completed'), '-infinity') "
+            "  AND NOT EXISTS (SELECT 1 FROM consolidation_jobs j WHERE j.tenant = m.tenant AND j.job_id = m.event_id)"
+            ") m ON true GROUP BY k.ord ORDER BY k.ord",
+            tenants=[tenant for tenant, _ in users],
+            users=[user for _, user in users],
         )
-        return DueUser(tenant, user, int(rows[0].fresh), rows[0].last_new)
+        return [
+            DueUser(tenant, user, int(row.fresh), row.last_new) for (tenant, user), row in zip(users, rows, strict=True)
+        ]
 
     def running_jobs(self, *, started_before: datetime) -> list[tuple[str, str]]:
         rows = self._read(

@@ -6,7 +6,7 @@ the adapters in `adapters/consolidation_repository.py` implement these.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -143,7 +143,10 @@ class ConsolidationActivity(Protocol):
         """Users with memory rows past the watermark, and the new watermark."""
         ...
 
-    def due_state(self, tenant: str, user: str) -> DueUser: ...
+    def due_states(self, users: Sequence[tuple[str, str]]) -> list[DueUser]:
+        """Each (tenant, user)'s memories since its last completed job, in `users` order, in one read."""
+        ...
+
     def running_jobs(self, *, started_before: datetime) -> list[tuple[str, str]]: ...
 
 

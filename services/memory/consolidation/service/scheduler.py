@@ -101,18 +101,19 @@ class ConsolidationScheduler:
             users, self._watermark = self._activity.users_with_new_memories(self._watermark)
             self._watching.update(users)
         ran: list[ConsolidationJob] = []
-        for key in sorted(self._watching):
+        watched = sorted(self._watching)
+        for key, state in zip(watched, self._activity.due_states(watched) if watched else [], strict=True):
             if self._stopping.is_set():
                 break
-            job = self._maybe_run(key)
+            job = self._maybe_run(key, state)
             if job is not None:
                 ran.append(job)
         self._sweep()
         return ran
 
-    def _maybe_run(self, key: tuple[str, str]) -> ConsolidationJob | None:
+    def _maybe_run(self, key: tuple[str, str], state: DueUser) -> ConsolidationJob | None:
+        """`state`: the user's as read at the start of this pass (one read for every watched user)."""
         now = self._clock()
-        state = self._activity.due_state(*key)
         if state.fresh == 0:
             self._watching.discard(key)
             self._not_before.pop(key, None)

@@ -12,6 +12,11 @@ Two costs of the learning path, both from calling the model per RPC:
   (up to `max_batch` texts) and makes ONE model call for all of them. No timer: a lone caller goes
   straight through, and callers arriving while the model is busy ride the next call together.
 
+What reached the model is counted here, by the `kind` of the call that first asked for each text
+(`on_embedded(kind, count)`, memory's memloop_embedded_texts_total): a text FindConflicts embedded
+as a query and ApplyLearning then found cached counts once, as a query. The service used to count
+every text it asked for, so the counter said twice the model's work.
+
 Vectors are identical in meaning to the model's own (a batched forward pass differs only by float
 rounding), so stores, conflicts and retrieval behave as before.
 """
@@ -35,6 +40,7 @@ from services.memory.core.service.ports import Embedder
 class _Request:
     keys: list[bytes]
     texts: list[str]
+    kind: str
     vectors: npt.NDArray[np.float32] | None = None
     error: BaseException | None = None
     done: bool = False
@@ -52,8 +58,11 @@ class BatchingEmbedder:
         ttl_seconds: float = 30.0,
         max_entries: int = 4096,
         clock: Callable[[], float] = time.monotonic,
+        on_embedded: Callable[[str, int], None] | None = None,
     ) -> None:
+        """`on_embedded(kind, count)`: after each model call, the texts it embedded by kind."""
         self._inner = inner
+        self._on_embedded = on_embedded
         self._max_batch = max(1, max_batch)
         self._ttl = ttl_seconds
         self._max_entries = max_entries
@@ -73,7 +82,7 @@ class BatchingEmbedder:
     def dim(self) -> int:
         return self._inner.dim
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -87,7 +96,7 @@ class BatchingEmbedder:
                 else:
                     out[row] = cached
         if missing:
-            found = self._embed_missing(list(missing), list(missing.values()))
+            found = self._embed_missing(list(missing), list(missing.values()), kind)
             for row, key in enumerate(keys):
                 if key in found:
                     out[row] = found[key]
@@ -100,8 +109,8 @@ class BatchingEmbedder:
 
     # --- micro-batching -------------------------------------------------------------------------
 
-    def _embed_missing(self, keys: list[bytes], texts: list[str]) -> dict[bytes, npt.NDArray[np.float32]]:
-        request = _Request(keys, texts)
+    def _embed_missing(self, keys: list[bytes], texts: list[str], kind: str) -> dict[bytes, npt.NDArray[np.float32]]:
+        request = _Request(keys, texts, kind)
         with self._cond:
             self._queue.append(request)
             while not request.done:
@@ -135,9 +144,12 @@ class BatchingEmbedder:
     def _run(self, batch: list[_Request]) -> None:
         """One model call for the batch's distinct texts (called without the lock held)."""
         unique: dict[bytes, str] = {}
+        kinds: dict[str, int] = {}
         for request in batch:
             for key, text in zip(request.keys, request.texts, strict=True):
-                unique.setdefault(key, text)
+                if key not in unique:
+                    unique[key] = text
+                    kinds[request.kind] = kinds.get(request.kind, 0) + 1
         order = list(unique)
         try:
             vectors = self._inner.embed([unique[k] for k in order])
@@ -155,6 +167,9 @@ class BatchingEmbedder:
                 self._put(key, vectors[row], now)
             for request in batch:
                 request.vectors, request.rows, request.done = vectors, rows, True
+        if self._on_embedded is not None:
+            for kind, count in kinds.items():
+                self._on_embedded(kind, count)
 
     # --- the cache (callers hold the lock) ------------------------------------------------------
 

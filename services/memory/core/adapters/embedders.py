@@ -41,7 +41,7 @@ class HashingEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = [w.strip(".-") for w in _WORD.findall(normalise_meaning(text))]
@@ -87,7 +87,7 @@ class MiniLmEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         with self._lock:

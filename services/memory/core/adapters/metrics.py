@@ -13,7 +13,11 @@ RETRIEVAL = Histogram(
     ["cache"],
     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
 )
-EMBEDDED = Counter("memloop_embedded_texts_total", "Texts embedded, by kind (document or query)", ["kind"])
+EMBEDDED = Counter(
+    "memloop_embedded_texts_total",
+    "Texts the embedding model ran on (cache hits excluded), by the kind of call that asked first (document or query)",
+    ["kind"],
+)
 INDEX_VECTORS = Gauge("memloop_index_vectors", "Vectors held by this replica's indexes", ["replica"])
 INDEX_WATERMARK = Gauge("memloop_index_watermark", "Highest change sequence applied by this replica", ["replica"])
 INDEX_LOADS = Counter("memloop_index_loads_total", "Index loads at start, by source (disk or database)", ["source"])

@@ -172,6 +172,25 @@ class CoreMemoryRpcs(pb_grpc.MemoryServiceServicer):
         )
 
     @grpc_method(DOMAIN)
+    def BatchFindConflicts(
+        self, request: pb.BatchFindConflictsRequest, context: grpc.ServicerContext
+    ) -> pb.BatchFindConflictsResponse:
+        authorize_tenant(request.tenant)
+        tenant, items = requests.find_conflicts_batch(request)
+        found = self._ingesting(lambda: retrieval.find_conflicts_many(tenant, items, self._ports))
+        return pb.BatchFindConflictsResponse(
+            responses=[
+                pb.FindConflictsResponse(
+                    results=[
+                        pb.CandidateConflicts(candidate_key=key, conflicts=[memory_to_pb(m) for m in conflicts])
+                        for key, conflicts in answer
+                    ]
+                )
+                for answer in found
+            ]
+        )
+
+    @grpc_method(DOMAIN)
     def SearchMemories(
         self, request: pb.SearchMemoriesRequest, context: grpc.ServicerContext
     ) -> pb.SearchMemoriesResponse:

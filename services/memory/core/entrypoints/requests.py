@@ -145,6 +145,23 @@ def candidates(request: pb.FindConflictsRequest) -> list[Candidate]:
     return found
 
 
+def find_conflicts_batch(request: pb.BatchFindConflictsRequest) -> tuple[str, list[tuple[str, list[Candidate]]]]:
+    """The batch's tenant and each request's (user, candidates); a bad request fails the whole call,
+    its fields named `requests[i].…` (nothing is written, so the caller may retry them one by one)."""
+    tenant = tenant_of(request.tenant)
+    items: list[tuple[str, list[Candidate]]] = []
+    for index, item in enumerate(request.requests):
+        prefix = f"requests[{index}]"
+        if item.tenant and item.tenant != tenant:
+            raise InvalidArgument(f"{prefix}.tenant", "must be empty or equal to the batch's tenant")
+        try:
+            items.append((require(item.user, "user"), candidates(item)))
+        except InvalidArgument as invalid:
+            first, *more = (FieldViolation(f"{prefix}.{v.field}", v.description) for v in invalid.violations)
+            raise InvalidArgument(first.field, first.description, *more) from None
+    return tenant, items
+
+
 def types_of(values: Iterable[int]) -> frozenset[MemoryType]:
     return frozenset(memory_type_from_pb(v, f"types[{i}]") for i, v in enumerate(values))
 

@@ -158,8 +158,7 @@ def _embed_stores(cmds: Sequence[ApplyLearning], ports: MemoryPorts, vectors: di
     )
     if not texts:
         return
-    embedded = ports.embedder.embed(texts)
-    ports.metrics.texts_embedded("document", len(texts))
+    embedded = ports.embedder.embed(texts, kind="document")
     vectors.update({text: embedded[i] for i, text in enumerate(texts)})
 
 

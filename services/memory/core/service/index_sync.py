@@ -148,8 +148,7 @@ class IndexSynchroniser:
         missing = [c for c in changes if c.active and c.vector is None]
         if not missing:
             return changes
-        vectors = self._embedder.embed([c.text for c in missing])
-        self._metrics.texts_embedded("document", len(missing))
+        vectors = self._embedder.embed([c.text for c in missing], kind="document")
         pairs: list[tuple[IndexedChange, Vector]] = [(c, vectors[i]) for i, c in enumerate(missing)]
         self._feed.store_vectors(self._embedder.name, pairs)
         filled = {c.row_id: v for c, v in pairs}

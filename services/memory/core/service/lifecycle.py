@@ -49,8 +49,7 @@ class DeprecateMemory:
 
 def supersede_memory(cmd: SupersedeMemory, ports: MemoryPorts) -> tuple[MemoryRecord, MemoryRecord]:
     """Returns (new active record, superseded record). A repeated request_id returns the first result."""
-    vector = ports.embedder.embed([cmd.text])[0]
-    ports.metrics.texts_embedded("document", 1)
+    vector = ports.embedder.embed([cmd.text], kind="document")[0]
     new_id, old_id, fresh = retry_on_conflict(
         ports.tuning.apply_attempts, ports.metrics, lambda: _supersede_once(cmd, ports, vector)
     )

@@ -205,13 +205,18 @@ UnitOfWorkFactory = Callable[[str], MemoryUnitOfWork]
 
 
 class Embedder(Protocol):
-    """Text → L2-normalised float32 vectors; `name` identifies the model (stored with vectors)."""
+    """Text → L2-normalised float32 vectors; `name` identifies the model (stored with vectors).
+
+    `kind` says what the texts are for: "document" (a memory's text, to store or index) or "query"
+    (a search or conflict query). It changes no vector; it labels the model work an embedder that
+    counts it reports (`BatchingEmbedder`: memloop_embedded_texts_total counts texts the model ran on).
+    """
 
     @property
     def name(self) -> str: ...
     @property
     def dim(self) -> int: ...
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]: ...
+    def embed(self, texts: Sequence[str], *, kind: str = "document") -> npt.NDArray[np.float32]: ...
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ reason, and is dropped on every write that affects its (tenant, user).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from services.common.vocabulary import Candidate, MemoryType
@@ -42,8 +43,7 @@ def search_memories(cmd: SearchMemories, ports: MemoryPorts) -> list[ScoredMemor
     cache_hit = hits is not None
     if hits is None:
         stamp = ports.cache.stamp(cmd.tenant, cmd.user)  # before the index is read: see the cache's rule
-        query = ports.embedder.embed([cmd.query])[0]
-        ports.metrics.texts_embedded("query", 1)
+        query = ports.embedder.embed([cmd.query], kind="query")[0]
         hits, confirmed = _search(cmd, query, ports)
         ports.cache.put(key, cmd.tenant, cmd.user, hits, stamp=stamp)
     else:
@@ -91,36 +91,56 @@ def find_conflicts(
 
     A conflict is an active record of the same intent key, or of the same type whose similarity
     reaches the calibrated threshold. The same meaning (same candidate key) is a repeat, not a
-    conflict, and is left out.
-
-    Every candidate's index hits are searched first; then ONE database read (one round trip, no
-    unit of work) returns the active records of the candidates' intents and of their hits
-    together. It was a unit of work for the intents (pool ping, BEGIN and tenant, select,
-    rollback) and one re-check per candidate with hits: learning's busiest read, per event.
+    conflict, and is left out. One user's `find_conflicts_many`.
     """
-    if not candidates:
-        return []
-    vectors = ports.embedder.embed([c.text for c in candidates])
-    ports.metrics.texts_embedded("query", len(candidates))
-    close_hits: list[list[int]] = []
-    for i, candidate in enumerate(candidates):
-        hits = ports.index.search(tenant, user, vectors[i], 10, frozenset({candidate.type}))
-        close_hits.append([row_id for row_id, s in hits if s >= ports.tuning.conflict_similarity])
-    intents = sorted({c.intent_key for c in candidates if c.intent_key})
-    row_ids = sorted({row_id for hits in close_hits for row_id in hits})
-    rows = ports.active.active_for_conflicts(tenant, [(user, i) for i in intents], [(user, r) for r in row_ids])
-    by_intent = {r.intent_key: r for r in rows if r.user == user and r.intent_key}
-    by_row = {r.row_id: r for r in rows if r.user == user}
-    results = []
-    for candidate, close in zip(candidates, close_hits, strict=True):
-        found: dict[str, MemoryRecord] = {}
-        same_intent = by_intent.get(candidate.intent_key) if candidate.intent_key else None
-        if same_intent is not None:
-            found[same_intent.memory_id] = same_intent
-        for row_id in close:  # in hit order, of the candidate's type, as the index re-check kept them
-            record = by_row.get(row_id)
-            if record is not None and record.type is candidate.type:
-                found.setdefault(record.memory_id, record)
-        conflicts = [r for r in found.values() if r.candidate_key != candidate.candidate_key]
-        results.append((candidate.candidate_key, conflicts))
-    return results
+    return find_conflicts_many(tenant, [(user, candidates)], ports)[0]
+
+
+def find_conflicts_many(
+    tenant: str, requests: Sequence[tuple[str, list[Candidate]]], ports: MemoryPorts
+) -> list[list[tuple[str, list[MemoryRecord]]]]:
+    """`find_conflicts` of each (user, candidates) request of one tenant, in request order.
+
+    Every candidate of every request is embedded in ONE embedder call and searched in its own
+    user's partition; then ONE database read (one round trip, no unit of work) returns the active
+    records of all the candidates' intents and of their hits together. A worker's batch of events
+    from many users used to make one FindConflicts call (one embedding pass, one read) per user.
+    Each request is answered exactly as it would be alone: records are matched to a request by
+    its user, so no user's records reach another's answer.
+    """
+    texts = [c.text for _, candidates in requests for c in candidates]
+    if not texts:
+        return [[] for _ in requests]
+    vectors = iter(ports.embedder.embed(texts, kind="query"))
+    close_hits: list[list[list[int]]] = []
+    intents: set[tuple[str, str]] = set()
+    rows_wanted: set[tuple[str, int]] = set()
+    for user, candidates in requests:
+        per_candidate: list[list[int]] = []
+        for candidate in candidates:
+            hits = ports.index.search(tenant, user, next(vectors), 10, frozenset({candidate.type}))
+            close = [row_id for row_id, s in hits if s >= ports.tuning.conflict_similarity]
+            per_candidate.append(close)
+            rows_wanted.update((user, row_id) for row_id in close)
+            if candidate.intent_key:
+                intents.add((user, candidate.intent_key))
+        close_hits.append(per_candidate)
+    rows = ports.active.active_for_conflicts(tenant, sorted(intents), sorted(rows_wanted))
+    by_intent = {(r.user, r.intent_key): r for r in rows if r.intent_key}
+    by_row = {(r.user, r.row_id): r for r in rows}
+    answers: list[list[tuple[str, list[MemoryRecord]]]] = []
+    for (user, candidates), per_candidate in zip(requests, close_hits, strict=True):
+        results = []
+        for candidate, close in zip(candidates, per_candidate, strict=True):
+            found: dict[str, MemoryRecord] = {}
+            same_intent = by_intent.get((user, candidate.intent_key)) if candidate.intent_key else None
+            if same_intent is not None:
+                found[same_intent.memory_id] = same_intent
+            for row_id in close:  # in hit order, of the candidate's type, as the index re-check kept them
+                record = by_row.get((user, row_id))
+                if record is not None and record.type is candidate.type:
+                    found.setdefault(record.memory_id, record)
+            conflicts = [r for r in found.values() if r.candidate_key != candidate.candidate_key]
+            results.append((candidate.candidate_key, conflicts))
+        answers.append(results)
+    return answers

@@ -45,8 +45,7 @@ def resolve_review_item(cmd: ResolveReviewItem, ports: MemoryPorts) -> ReviewIte
             raise FailedPrecondition(
                 f"review item {item.review_item_id}: approving would break the hard rule {rule}", reason=rule
             )
-        vector = ports.embedder.embed([item.decision.candidate.text])[0]
-        ports.metrics.texts_embedded("document", 1)
+        vector = ports.embedder.embed([item.decision.candidate.text], kind="document")[0]
     resolved_item, changed = retry_on_conflict(
         ports.tuning.apply_attempts, ports.metrics, lambda: _resolve_once(cmd, ports, vector)
     )

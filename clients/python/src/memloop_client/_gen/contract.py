@@ -2,4 +2,4 @@
 
 # The contract this client speaks: a digest of the FileDescriptorSet of memloop/v1 it was generated
 # from (contract.binpb beside this file; comments excluded, so only schema changes move it).
-CONTRACT_VERSION = "memloop.v1@e87276ed0423816b"
+CONTRACT_VERSION = "memloop.v1@55eb05200e4d89b6"

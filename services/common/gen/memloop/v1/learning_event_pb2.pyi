@@ -172,6 +172,7 @@ class LearningEvent(_message.Message):
     SENDER_AUTHENTICATION_FIELD_NUMBER: _builtins.int
     OWNER_CLAIM_FIELD_NUMBER: _builtins.int
     OWNER_CLAIM_REASON_FIELD_NUMBER: _builtins.int
+    REDACTED_BY_FIELD_NUMBER: _builtins.int
     event_id: _builtins.str
     """Immutable id of this event; also the JetStream Nats-Msg-Id and the memory idempotency key."""
     trace_id: _builtins.str
@@ -196,6 +197,11 @@ class LearningEvent(_message.Message):
     """Whether the mail claimed the owner's address and whether the verdict backed that claim."""
     owner_claim_reason: _builtins.str
     """Why an owner claim was not trusted (empty unless owner_claim is OWNER_CLAIM_UNVERIFIED). At most 500 characters."""
+    redacted_by: _builtins.str
+    """The fingerprint of the redactor that cleaned this event's tool outcome summaries and its content blob in the
+    same transaction; a worker whose redactor has the same fingerprint need not redact them again. Empty: unknown,
+    the worker redacts. At most 128 characters.
+    """
     @_builtins.property
     def procedure_versions(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Exact procedure versions used to handle the request, keyed by procedure name."""
@@ -231,10 +237,11 @@ class LearningEvent(_message.Message):
         sender_authentication: Global___SenderAuthentication | None = ...,
         owner_claim: Global___OwnerClaim.ValueType = ...,
         owner_claim_reason: _builtins.str = ...,
+        redacted_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "sender_authentication", b"sender_authentication"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "content_ref", b"content_ref", "event_id", b"event_id", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "owner_claim", b"owner_claim", "owner_claim_reason", b"owner_claim_reason", "procedure_versions", b"procedure_versions", "request_id", b"request_id", "route", b"route", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commit_time", b"commit_time", "content_ref", b"content_ref", "event_id", b"event_id", "feedback_ref", b"feedback_ref", "owner_address", b"owner_address", "owner_claim", b"owner_claim", "owner_claim_reason", b"owner_claim_reason", "procedure_versions", b"procedure_versions", "redacted_by", b"redacted_by", "request_id", b"request_id", "route", b"route", "sender_authentication", b"sender_authentication", "tenant", b"tenant", "thread", b"thread", "tool_outcomes", b"tool_outcomes", "trace_id", b"trace_id", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

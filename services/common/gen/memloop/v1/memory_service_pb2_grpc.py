@@ -85,6 +85,11 @@ class MemoryServiceStub:
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.FindConflictsRequest.SerializeToString,
                 response_deserializer=memloop_dot_v1_dot_memory__service__pb2.FindConflictsResponse.FromString,
                 _registered_method=True)
+        self.BatchFindConflicts = channel.unary_unary(
+                '/memloop.v1.MemoryService/BatchFindConflicts',
+                request_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsRequest.SerializeToString,
+                response_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsResponse.FromString,
+                _registered_method=True)
         self.SearchMemories = channel.unary_unary(
                 '/memloop.v1.MemoryService/SearchMemories',
                 request_serializer=memloop_dot_v1_dot_memory__service__pb2.SearchMemoriesRequest.SerializeToString,
@@ -197,6 +202,14 @@ class MemoryServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BatchFindConflicts(self, request, context):
+        """Returns, for many users of one tenant in one call, the active records each request's candidates may contradict,
+        exactly as one FindConflicts per request would (AIP-233 style batch; one embedding pass and one database read).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def SearchMemories(self, request, context):
         """Returns the active, authorized memories most similar to a query.
         """
@@ -298,6 +311,11 @@ def add_MemoryServiceServicer_to_server(servicer, server):
                     servicer.FindConflicts,
                     request_deserializer=memloop_dot_v1_dot_memory__service__pb2.FindConflictsRequest.FromString,
                     response_serializer=memloop_dot_v1_dot_memory__service__pb2.FindConflictsResponse.SerializeToString,
+            ),
+            'BatchFindConflicts': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchFindConflicts,
+                    request_deserializer=memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsRequest.FromString,
+                    response_serializer=memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsResponse.SerializeToString,
             ),
             'SearchMemories': grpc.unary_unary_rpc_method_handler(
                     servicer.SearchMemories,
@@ -606,6 +624,33 @@ class MemoryService:
             '/memloop.v1.MemoryService/FindConflicts',
             memloop_dot_v1_dot_memory__service__pb2.FindConflictsRequest.SerializeToString,
             memloop_dot_v1_dot_memory__service__pb2.FindConflictsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchFindConflicts(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/memloop.v1.MemoryService/BatchFindConflicts',
+            memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsRequest.SerializeToString,
+            memloop_dot_v1_dot_memory__service__pb2.BatchFindConflictsResponse.FromString,
             options,
             channel_credentials,
             insecure,

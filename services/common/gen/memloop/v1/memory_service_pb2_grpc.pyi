@@ -55,6 +55,10 @@ class MemoryServiceStub:
     """Retires an active memory without a replacement."""
     FindConflicts: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.FindConflictsRequest, _memory_service_pb2.FindConflictsResponse]
     """Returns active records a candidate may contradict."""
+    BatchFindConflicts: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.BatchFindConflictsRequest, _memory_service_pb2.BatchFindConflictsResponse]
+    """Returns, for many users of one tenant in one call, the active records each request's candidates may contradict,
+    exactly as one FindConflicts per request would (AIP-233 style batch; one embedding pass and one database read).
+    """
     SearchMemories: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.SearchMemoriesRequest, _memory_service_pb2.SearchMemoriesResponse]
     """Returns the active, authorized memories most similar to a query."""
     ListReviewItems: _grpc.UnaryUnaryMultiCallable[_memory_service_pb2.ListReviewItemsRequest, _memory_service_pb2.ListReviewItemsResponse]
@@ -97,6 +101,10 @@ class MemoryServiceAsyncStub(MemoryServiceStub):
     """Retires an active memory without a replacement."""
     FindConflicts: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.FindConflictsRequest, _memory_service_pb2.FindConflictsResponse]  # type: ignore[assignment]
     """Returns active records a candidate may contradict."""
+    BatchFindConflicts: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.BatchFindConflictsRequest, _memory_service_pb2.BatchFindConflictsResponse]  # type: ignore[assignment]
+    """Returns, for many users of one tenant in one call, the active records each request's candidates may contradict,
+    exactly as one FindConflicts per request would (AIP-233 style batch; one embedding pass and one database read).
+    """
     SearchMemories: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.SearchMemoriesRequest, _memory_service_pb2.SearchMemoriesResponse]  # type: ignore[assignment]
     """Returns the active, authorized memories most similar to a query."""
     ListReviewItems: _aio.UnaryUnaryMultiCallable[_memory_service_pb2.ListReviewItemsRequest, _memory_service_pb2.ListReviewItemsResponse]  # type: ignore[assignment]
@@ -196,6 +204,16 @@ class MemoryServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_memory_service_pb2.FindConflictsResponse, _abc.Awaitable[_memory_service_pb2.FindConflictsResponse]]:
         """Returns active records a candidate may contradict."""
+
+    @_abc_1.abstractmethod
+    def BatchFindConflicts(
+        self,
+        request: _memory_service_pb2.BatchFindConflictsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_memory_service_pb2.BatchFindConflictsResponse, _abc.Awaitable[_memory_service_pb2.BatchFindConflictsResponse]]:
+        """Returns, for many users of one tenant in one call, the active records each request's candidates may contradict,
+        exactly as one FindConflicts per request would (AIP-233 style batch; one embedding pass and one database read).
+        """
 
     @_abc_1.abstractmethod
     def SearchMemories(

@@ -26,7 +26,7 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _client_pool.POOL.AddSerializedFile(b'\n\x1fmemloop/v1/learning_event.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"I\n\x0bToolOutcome\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0b\n\x03ref\x18\x03 \x01(\t\x12\x0f\n\x07summary\x18\x04 \x01(\t\"\xb9\x04\n\rLearningEvent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08trace_id\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\x0e\n\x06tenant\x18\x04 \x01(\t\x12\x0c\n\x04user\x18\x05 \x01(\t\x12\x0e\n\x06thread\x18\x06 \x01(\t\x12\r\n\x05route\x18\x07 \x01(\t\x12L\n\x12procedure_versions\x18\x08 \x03(\x0b\x32\x30.memloop.v1.LearningEvent.ProcedureVersionsEntry\x12.\n\rtool_outcomes\x18\t \x03(\x0b\x32\x17.memloop.v1.ToolOutcome\x12\x14\n\x0c\x66\x65\x65\x64\x62\x61\x63k_ref\x18\n \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x0b \x01(\t\x12\x15\n\rowner_address\x18\x0c \x01(\t\x12/\n\x0b\x63ommit_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12?\n\x15sender_authentication\x18\x0e \x01(\x0b\x32 .memloop.v1.SenderAuthentication\x12+\n\x0bowner_claim\x18\x0f \x01(\x0e\x32\x16.memloop.v1.OwnerClaim\x12\x1a\n\x12owner_claim_reason\x18\x10 \x01(\t\x1a\x38\n\x16ProcedureVersionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xdb\x01\n\x14SenderAuthentication\x12/\n\x05\x64marc\x18\x01 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12.\n\x04\x64kim\x18\x02 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12-\n\x03spf\x18\x03 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12\x13\n\x0b\x64kim_domain\x18\x04 \x01(\t\x12\x1e\n\x16\x61uthentication_results\x18\x05 \x01(\t*\xd0\x02\n\x14\x41uthenticationResult\x12%\n!AUTHENTICATION_RESULT_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_PASS\x10\x01\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_FAIL\x10\x02\x12\"\n\x1e\x41UTHENTICATION_RESULT_SOFTFAIL\x10\x03\x12!\n\x1d\x41UTHENTICATION_RESULT_NEUTRAL\x10\x04\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_NONE\x10\x05\x12#\n\x1f\x41UTHENTICATION_RESULT_TEMPERROR\x10\x06\x12#\n\x1f\x41UTHENTICATION_RESULT_PERMERROR\x10\x07\x12 \n\x1c\x41UTHENTICATION_RESULT_POLICY\x10\x08*z\n\nOwnerClaim\x12\x1b\n\x17OWNER_CLAIM_UNSPECIFIED\x10\x00\x12\x19\n\x15OWNER_CLAIM_NOT_OWNER\x10\x01\x12\x18\n\x14OWNER_CLAIM_VERIFIED\x10\x02\x12\x1a\n\x16OWNER_CLAIM_UNVERIFIED\x10\x03\x62\x06proto3')
+DESCRIPTOR = _client_pool.POOL.AddSerializedFile(b'\n\x1fmemloop/v1/learning_event.proto\x12\nmemloop.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"I\n\x0bToolOutcome\x12\x0c\n\x04tool\x18\x01 \x01(\t\x12\x0e\n\x06status\x18\x02 \x01(\t\x12\x0b\n\x03ref\x18\x03 \x01(\t\x12\x0f\n\x07summary\x18\x04 \x01(\t\"\xce\x04\n\rLearningEvent\x12\x10\n\x08\x65vent_id\x18\x01 \x01(\t\x12\x10\n\x08trace_id\x18\x02 \x01(\t\x12\x12\n\nrequest_id\x18\x03 \x01(\t\x12\x0e\n\x06tenant\x18\x04 \x01(\t\x12\x0c\n\x04user\x18\x05 \x01(\t\x12\x0e\n\x06thread\x18\x06 \x01(\t\x12\r\n\x05route\x18\x07 \x01(\t\x12L\n\x12procedure_versions\x18\x08 \x03(\x0b\x32\x30.memloop.v1.LearningEvent.ProcedureVersionsEntry\x12.\n\rtool_outcomes\x18\t \x03(\x0b\x32\x17.memloop.v1.ToolOutcome\x12\x14\n\x0c\x66\x65\x65\x64\x62\x61\x63k_ref\x18\n \x01(\t\x12\x13\n\x0b\x63ontent_ref\x18\x0b \x01(\t\x12\x15\n\rowner_address\x18\x0c \x01(\t\x12/\n\x0b\x63ommit_time\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12?\n\x15sender_authentication\x18\x0e \x01(\x0b\x32 .memloop.v1.SenderAuthentication\x12+\n\x0bowner_claim\x18\x0f \x01(\x0e\x32\x16.memloop.v1.OwnerClaim\x12\x1a\n\x12owner_claim_reason\x18\x10 \x01(\t\x12\x13\n\x0bredacted_by\x18\x11 \x01(\t\x1a\x38\n\x16ProcedureVersionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xdb\x01\n\x14SenderAuthentication\x12/\n\x05\x64marc\x18\x01 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12.\n\x04\x64kim\x18\x02 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12-\n\x03spf\x18\x03 \x01(\x0e\x32 .memloop.v1.AuthenticationResult\x12\x13\n\x0b\x64kim_domain\x18\x04 \x01(\t\x12\x1e\n\x16\x61uthentication_results\x18\x05 \x01(\t*\xd0\x02\n\x14\x41uthenticationResult\x12%\n!AUTHENTICATION_RESULT_UNSPECIFIED\x10\x00\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_PASS\x10\x01\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_FAIL\x10\x02\x12\"\n\x1e\x41UTHENTICATION_RESULT_SOFTFAIL\x10\x03\x12!\n\x1d\x41UTHENTICATION_RESULT_NEUTRAL\x10\x04\x12\x1e\n\x1a\x41UTHENTICATION_RESULT_NONE\x10\x05\x12#\n\x1f\x41UTHENTICATION_RESULT_TEMPERROR\x10\x06\x12#\n\x1f\x41UTHENTICATION_RESULT_PERMERROR\x10\x07\x12 \n\x1c\x41UTHENTICATION_RESULT_POLICY\x10\x08*z\n\nOwnerClaim\x12\x1b\n\x17OWNER_CLAIM_UNSPECIFIED\x10\x00\x12\x19\n\x15OWNER_CLAIM_NOT_OWNER\x10\x01\x12\x18\n\x14OWNER_CLAIM_VERIFIED\x10\x02\x12\x1a\n\x16OWNER_CLAIM_UNVERIFIED\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,16 +35,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._loaded_options = None
   _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._serialized_options = b'8\001'
-  _globals['_AUTHENTICATIONRESULT']._serialized_start=950
-  _globals['_AUTHENTICATIONRESULT']._serialized_end=1286
-  _globals['_OWNERCLAIM']._serialized_start=1288
-  _globals['_OWNERCLAIM']._serialized_end=1410
+  _globals['_AUTHENTICATIONRESULT']._serialized_start=971
+  _globals['_AUTHENTICATIONRESULT']._serialized_end=1307
+  _globals['_OWNERCLAIM']._serialized_start=1309
+  _globals['_OWNERCLAIM']._serialized_end=1431
   _globals['_TOOLOUTCOME']._serialized_start=80
   _globals['_TOOLOUTCOME']._serialized_end=153
   _globals['_LEARNINGEVENT']._serialized_start=156
-  _globals['_LEARNINGEVENT']._serialized_end=725
-  _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._serialized_start=669
-  _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._serialized_end=725
-  _globals['_SENDERAUTHENTICATION']._serialized_start=728
-  _globals['_SENDERAUTHENTICATION']._serialized_end=947
+  _globals['_LEARNINGEVENT']._serialized_end=746
+  _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._serialized_start=690
+  _globals['_LEARNINGEVENT_PROCEDUREVERSIONSENTRY']._serialized_end=746
+  _globals['_SENDERAUTHENTICATION']._serialized_start=749
+  _globals['_SENDERAUTHENTICATION']._serialized_end=968
 # @@protoc_insertion_point(module_scope)

@@ -1013,6 +1013,58 @@ class FindConflictsResponse(_message.Message):
 Global___FindConflictsResponse: _TypeAlias = FindConflictsResponse  # noqa: Y015
 
 @_typing.final
+class BatchFindConflictsRequest(_message.Message):
+    """Request for the conflicts of many users' candidates of one tenant."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TENANT_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    tenant: _builtins.str
+    """Tenant of every request; each request's tenant must be empty (meaning this one) or equal. At most 256 characters."""
+    @_builtins.property
+    def requests(self) -> _containers.RepeatedCompositeFieldContainer[Global___FindConflictsRequest]:
+        """The requests, typically one per user of a batch of events, answered in request order. At most 64 items."""
+
+    def __init__(
+        self,
+        *,
+        tenant: _builtins.str = ...,
+        requests: _abc.Iterable[Global___FindConflictsRequest] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["requests", b"requests", "tenant", b"tenant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchFindConflictsRequest: _TypeAlias = BatchFindConflictsRequest  # noqa: Y015
+
+@_typing.final
+class BatchFindConflictsResponse(_message.Message):
+    """The conflicts of each request of a batch."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESPONSES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def responses(self) -> _containers.RepeatedCompositeFieldContainer[Global___FindConflictsResponse]:
+        """One response per request, in request order."""
+
+    def __init__(
+        self,
+        *,
+        responses: _abc.Iterable[Global___FindConflictsResponse] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["responses", b"responses"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchFindConflictsResponse: _TypeAlias = BatchFindConflictsResponse  # noqa: Y015
+
+@_typing.final
 class SearchMemoriesRequest(_message.Message):
     """Request to search memories."""
 
