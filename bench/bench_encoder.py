@@ -8,9 +8,10 @@ Two parts:
   median is reported. Also how often the heads read a sentence differently at int8 (type and
   intent argmax against fp32, each sentence embedded on its own).
 - **stack** (``--stack``): one stack as `memloop up` runs it (MiniLM), rounds alternating learning
-  off / loop with an fp32 worker / loop with an int8 worker at 10 req/s. Per loop round the CPU of
-  every process from the first request until memory has processed every event (so a worker that
-  lags is charged in full), per event; and serving's p99 against the learning-off rounds.
+  off and the loop with each worker variant (`LOOP_VARIANTS`: fp32 with the old 25 ms batch window,
+  int8 with it, int8 with a 150 ms window) at 10 req/s. Per loop round the CPU of every process
+  from the first request until memory has processed every event (so a worker that lags is charged
+  in full), per event; and serving's p99 against the learning-off rounds.
 
 CPU time (`process_time` / the processes' own counters), so other load counts less than in wall
 times; the load average is printed with every part.
@@ -31,11 +32,11 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench._harness import Row, alice_requests, load_average, row  # noqa: E402 - after the offline switch
-from services.common.redaction import RedactionMode, Redactor  # noqa: E402
-from services.common.text_folding import fold_for_matching  # noqa: E402
-from services.serving.domain.model import is_from_owner  # noqa: E402
-from services.worker.domain.extraction import EmailContent, ExtractionInput, authored_sentences  # noqa: E402
+from bench._harness import Row, alice_requests, load_average, row
+from services.common.redaction import RedactionMode, Redactor
+from services.common.text_folding import fold_for_matching
+from services.serving.domain.model import is_from_owner
+from services.worker.domain.extraction import EmailContent, ExtractionInput, authored_sentences
 
 PRECISIONS = ("fp32", "int8")
 LOW_RATE = 10.0
@@ -102,7 +103,10 @@ def in_process(quick: bool) -> list[Row]:
     heads = load_heads()
     encoders = {p: MiniLmSentenceEncoder(precision=p) for p in PRECISIONS}
     extractors = {p: LearnedExtractor(encoders[p], heads) for p in PRECISIONS}
-    workloads = {"Alice's e-mails": alice_events(8 if quick else 40), "held-out e-mails": _held_out(40 if quick else 160)}
+    workloads = {
+        "Alice's e-mails": alice_events(8 if quick else 40),
+        "held-out e-mails": _held_out(40 if quick else 160),
+    }
     rounds = 3 if quick else 5
     print(f"encoder bench, in process (load average {load_average()}):", flush=True)
     rows: list[Row] = []
@@ -146,19 +150,27 @@ def in_process(quick: bool) -> list[Row]:
     return rows
 
 
+#: The loop's variants: the worker's environment. "before" is the old default (fp32, 25 ms batch window).
+LOOP_VARIANTS: dict[str, dict[str, str]] = {
+    "fp32, 25 ms": {"MEMLOOP_WORKER_ENCODER_PRECISION": "fp32", "MEMLOOP_WORKER_BATCH_WAIT_MS": "25"},
+    "int8, 25 ms": {"MEMLOOP_WORKER_ENCODER_PRECISION": "int8", "MEMLOOP_WORKER_BATCH_WAIT_MS": "25"},
+    "int8, 150 ms": {"MEMLOOP_WORKER_ENCODER_PRECISION": "int8", "MEMLOOP_WORKER_BATCH_WAIT_MS": "150"},
+}
+
+
 def stack_rounds(quick: bool) -> list[Row]:
-    """Learning off / loop fp32 / loop int8 at 10 req/s on one stack, alternating; CPU per event until drained."""
-    from bench._harness import CpuMeter, open_loop, pct, run_service, running_stack
-    from bench.bench_serving import FULL, OPEN_THREADS, QUICK, RPC_TIMEOUT, ServingBench
+    """Learning off and each loop variant at 10 req/s on one stack, alternating; CPU per event until drained."""
+    from bench._harness import CpuMeter, pct, run_service, running_stack
+    from bench.bench_serving import FULL, QUICK, RPC_TIMEOUT, ServingBench
 
     sizes = QUICK if quick else FULL
     count, rounds = (60, 2) if quick else (200, 3)
-    latencies: dict[str, list[float]] = {"off": [], "fp32": [], "int8": []}
-    cpu: dict[str, list[dict[str, float]]] = {"fp32": [], "int8": []}
+    latencies: dict[str, list[float]] = {name: [] for name in ("off", *LOOP_VARIANTS)}
+    cpu: dict[str, list[dict[str, float]]] = {name: [] for name in LOOP_VARIANTS}
     with running_stack("serving", "minilm") as stack:
         bench = ServingBench(stack, sizes)
         print(f"encoder bench, stack (load average {load_average()}):", flush=True)
-        order = ["off", "fp32", "int8"]
+        order = ["off", *LOOP_VARIANTS]
         for r in range(rounds):
             for variant in order if r % 2 == 0 else list(reversed(order)):
                 if variant == "off":
@@ -168,8 +180,7 @@ def stack_rounds(quick: bool) -> list[Row]:
                     print(f"  round {r} off: p99 {p99:.1f} ms", flush=True)
                     continue
                 bench.learning_on()
-                run_service(stack, "worker", {"MEMLOOP_WORKER_ENCODER_PRECISION": variant})
-                bench.drain(timeout=600)
+                run_service(stack, "worker", LOOP_VARIANTS[variant])
                 tenant = bench.tenants["loop"]
                 channel, stub = bench._serving_stub(tenant)
                 try:
@@ -179,20 +190,14 @@ def stack_rounds(quick: bool) -> list[Row]:
                     bench.drain(timeout=600)
                     requests = alice_requests(count, tenant)
                     with CpuMeter(stack) as meter:
-                        result = open_loop(
-                            lambda i, reqs=requests: stub.HandleRequest(reqs[i], timeout=RPC_TIMEOUT),  # type: ignore[misc]
-                            len(requests),
-                            LOW_RATE,
-                            OPEN_THREADS,
-                        )
+                        result = _open_loop(stub, requests)
                         bench.learned_expected += len(result.latencies_ms)
                         bench.drain(timeout=600)
                 finally:
                     channel.close()
                 p99 = pct(result.latencies_ms, 99)
                 latencies[variant].append(p99)
-                per_event = {name: 1000 * s / count for name, s in meter.used.items()}
-                cpu[variant].append(per_event)
+                cpu[variant].append({name: 1000 * s / count for name, s in meter.used.items()})
                 print(f"  round {r} loop {variant}: p99 {p99:.1f} ms; {meter.describe()}", flush=True)
         load = load_average()
     print(f"  load average at the end {load}", flush=True)
@@ -200,25 +205,29 @@ def stack_rounds(quick: bool) -> list[Row]:
     def cpu_median(variant: str, *names: str) -> float:
         return statistics.median(sum(d.get(n, 0.0) for n in names) for d in cpu[variant])
 
+    before = next(iter(LOOP_VARIANTS))
     rows = []
-    for names in (("worker",), ("memory",), ("worker", "memory")):
-        label = " + ".join(names)
-        fp32, int8 = cpu_median("fp32", *names), cpu_median("int8", *names)
-        rows.append(
-            row(
-                f"{label} CPU ms per event @{LOW_RATE:g}/s until drained, int8 vs fp32 worker encoder "
-                f"(median of {rounds} alternating rounds, {count} events each) [load {load}]",
-                round(int8, 1),
-                round(fp32, 1),
-                round(int8 / fp32, 2),
+    for variant in list(LOOP_VARIANTS)[1:]:
+        for names in (("worker",), ("memory",), ("worker", "memory")):
+            label = " + ".join(names)
+            after, base = cpu_median(variant, *names), cpu_median(before, *names)
+            rows.append(
+                row(
+                    f"{label} CPU ms per event @{LOW_RATE:g}/s until drained: worker {variant} vs {before} "
+                    f"(median of {rounds} alternating rounds, {count} events each) [load {load}]",
+                    round(after, 1),
+                    round(base, 1),
+                    round(after / base, 2),
+                    "≤ 0.5x" if label == "worker + memory" else "",
+                    after / base <= 0.5 if label == "worker + memory" else None,
+                )
             )
-        )
     off = statistics.median(latencies["off"])
-    for variant in PRECISIONS:
+    for variant in LOOP_VARIANTS:
         loop = statistics.median(latencies[variant])
         rows.append(
             row(
-                f"serving p99 ms @{LOW_RATE:g}/s, loop with the {variant} encoder vs learning off "
+                f"serving p99 ms @{LOW_RATE:g}/s, loop with worker {variant} vs learning off "
                 f"(median of {rounds} rounds' p99)",
                 round(loop, 2),
                 round(off, 2),
@@ -230,18 +239,26 @@ def stack_rounds(quick: bool) -> list[Row]:
     return rows
 
 
-def _measure_off(bench: Any, count: int) -> float:
-    from bench._harness import open_loop, pct
+def _open_loop(stub: Any, requests: Sequence[Any]) -> Any:
+    """`requests` through serving, open loop at 10 req/s (bench_serving's shape)."""
+    from bench._harness import open_loop
     from bench.bench_serving import OPEN_THREADS, RPC_TIMEOUT
+
+    def call(i: int) -> Any:
+        return stub.HandleRequest(requests[i], timeout=RPC_TIMEOUT)
+
+    return open_loop(call, len(requests), LOW_RATE, OPEN_THREADS)
+
+
+def _measure_off(bench: Any, count: int) -> float:
+    from bench._harness import pct
+    from bench.bench_serving import RPC_TIMEOUT
 
     channel, stub = bench._serving_stub(bench.tenants["off"])
     try:
         for request in alice_requests(bench.sizes.warmup, bench.tenants["off"]):
             stub.HandleRequest(request, timeout=RPC_TIMEOUT)
-        requests = alice_requests(count, bench.tenants["off"])
-        result = open_loop(
-            lambda i: stub.HandleRequest(requests[i], timeout=RPC_TIMEOUT), len(requests), LOW_RATE, OPEN_THREADS
-        )
+        result = _open_loop(stub, alice_requests(count, bench.tenants["off"]))
     finally:
         channel.close()
     return pct(result.latencies_ms, 99)
