@@ -15,8 +15,10 @@ Settings (environment variable — default — why):
   memory serves them on the gRPC threads its retrieval shares, so learning never holds them all;
 * MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
-* MEMLOOP_WORKER_BATCH_WAIT_MS — 25 — after the first message, how long a pull waits for more
-  (a backlog fills a batch at once; a lone event waits at most this long);
+* MEMLOOP_WORKER_BATCH_WAIT_MS — 150 — after the first message, how long a pull waits for more
+  (a backlog fills a batch at once; a lone event waits at most this long). At 10 req/s 25 ms made
+  batches of one event; 150 ms makes them about two, and the encoder, the peers' calls and memory's
+  batch apply cost less per event (`bench/bench_encoder.py --stack`: worker CPU per event -24 %);
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
@@ -123,7 +125,7 @@ class WorkerSettings:
     learning: LearningPriority = field(default_factory=LearningPriority)
     pressure: PressureSettings = field(default_factory=PressureSettings)
     batch_size: int = 32
-    batch_wait_seconds: float = 0.025
+    batch_wait_seconds: float = 0.150
     memory_calls: int = 8
     encoder_precision: str = "int8"
 
@@ -135,7 +137,7 @@ class WorkerSettings:
         batch_size = _positive(env_int(env, "MEMLOOP_WORKER_BATCH_SIZE", 32), "MEMLOOP_WORKER_BATCH_SIZE")
         if batch_size > MAX_BATCH_SIZE:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_SIZE={batch_size} must be at most {MAX_BATCH_SIZE}")
-        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 25.0)
+        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 150.0)
         if not batch_wait_ms >= 1.0:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_WAIT_MS={batch_wait_ms} must be at least 1")
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
