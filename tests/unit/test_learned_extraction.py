@@ -342,3 +342,15 @@ def test_the_int8_encoder_is_quantised_and_its_rows_stay_close_to_fp32(fp32_enco
     heads = load_heads()
     same = [a.type == b.type for a, b in zip(heads.predict(quantised), heads.predict(exact), strict=True)]
     assert sum(same) / len(same) >= 0.9
+
+
+def test_the_encoder_reads_at_most_128_word_pieces(fp32_encoder: MiniLmSentenceEncoder) -> None:
+    # Given two 300-word sentences that differ only after their first 200 words
+    head = " ".join(["We reviewed the rollout plan with the team"] * 25)
+    first, second = f"{head} and it went well.", f"{head} but the vendor lied about prices!"
+    # When embedded  Then only the first 128 word pieces count (what MiniLM was trained on), so they match
+    rows = fp32_encoder.embed([first, second])
+    assert float(rows[0] @ rows[1]) > 0.9999
+    # And a short sentence is read whole: a different ending changes its row
+    short = fp32_encoder.embed(["We reviewed the plan and it went well.", "We reviewed the plan but the vendor lied."])
+    assert float(short[0] @ short[1]) < 0.99
