@@ -185,7 +185,13 @@ def _summary(name: str, f: Figures) -> str:
     )
 
 
-def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, learned_results: Sequence[Any]) -> str:
+def report(
+    rows: Sequence[dict[str, Any]],
+    learned: Figures,
+    rules: Figures,
+    learned_results: Sequence[Any],
+    precision: str = "int8",
+) -> str:
     owner_statements = learned.total(author="owner", expected="store")
     out = [
         "# Extraction report",
@@ -196,7 +202,8 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
         f" instructions in unseen wrappers, {learned.total(author='owner', phrasing='hedge')} owner hedges). Each",
         "sentence is one e-mail through the worker's use case in process (`process_event`: thorough redaction,",
         "extraction, the real policy rules at their default thresholds, the in-memory memory fake); no gRPC,",
-        "database or stream. `learned` is the worker's extractor in MiniLM mode, `rules` the rule extractor",
+        "database or stream. `learned` is the worker's extractor in MiniLM mode (encoder precision"
+        f" `{precision}`, `MEMLOOP_WORKER_ENCODER_PRECISION`; `--precision` for the other), `rules` the rule extractor",
         "alone (the hashing-embedder mode). Through the whole stack as processes (gRPC, PostgreSQL, NATS),",
         "`tests/e2e/test_learned_loop.py` shows statements the rules miss becoming active in MiniLM mode.",
         "",
@@ -296,7 +303,7 @@ def main() -> None:
             f"{name}: recall {f.recall_active_or_review:.3f} active-or-review, {f.recall_active:.3f} active;"
             f" stored precision {f.stored_precision:.3f}"
         )
-    args.report.write_text(report(rows, learned, rules, learned_results), encoding="utf-8")
+    args.report.write_text(report(rows, learned, rules, learned_results, args.precision), encoding="utf-8")
     print(f"wrote {args.report}")
 
 
