@@ -155,7 +155,8 @@ def extract_set(path: Path = EXTRACTION, split: str = "train") -> list[Extracted
 
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     rows = [row for row in rows if row["split"] == split]
-    encoder = PreparedEncoder(MiniLmSentenceEncoder(), [fold_for_matching(row["text"]) for row in rows])
+    # fp32 rows, embedded ahead in one batch (they do not depend on their batch), as the heads were trained
+    encoder = PreparedEncoder(MiniLmSentenceEncoder(precision="fp32"), [fold_for_matching(row["text"]) for row in rows])
     extractor, items, floor = LearnedExtractor(encoder, load_heads()), [], PolicyThresholds(0.0, 0.0)
     for index, row in enumerate(rows):
         owner = row["author"] == "owner"

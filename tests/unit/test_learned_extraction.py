@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
+import torch
 
 from services.common.auth_keys import SigningKey
 from services.common.redaction import RedactionMode, Redactor
@@ -285,3 +286,71 @@ def test_minilm_mode_uses_the_learned_extractor_and_hashing_mode_the_rules(env: 
         }
     )
     assert settings.extractor == expected
+
+
+# --- the encoder's precision ------------------------------------------------------------------------
+
+
+def _worker_env(**extra: str) -> dict[str, str]:
+    return {
+        **{f"MEMLOOP_{name}_TARGET": "127.0.0.1:1" for name in ("SERVING", "POLICY", "MEMORY")},
+        "MEMLOOP_SERVICE_TOKEN": "t",
+        "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, "int8"), ("int8", "int8"), ("FP32", "fp32")])
+def test_the_encoder_precision_is_a_worker_setting_defaulting_to_int8(value: str | None, expected: str) -> None:
+    # Given the worker's environment with or without MEMLOOP_WORKER_ENCODER_PRECISION  When read
+    extra = {} if value is None else {"MEMLOOP_WORKER_ENCODER_PRECISION": value}
+    # Then the precision is the one named, int8 by default
+    assert WorkerSettings.from_env(_worker_env(**extra)).encoder_precision == expected
+
+
+@pytest.mark.parametrize("value", ["int4", "fp16", "float32"])
+def test_an_unknown_encoder_precision_stops_the_worker_naming_the_setting(value: str) -> None:
+    # Given a precision the worker does not have  When settings are read  Then it refuses, naming the setting
+    with pytest.raises(SystemExit, match="MEMLOOP_WORKER_ENCODER_PRECISION"):
+        WorkerSettings.from_env(_worker_env(MEMLOOP_WORKER_ENCODER_PRECISION=value))
+    with pytest.raises(ValueError, match="precision"):
+        MiniLmSentenceEncoder(precision=value)
+
+
+@pytest.fixture(scope="module")
+def fp32_encoder() -> MiniLmSentenceEncoder:
+    return MiniLmSentenceEncoder(precision="fp32")
+
+
+def test_the_int8_encoder_is_quantised_and_its_rows_stay_close_to_fp32(fp32_encoder: MiniLmSentenceEncoder) -> None:
+    # Given the worker's default encoder and the fp32 one, and held-out sentences embedded one at a time
+    int8 = MiniLmSentenceEncoder()
+    report = _script("extraction_report")
+    texts = [row["text"] for row in report.load_rows()[::12]]
+    quantised = np.concatenate([int8.embed([text]) for text in texts])
+    exact = np.concatenate([fp32_encoder.embed([text]) for text in texts])
+    # Then the default really is int8 (its linear layers are quantised modules, fp32's are not)
+    assert int8.precision == "int8" and fp32_encoder.precision == "fp32"
+    quantised_layers = [m for m in int8._model.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+    assert len(quantised_layers) >= 36  # 6 layers x (query, key, value, output, 2 feed-forward)
+    assert not [m for m in int8._model.modules() if type(m) is torch.nn.Linear]
+    assert not [m for m in fp32_encoder._model.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+    # And its rows are unit length, near the fp32 rows, and read the same way by the heads almost always
+    assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-4)
+    cosines = (quantised * exact).sum(axis=1)
+    assert cosines.min() > 0.9 and cosines.mean() > 0.95
+    heads = load_heads()
+    same = [a.type == b.type for a, b in zip(heads.predict(quantised), heads.predict(exact), strict=True)]
+    assert sum(same) / len(same) >= 0.9
+
+
+def test_the_encoder_reads_at_most_128_word_pieces(fp32_encoder: MiniLmSentenceEncoder) -> None:
+    # Given two 300-word sentences that differ only after their first 200 words
+    head = " ".join(["We reviewed the rollout plan with the team"] * 25)
+    first, second = f"{head} and it went well.", f"{head} but the vendor lied about prices!"
+    # When embedded  Then only the first 128 word pieces count (what MiniLM was trained on), so they match
+    rows = fp32_encoder.embed([first, second])
+    assert float(rows[0] @ rows[1]) > 0.9999
+    # And a short sentence is read whole: a different ending changes its row
+    short = fp32_encoder.embed(["We reviewed the plan and it went well.", "We reviewed the plan but the vendor lied."])
+    assert float(short[0] @ short[1]) < 0.99
