@@ -16,9 +16,24 @@ DEPLOY = REPO_ROOT / "deploy"
 K8S = DEPLOY / "k8s"
 OVERLAYS = ("base", "production")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet")
-# The five gRPC services and the console, with the port each serves (health only for relay, worker).
-GRPC_PORTS = {"serving": 50051, "policy": 50052, "memory": 50053, "relay": 50054, "worker": 50055}
+# The gRPC processes and the console, with the port each serves (health only for relay, worker).
+# serving-loop is serving's code with MEMLOOP_SERVING_ROLE=loop: the loop's calls only.
+GRPC_PORTS = {
+    "serving": 50051,
+    "policy": 50052,
+    "memory": 50053,
+    "relay": 50054,
+    "worker": 50055,
+    "serving-loop": 50056,
+}
 SERVICES = (*GRPC_PORTS, "console")
+# The package whose entrypoint each process runs, where it is not the process's own name.
+PACKAGES = {"serving-loop": "serving"}
+
+
+def package(service: str) -> str:
+    """`services.<package>.entrypoints.main` is what `service` runs."""
+    return PACKAGES.get(service, service)
 
 
 def kubectl() -> str:

@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from tests.deploy.manifests import DEPLOY, REPO_ROOT, SERVICES, load_yaml
+from tests.deploy.manifests import DEPLOY, GRPC_PORTS, REPO_ROOT, SERVICES, load_yaml, package
 
 COMPOSE = DEPLOY / "compose.yaml"
 DOCKERFILE = DEPLOY / "Dockerfile"
@@ -59,10 +59,11 @@ def test_each_memloop_service_runs_its_entrypoint_and_checks_grpc_health(compose
     for name in SERVICES:
         service = compose["services"][name]
         assert service["image"] == "memloop:local"
-        assert service["command"] == ["python", "-m", f"services.{name}.entrypoints.main"]
+        assert service["command"] == ["python", "-m", f"services.{package(name)}.entrypoints.main"]
         if name != "console":  # HTTP, not gRPC: its own port check
             assert service["healthcheck"]["test"] == ["CMD", "python", "-m", "services.common.healthcheck"]
-            assert importlib.util.find_spec(f"services.{name}.entrypoints.main") is not None
+            assert importlib.util.find_spec(f"services.{package(name)}.entrypoints.main") is not None
+            assert service["environment"]["MEMLOOP_GRPC_PORT"] == str(GRPC_PORTS[name]), name
 
 
 def test_secrets_reach_the_containers_only_as_mounted_files(compose: dict[str, Any]) -> None:
@@ -93,8 +94,25 @@ def test_services_get_the_issuer_public_key_and_no_container_mounts_the_private_
 
 def test_learning_containers_get_a_smaller_cpu_share_than_serving(compose: dict[str, Any]) -> None:
     shares = {name: compose["services"][name]["cpu_shares"] for name in SERVICES}
-    for learning in ("relay", "worker"):
+    for learning in ("relay", "worker", "serving-loop"):
         assert shares[learning] * 4 <= min(shares["serving"], shares["memory"])
+
+
+def test_the_loop_calls_serving_loop_which_agents_cannot_reach(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    loop, serving = services["serving-loop"], services["serving"]
+    assert loop["environment"]["MEMLOOP_SERVING_ROLE"] == "loop"
+    assert serving["environment"].get("MEMLOOP_SERVING_ROLE", "all") == "all"
+    # serving's database, as serving's app role, from the same secret files
+    for key in ("MEMLOOP_SERVING_DATABASE_URL_FILE", "MEMLOOP_SERVING_DB_PASSWORD_FILE"):
+        assert loop["environment"][key] == serving["environment"][key], key
+    assert set(loop["secrets"]) == set(serving["secrets"])
+    assert "ports" not in loop  # not published on the host: only the worker and memory call it
+    assert {"postgres", "serving"} <= set(loop["depends_on"])
+    target = f"serving-loop:{GRPC_PORTS['serving-loop']}"
+    for caller in ("worker", "memory"):
+        assert services[caller]["environment"]["MEMLOOP_SERVING_LOOP_TARGET"] == target, caller
+        assert services[caller]["depends_on"]["serving-loop"] == {"condition": "service_healthy"}, caller
 
 
 def _stages(text: str) -> list[list[str]]:

@@ -28,7 +28,7 @@ from tests.deploy.manifests import (
 
 KUBERNETES_VERSION = "1.33"  # the oldest minor still supported upstream when this was written
 CRD_SCHEMAS = {("postgresql.cnpg.io/v1", "Cluster"): K8S / "schemas" / "cnpg-cluster.schema.json"}
-LEARNING = {"relay", "worker", "policy"}
+LEARNING = {"relay", "worker", "policy", "serving-loop"}
 REQUEST_PATH = {"serving", "memory"}
 SECRET_NAME = re.compile(r"SECRET|TOKEN|PASSWORD|DATABASE_URL|API_KEY")
 
@@ -120,7 +120,7 @@ def test_learning_workloads_run_below_serving_and_never_preempt(objects: list[di
         assert classes[name]["preemptionPolicy"] == "Never"
     # Under CPU contention cgroups share CPU by request: learning asks for a fraction of serving's.
     cpu = {c: _quantity(containers(w)[0]["resources"]["requests"]["cpu"]) for c, w in found.items()}
-    assert max(cpu[c] for c in ("relay", "worker")) <= cpu["serving"] / 4
+    assert max(cpu[c] for c in ("relay", "worker", "serving-loop")) <= cpu["serving"] / 4
 
 
 def test_every_workload_has_a_disruption_budget_that_still_allows_a_drain(objects: list[dict[str, Any]]) -> None:
@@ -196,9 +196,29 @@ def test_every_setting_the_manifests_set_is_one_the_services_read(objects: list[
 def test_the_peer_targets_name_services_and_ports_that_exist(objects: list[dict[str, Any]]) -> None:
     config = by_kind(objects, "ConfigMap")["memloop-config"]["data"]
     services = by_kind(objects, "Service")
-    for key in ("MEMLOOP_SERVING_TARGET", "MEMLOOP_POLICY_TARGET", "MEMLOOP_MEMORY_TARGET"):
+    for key in (
+        "MEMLOOP_SERVING_TARGET",
+        "MEMLOOP_SERVING_LOOP_TARGET",
+        "MEMLOOP_POLICY_TARGET",
+        "MEMLOOP_MEMORY_TARGET",
+    ):
         host, port = config[key].rsplit(":", 1)
         assert int(port) in {p["port"] for p in services[host]["spec"]["ports"]}, key
+    assert config["MEMLOOP_SERVING_LOOP_TARGET"] == f"memloop-serving-loop:{GRPC_PORTS['serving-loop']}"
+
+
+def test_serving_loop_runs_servings_code_in_the_loop_role_on_servings_database(objects: list[dict[str, Any]]) -> None:
+    found = workloads(objects)
+    (loop,), (serving,) = containers(found["serving-loop"]), containers(found["serving"])
+    assert loop["command"] == serving["command"] == ["python", "-m", "services.serving.entrypoints.main"]
+    loop_env = {e["name"]: e for e in loop["env"]}
+    serving_env = {e["name"]: e for e in serving["env"]}
+    assert loop_env["MEMLOOP_SERVING_ROLE"]["value"] == "loop"
+    assert serving_env.get("MEMLOOP_SERVING_ROLE", {"value": "all"})["value"] == "all"
+    # serving's owner URL (migrations) and serving's app role password: the same Secrets as serving
+    for name in ("MEMLOOP_SERVING_DATABASE_URL", "MEMLOOP_SERVING_DB_PASSWORD"):
+        assert loop_env[name]["valueFrom"] == serving_env[name]["valueFrom"], name
+    assert found["serving-loop"]["spec"]["template"]["spec"]["priorityClassName"] == "memloop-learning"
 
 
 def test_production_runs_the_streams_at_r3_on_three_jetstream_nodes() -> None:

@@ -15,6 +15,7 @@ from tests.deploy.manifests import OVERLAYS, by_kind, render
 
 PODS = {
     "serving": {"app.kubernetes.io/name": "memloop", "app.kubernetes.io/component": "serving"},
+    "serving-loop": {"app.kubernetes.io/name": "memloop", "app.kubernetes.io/component": "serving-loop"},
     "policy": {"app.kubernetes.io/name": "memloop", "app.kubernetes.io/component": "policy"},
     "memory": {"app.kubernetes.io/name": "memloop", "app.kubernetes.io/component": "memory"},
     "relay": {"app.kubernetes.io/name": "memloop", "app.kubernetes.io/component": "relay"},
@@ -25,16 +26,18 @@ PODS = {
     "memory-db": {"cnpg.io/cluster": "memloop-memory-db"},
 }
 
-# Who calls whom (DESIGN.md): serving never calls memory, policy calls nothing.
+# Who calls whom (DESIGN.md): serving never calls memory, policy calls nothing. The worker and
+# memory call serving only through its loop-only process (MEMLOOP_SERVING_LOOP_TARGET).
 EXPECTED_CALLS = {
     ("serving", "serving-db", 5432),
+    ("serving-loop", "serving-db", 5432),
     ("relay", "serving-db", 5432),
     ("relay", "nats", 4222),
-    ("worker", "serving", 50051),
+    ("worker", "serving-loop", 50056),
     ("worker", "policy", 50052),
     ("worker", "memory", 50053),
     ("worker", "nats", 4222),
-    ("memory", "serving", 50051),
+    ("memory", "serving-loop", 50056),
     ("memory", "nats", 4222),
     ("memory", "memory-db", 5432),
     ("console", "serving", 50051),
@@ -142,3 +145,20 @@ def test_a_policy_that_let_serving_reach_memory_would_be_caught() -> None:
     policies["memloop-memory"]["spec"]["ingress"][0]["from"].append({"podSelector": {"matchLabels": PODS["serving"]}})
     calls, _ = _graph(objects)
     assert ("serving", "memory", 50053) in calls - EXPECTED_CALLS
+
+
+def test_only_the_worker_and_memory_reach_serving_loop_and_agents_never_do(objects: list[dict[str, Any]]) -> None:
+    calls, outside = _graph(objects)
+    assert {(src, port) for src, dst, port in calls if dst == "serving-loop"} == {("worker", 50056), ("memory", 50056)}
+    assert not [c for c in outside if c[1] == "serving-loop" and c[2] != 9464]  # only Prometheus, on metrics
+    # the loop's callers have no edge to the agent-facing process
+    assert not [c for c in calls if c[1] == "serving" and c[0] in {"worker", "memory"}]
+
+
+def test_a_policy_that_let_agents_reach_serving_loop_would_be_caught() -> None:
+    # Given the rendered base with serving-loop's ingress widened to the agents' namespaces
+    objects = render("base")
+    policy = by_kind(objects, "NetworkPolicy")["memloop-serving-loop"]["spec"]
+    policy["ingress"][0]["from"].append({"namespaceSelector": {"matchLabels": {"memloop.io/agents": "true"}}})
+    _, outside = _graph(objects)
+    assert ("memloop.io/agents=true", "serving-loop", 50056) in outside - EXPECTED_FROM_OUTSIDE

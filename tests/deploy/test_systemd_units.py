@@ -33,9 +33,30 @@ def test_the_unit_template_runs_each_part_unprivileged_with_a_drain_period() -> 
     assert int(unit["TimeoutStopSec"]) > 10  # longer than the default MEMLOOP_DRAIN_SECONDS
 
 
+def _directives(name: str, key: str) -> list[str]:
+    """Every value of `key` in order: a drop-in resets a list setting such as ExecStart with an empty one."""
+    lines = (SYSTEMD / name).read_text(encoding="utf-8").splitlines()
+    return [line.split("=", 1)[1].strip() for line in lines if line.startswith(f"{key}=")]
+
+
+def test_serving_loop_runs_servings_entrypoint_in_the_loop_role_at_learning_priority() -> None:
+    # The template's services.%i would be services.serving-loop, which is no module: the drop-in
+    # clears ExecStart and runs serving's entrypoint with MEMLOOP_SERVING_ROLE=loop.
+    assert _directives("serving-loop.conf", "ExecStart") == [
+        "",
+        "/opt/memloop/.venv/bin/python -m services.serving.entrypoints.main",
+    ]
+    assert "MEMLOOP_SERVING_ROLE=loop" in _service_section("serving-loop.conf")["Environment"].split()
+    # Installed beside learning.conf, whose header names it among the learning units
+    header = (SYSTEMD / "learning.conf").read_text(encoding="utf-8").split("[Service]")[0]
+    assert "memloop@serving-loop" in header and "serving-loop" in header.split("for u in ")[1].split(";")[0]
+    assert "learning.conf" in (SYSTEMD / "serving-loop.conf").read_text(encoding="utf-8")
+
+
 def test_the_documented_settings_are_settings_the_services_read() -> None:
     code = "".join(p.read_text(encoding="utf-8") for p in (REPO_ROOT / "services").rglob("*.py"))
     documented = set(re.findall(r"^(MEMLOOP_[A-Z0-9_]+)=", (DEPLOY / "memloop.env.example").read_text(), re.M))
-    documented |= set(re.findall(r"MEMLOOP_[A-Z0-9_]+", (SYSTEMD / "memloop@.service").read_text()))
+    for unit in (SYSTEMD / "memloop@.service", *SYSTEMD.glob("*.conf")):
+        documented |= set(re.findall(r"MEMLOOP_[A-Z0-9_]+", unit.read_text()))
     # NAME_FILE is the file form every secret-like setting accepts (services.common.settings.env_secret)
     assert documented and {name for name in documented if name.removesuffix("_FILE") not in code} == set()
