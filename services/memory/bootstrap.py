@@ -125,8 +125,8 @@ def replica_sync(
     sync: IndexSynchroniser, poll_seconds: float, persist_seconds: float, learning: LearningPriority
 ) -> ReplicaSync:
     """The index catch-up thread. It keeps normal priority and only its database backends run idle:
-    it takes the index's exclusive lock and the GIL, and lowered to SCHED_IDLE (as it was until
-    stop 23) the kernel parked it holding them on a busy machine, so SearchMemories calls waited
+    it takes the index's exclusive lock and the GIL, and lowered to SCHED_IDLE (as it was before
+    2026-12-02) the kernel parked it holding them on a busy machine, so SearchMemories calls waited
     behind its poll (bench/bench_search.py --probe)."""
     return ReplicaSync(
         sync, poll_seconds=poll_seconds, persist_seconds=persist_seconds, on_thread_start=idle_backends_start(learning)
