@@ -43,6 +43,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from bench._harness import Row, load_average, pct, row, running_stack, stop_service
 from bench._sampler import arm, summarise
+from bench._search_probe import breakdown, request_dump
 from services.cli.stack import Stack
 from services.common.auth import bearer_metadata
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
@@ -147,20 +148,36 @@ def measure(stack: Stack, user: str, ids: list[str], vectors: np.ndarray, calls:
     return {"search": search_ms, "exact": exact_ms, "floor": floor_ms, "recall": found / (calls * K)}
 
 
-def _restart_memory(stack: Stack, profile_to: Path | None) -> None:
+def _restart_memory(
+    stack: Stack, profile_to: Path | None, probe_to: Path | None = None, code: Path | None = None
+) -> None:
     """Memory again, so that it builds its index from the seeded vectors as after any restart;
-    under the sampling profiler (not yet sampling) when `profile_to` is given."""
+    under the sampling profiler (not yet sampling) when `profile_to` is given, under the stage
+    probe (`bench._search_probe`) when `probe_to` is; from the `services` package under `code`
+    (another checkout: the A/B rounds' baseline) when given."""
     memory = stack.services["memory"]
     memory.process.terminate(timeout=60)
-    env = {}
+    env: dict[str, str] = {}
+    module = memory.process.module
+    module = "services.memory.entrypoints.main" if module.startswith("bench.") else module
     if profile_to is not None:
         env = {
-            "MEMLOOP_BENCH_PROFILE_TARGET": memory.process.module,
+            "MEMLOOP_BENCH_PROFILE_TARGET": module,
             "MEMLOOP_BENCH_PROFILE_OUT": str(profile_to),
             "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
         }
+        module = "bench._sampler"
+    elif probe_to is not None:
+        env = {
+            "MEMLOOP_BENCH_PROBE_TARGET": module,
+            "MEMLOOP_BENCH_PROBE_OUT": str(probe_to),
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+        }
+        module = "bench._search_probe"
+    if code is not None:
+        env["PYTHONPATH"] = f"{code}:{Path(__file__).resolve().parents[1]}"
     memory.process = ServiceProcess(
-        "bench._sampler" if profile_to else memory.process.module,
+        module,
         {**memory.env, **env},
         log_path=memory.process.log_path,
         name="memory",
@@ -168,7 +185,47 @@ def _restart_memory(stack: Stack, profile_to: Path | None) -> None:
     memory.process.wait_healthy(memory.grpc_port, timeout=3600.0)
 
 
-def run(quick: bool, profile: str | None = None, large: int | None = None) -> list[Row]:
+def _ab_rounds(
+    stack: Stack, kept: dict[str, tuple[list[str], np.ndarray]], baseline: Path, rounds: int, calls: int
+) -> None:
+    """Alternating rounds on the same stack and data: memory restarted from `baseline`'s code, then
+    from this checkout's (the order swapped every round), each round timing both users; prints each
+    round and the medians, so a change is judged against a baseline measured beside it."""
+    results: dict[str, dict[str, list[float]]] = {}
+    for r in range(rounds):
+        order = [("baseline", baseline), ("change", None)]
+        for variant, code in order if r % 2 == 0 else order[::-1]:
+            _restart_memory(stack, None, None, code)
+            for label, user in (("typical", "u7"), ("large", "whale")):
+                before = load_average()
+                m = measure(stack, user, *kept[user], calls)
+                figures = {
+                    "p50": pct(m["search"], 50),
+                    "p99": pct(m["search"], 99),
+                    "floor p99": pct(m["floor"], 99),
+                    "recall": m["recall"],
+                }
+                for name, value in figures.items():
+                    results.setdefault(f"{label} {variant}", {}).setdefault(name, []).append(value)
+                print(
+                    f"   round {r + 1} {variant:<8} {label:<7}: p50 {figures['p50']:.2f} / p99 {figures['p99']:.2f} ms,"
+                    f" health check p99 {figures['floor p99']:.2f} ms, recall {figures['recall']:.3f}; load {before}",
+                    flush=True,
+                )
+    print(f"   medians of {rounds} rounds:")
+    for key, figures in results.items():
+        medians = ", ".join(f"{name} {float(np.median(values)):.2f}" for name, values in figures.items())
+        print(f"     {key:<17} {medians}")
+
+
+def run(
+    quick: bool,
+    profile: str | None = None,
+    large: int | None = None,
+    probe: bool = False,
+    baseline: Path | None = None,
+    rounds: int = 0,
+) -> list[Row]:
     typical_users, typical_n, big_n = (100, 200, 30_000) if quick else (1_000, 1_000, 100_000)
     big_n = big_n if large is None else large
     users = {f"u{i}": typical_n for i in range(typical_users)} | {"whale": big_n}
@@ -182,7 +239,9 @@ def run(quick: bool, profile: str | None = None, large: int | None = None) -> li
         print(f"   seeded {total:,} memories by COPY in {time.perf_counter() - started:.1f} s", flush=True)
         started = time.perf_counter()
         profile_to = Path(tempfile.mkdtemp(prefix="memloop-bench-search-")) / "memory.json" if profile else None
-        _restart_memory(stack, profile_to)
+        probe_to = Path(tempfile.mkdtemp(prefix="memloop-bench-probe-")) / "memory.json" if probe else None
+        # With an A/B baseline, the first phase (and its probe) runs the baseline's code.
+        _restart_memory(stack, profile_to, probe_to, baseline if rounds else None)
         print(f"   memory restarted and indexed {total:,} memories in {time.perf_counter() - started:.1f} s")
         for label, user in (("typical user", "u7"), ("large user", "whale")):
             before = load_average()
@@ -193,6 +252,14 @@ def run(quick: bool, profile: str | None = None, large: int | None = None) -> li
                 arm(profile_to)
             m = measure(stack, user, ids, vectors, 100 if quick else 300)
             print(f"   {label}: load average {before} before, {load_average()} after", flush=True)
+            if probe_to is not None:
+                report = request_dump(probe_to)
+                print(
+                    f"   probe: {report['gc_tracked']:,} GC-tracked objects ({report['gc_frozen']:,} frozen),"
+                    f" thresholds {report['gc_threshold']}, {report['native_threads']} threads; slowest calls (ms):"
+                )
+                for line in breakdown(report, user, m["search"]):
+                    print(f"     {line}", flush=True)
             p99, base = pct(m["search"], 99), pct(m["exact"], 99)
             p50s, p50e = pct(m["search"], 50), pct(m["exact"], 50)
             p50f, p99f = pct(m["floor"], 50), pct(m["floor"], 99)
@@ -237,6 +304,8 @@ def run(quick: bool, profile: str | None = None, large: int | None = None) -> li
                     met=m["recall"] >= 0.95,
                 ),
             ]
+        if baseline is not None and rounds:
+            _ab_rounds(stack, kept, baseline, rounds, 100 if quick else 300)
         if profile_to is not None:
             stop_service(stack, "memory")
             report = json.loads(profile_to.read_text())
@@ -252,8 +321,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="100 x 200 + 30,000 instead of 1,000 x 1,000 + 1e5")
     parser.add_argument("--profile", choices=("large", "typical"), help="sample memory during this user's searches")
     parser.add_argument("--large", type=int, help="the large user's memories (e.g. --quick --large 100000)")
+    parser.add_argument("--probe", action="store_true", help="time the stages of memory's slowest calls")
+    parser.add_argument("--baseline-code", type=Path, help="a checkout's root whose services/ is the A/B baseline")
+    parser.add_argument("--rounds", type=int, default=0, help="A/B rounds against --baseline-code after the run")
     args = parser.parse_args()
-    rows = run(args.quick, args.profile, args.large)
+    rows = run(args.quick, args.profile, args.large, args.probe, args.baseline_code, args.rounds)
     print(f"{'figure':<110} {'memloop':>9} {'baseline':>9} {'ratio':>7}")
     for r in rows:
         print(f"{r['figure']:<110} {r['memloop']:>9} {r['baseline']:>9} {r['ratio']:>7}")

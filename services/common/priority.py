@@ -193,20 +193,26 @@ def background_executor(priority: LearningPriority, *, workers: int, name: str) 
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
 
 
-def loop_executor(priority: LearningPriority, *, workers: int, name: str) -> ThreadPoolExecutor:
-    """A thread pool for the loop's small calls inside a latency-critical process (serving's content
-    reads and deletions): its threads stay at normal priority and only their database backends run
-    idle (when the priority is `idle`).
+def idle_backends_start(priority: LearningPriority) -> Callable[[], object]:
+    """What a background thread inside a latency-critical process runs first: the thread keeps
+    normal priority and only its database backends run idle (when the priority is `idle`).
 
-    Lowering the threads themselves would put a thread that may hold the GIL at SCHED_IDLE: parked
-    by the kernel while holding it, it stalls the process's agent-facing threads until it next gets
-    a core. The Python part of these calls is small; their SQL, in PostgreSQL's processes, is what
-    can yield without cost to the caller's process.
+    Lowering the thread itself would put a thread that may hold the GIL at SCHED_IDLE: parked by
+    the kernel while holding it, it stalls the process's agent-facing threads until it next gets a
+    core. Memory's index catch-up poller measured it: woken every 2 s, it held SearchMemories calls
+    on the large user for tens of milliseconds (sleeping inside numpy's re-rank gather, which
+    releases no GIL) on a loaded machine. The Python part of such work is small; its SQL, in
+    PostgreSQL's processes, is what can yield without cost to the caller's process.
     """
     from services.common.backend_priority import idle_backends_for_this_thread
 
-    initializer: Callable[[], object] | None = idle_backends_for_this_thread if priority.lowered else None
-    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
+    return idle_backends_for_this_thread if priority.lowered else (lambda: None)
+
+
+def loop_executor(priority: LearningPriority, *, workers: int, name: str) -> ThreadPoolExecutor:
+    """A thread pool for the loop's small calls inside a latency-critical process (serving's content
+    reads and deletions): its threads start as `idle_backends_start` says."""
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=idle_backends_start(priority))
 
 
 def run_in(executor: Executor | None, work: Callable[[], _T]) -> _T:

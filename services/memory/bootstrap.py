@@ -36,7 +36,7 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
-from services.common.priority import background_executor, bound_math_threads, lower_thread
+from services.common.priority import LearningPriority, background_executor, bound_math_threads, idle_backends_start
 from services.memory.consolidation.adapters.fault_pause import FilePauseHook
 from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
 from services.memory.consolidation.adapters.repository import (
@@ -121,6 +121,18 @@ def build_embedder(kind: str) -> Embedder:
     return MiniLmEmbedder()
 
 
+def replica_sync(
+    sync: IndexSynchroniser, poll_seconds: float, persist_seconds: float, learning: LearningPriority
+) -> ReplicaSync:
+    """The index catch-up thread. It keeps normal priority and only its database backends run idle:
+    it takes the index's exclusive lock and the GIL, and lowered to SCHED_IDLE (as it was before
+    2026-12-02) the kernel parked it holding them on a busy machine, so SearchMemories calls waited
+    behind its poll (bench/bench_search.py --probe)."""
+    return ReplicaSync(
+        sync, poll_seconds=poll_seconds, persist_seconds=persist_seconds, on_thread_start=idle_backends_start(learning)
+    )
+
+
 def build(settings: MemorySettings) -> App:
     """Migrate (idempotent, serialised by an advisory lock), connect as the app role, wire core and
     each capability on the same ports; the three gRPC services share one server."""
@@ -155,7 +167,6 @@ def build(settings: MemorySettings) -> App:
     bound_math_threads(settings.learning.threads)  # ...and the calls once it has
     # Retrieval stays on the gRPC server's threads at normal priority; ingestion gets its own (issue 15).
     ingest = background_executor(settings.learning, workers=settings.ingest_workers, name="memory-ingest")
-    lower: Callable[[], object] = lower_thread if settings.learning.lowered else (lambda: None)
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
     sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)
@@ -177,9 +188,7 @@ def build(settings: MemorySettings) -> App:
         active=SqlActiveReader(read_engine),
     )
     reads, standby = _standby_reads(settings, engine, sessions, ports)
-    replica = ReplicaSync(
-        sync, poll_seconds=settings.poll_seconds, persist_seconds=settings.persist_seconds, on_thread_start=lower
-    )
+    replica = replica_sync(sync, settings.poll_seconds, settings.persist_seconds, settings.learning)
     consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
     deletion = _build_deletion(settings, engine, ports, sync, bus)
     servicers = [

@@ -246,3 +246,35 @@ def test_the_group_is_lowered_by_the_last_start_hook_not_before() -> None:
             [sys.executable, "-c", script, mode], capture_output=True, text=True, start_new_session=True, check=True
         )
         assert done.stdout.strip() == (expected if has_groups else "none none"), done.stderr
+
+
+def test_memorys_index_catch_up_thread_stays_normal_and_asks_idle_backends() -> None:
+    """The catch-up thread takes the index's exclusive lock and the GIL every poll: at SCHED_IDLE
+    the kernel parked it holding them and SearchMemories waited (issue 15). Its SQL still runs on
+    idle backends."""
+    from services.memory.bootstrap import replica_sync
+
+    seen: list[tuple[bool, tuple[int, int]]] = []
+    polled = threading.Event()
+
+    class _Sync:
+        replica_id = "r1"
+        watermark = 0
+
+        def catch_up(self) -> int:
+            seen.append((_thread_state()[1], backend_priority.thread_priority()))
+            polled.set()
+            return 0
+
+        def persist(self) -> bool:
+            return False
+
+    replica = replica_sync(_Sync(), 0.01, 3600.0, LearningPriority("idle"))  # type: ignore[arg-type]
+    replica.start()
+    try:
+        assert polled.wait(10.0), "the catch-up thread never polled"
+    finally:
+        replica.stop()
+    lowered, wanted = seen[0]
+    assert not lowered, "the catch-up thread runs at SCHED_IDLE (or nice 19)"
+    assert wanted == (os.SCHED_IDLE, 19)

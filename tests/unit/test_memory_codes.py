@@ -197,3 +197,15 @@ def test_a_float_store_made_of_rows_grows_past_them_and_refuses_repeated_ids() -
     assert np.array_equal(store.get([8, 5, 7, 6]), rows[[3, 0, 2, 1]])
     with pytest.raises(ValueError, match="distinct"):
         FloatStore.of(np.array([1, 1], dtype=np.int64), rows[:2])
+
+
+def test_a_float_store_gathers_from_any_iterable_and_refuses_an_id_it_does_not_hold() -> None:
+    """`get` takes the re-rank's candidates, a persisted partition's dict of types, or nothing."""
+    rows = np.arange(12, dtype=np.float32).reshape(3, 4)
+    store = FloatStore.of(np.array([7, 8, 9], dtype=np.int64), rows)
+    assert np.array_equal(store.get({9: "x", 7: "y"}), rows[[2, 0]])
+    assert np.array_equal(store.get(iter(np.array([8, 8], dtype=np.int64).tolist())), rows[[1, 1]])
+    assert store.get([]).shape == (0, 4) and store.get([]).dtype == np.float32
+    store.remove([8])
+    with pytest.raises(KeyError):
+        store.get([7, 8])

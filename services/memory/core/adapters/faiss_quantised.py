@@ -106,8 +106,12 @@ class FloatStore:
                 self._free.append(slot)
 
     def get(self, ids: Iterable[int]) -> Matrix:
-        """The vectors of `ids` (every one held), in that order."""
-        rows: Matrix = self._matrix[[self._slots[row_id] for row_id in ids]]
+        """The vectors of `ids` (every one held), in that order. The slots go to numpy as an array:
+        indexing by a Python list made numpy convert it element by element, 0.64 ms for a re-rank's
+        256 rows against 0.13 ms this way (bench/_search_probe.py found the gather at ~0.8 ms of
+        a large user's search, all of it holding the GIL)."""
+        slots = np.fromiter(map(self._slots.__getitem__, ids), dtype=np.intp)
+        rows: Matrix = self._matrix[slots]
         return rows
 
 

@@ -26,8 +26,10 @@ class ReplicaSync:
         persist_seconds: float,
         on_thread_start: Callable[[], object] = lambda: None,
     ) -> None:
-        """`on_thread_start` runs first on the sync thread: bootstrap passes the idle-priority
-        lowering (issue 15), since index catch-up embeds back-filled rows and is learning work."""
+        """`on_thread_start` runs first on the sync thread: bootstrap passes idle database backends
+        for it (issue 15) and keeps the thread itself at normal priority. The thread takes the
+        index's exclusive lock and the GIL; lowered to SCHED_IDLE (as it was), the kernel parked it
+        holding them on a busy machine and SearchMemories waited behind its 2-second poll."""
         self._sync = sync
         self._on_thread_start = on_thread_start
         self._poll = poll_seconds
