@@ -93,8 +93,25 @@ def test_services_get_the_issuer_public_key_and_no_container_mounts_the_private_
 
 def test_learning_containers_get_a_smaller_cpu_share_than_serving(compose: dict[str, Any]) -> None:
     shares = {name: compose["services"][name]["cpu_shares"] for name in SERVICES}
-    for learning in ("relay", "worker"):
+    shares["memory-ingest"] = compose["services"]["memory-ingest"]["cpu_shares"]
+    for learning in ("relay", "worker", "memory-ingest"):
         assert shares[learning] * 4 <= min(shares["serving"], shares["memory"])
+
+
+def test_memory_runs_as_a_retrieval_and_an_ingestion_process_and_the_worker_calls_ingestion(
+    compose: dict[str, Any],
+) -> None:
+    """Issue 15: retrieval never shares a process with idle-priority ingestion."""
+    services = compose["services"]
+    retrieval, ingestion = services["memory"], services["memory-ingest"]
+    assert retrieval["environment"]["MEMLOOP_MEMORY_ROLE"] == "retrieval"
+    assert ingestion["environment"]["MEMLOOP_MEMORY_ROLE"] == "ingest"
+    assert ingestion["command"] == retrieval["command"]
+    assert ingestion["environment"]["MEMLOOP_REPLICA_ID"] != retrieval["environment"]["MEMLOOP_REPLICA_ID"]
+    assert ingestion["volumes"] != retrieval["volumes"]  # each process keeps its own index files
+    port = ingestion["environment"]["MEMLOOP_GRPC_PORT"]
+    assert services["worker"]["environment"]["MEMLOOP_MEMORY_TARGET"] == f"memory-ingest:{port}"
+    assert services["console"]["environment"]["MEMLOOP_MEMORY_TARGET"] == "memory:50053"
 
 
 def _stages(text: str) -> list[list[str]]:

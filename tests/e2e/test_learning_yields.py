@@ -1,7 +1,8 @@
 """On one host the whole learning path yields to serving (issue 15), read from the kernel after a
 real event went through the loop: the relay, the worker and policy run every thread at idle
-priority; serving keeps every thread normal and serves the worker's reads from idle backends; the
-PostgreSQL backends follow the thread that uses them — the relay's and memory's ingestion's idle."""
+priority, and so does memory's ingestion process; serving and memory's retrieval process keep every
+thread normal (serving serves the worker's reads from idle backends); the PostgreSQL backends
+follow the thread that uses them — the relay's and memory's ingestion's idle."""
 
 from __future__ import annotations
 
@@ -56,19 +57,20 @@ def _backends(url: str, prefix: str) -> list[int]:
 def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(stack: Stack, clients: Clients) -> None:
     response = clients.serving.HandleRequest(alice_request("schedule-with-bob", clients.tenant), timeout=10)
     eventually(lambda: _processed(stack.memory_db_url, response.event_id) or None, what="the event was learned")
-    for name in ("relay", "worker", "policy"):
+    for name in ("relay", "worker", "policy", stack.ingest_name("memory")):
         pid = stack.services[name].process.pid
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
-    # serving: every thread at normal priority (an idle one could be parked holding the GIL), and
-    # the worker's content reads ran on an idle backend.
-    serving = stack.services["serving"].process.pid
-    assert not any(_idle(tid) for tid in _threads(serving)), "a thread of serving was lowered"
+    # serving and memory's retrieval process: every thread at normal priority (an idle one could be
+    # parked holding the GIL), and the worker's content reads ran on an idle backend.
+    for name in ("serving", "memory"):
+        pid = stack.services[name].process.pid
+        assert not any(_idle(tid) for tid in _threads(pid)), f"a thread of {name} was lowered"
     assert any(_idle(pid) for pid in _backends(stack.serving_db_url, "memloop-serving")), (
         "the worker's content reads ran on a normal-priority backend"
     )
 
     relay_backends = _backends(stack.serving_db_url, "memloop-relay")
     assert relay_backends and all(_idle(pid) for pid in relay_backends)
-    # memory's pool serves ingestion (idle threads) and its other RPCs (normal): the event just
-    # applied left at least one backend idle; retrieval's own pool stays normal.
-    assert any(_idle(pid) for pid in _backends(stack.memory_db_url, "memloop-memory-"))
+    # memory's ingestion process (all idle threads) applied the event on an idle backend
+    ingestion = f"memloop-memory-{stack.ingest_name('memory')}"
+    assert any(_idle(pid) for pid in _backends(stack.memory_db_url, ingestion))
