@@ -23,8 +23,8 @@ from pathlib import Path
 
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
 from services.common.auth_keys import SigningKey, write_keypair
-from services.common.grpc_client import replicas_target
 from services.common.decision_signing import generate_private_key_pem, public_key_pem
+from services.common.grpc_client import replicas_target
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.nats_auth import NatsUser, loop_users, write_password_files

@@ -206,7 +206,7 @@ def build(settings: MemorySettings) -> App:
             servicers=[
                 Registration(
                     memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
-                    IngestionServicer(ports),
+                    IngestionServicer(ports, deletion.deps),
                     full_service_name(memory_service_pb2, "MemoryService"),
                 )
             ],

@@ -34,7 +34,7 @@ Learning yields to serving (issue 15; `services/common/priority.py`):
 | MEMLOOP_LEARNING_PRIORITY | idle | `idle`: ingestion threads run at SCHED_IDLE (else nice 19); `normal`: no change |
 | MEMLOOP_LEARNING_THREADS | 1 | torch/OpenMP/BLAS threads for embedding |
 | MEMLOOP_INGEST_WORKERS | 4 | threads of the ingestion executor (ApplyLearning, FindConflicts) |
-| MEMLOOP_MEMORY_ROLE | all | `all`: one process serves everything (ingestion on idle threads); `retrieval` / `ingest`: one of the two processes of a split replica (below) |
+| MEMLOOP_MEMORY_ROLE | all | `all`: one process (ingestion on idle threads); `retrieval`, `ingest`: see below |
 
 A split replica (issue 15; what `memloop up`, the cluster and the deploy files run) is two OS
 processes, because a SCHED_IDLE thread the kernel parks while it holds the GIL stalls every other

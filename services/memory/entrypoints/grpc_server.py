@@ -7,12 +7,12 @@ Only the root entrypoints see several capabilities.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Executor
 
 import grpc
 
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
-from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.memory.core.entrypoints.grpc_server import CoreMemoryRpcs
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.deletion.entrypoints.forget_rpc import DeletionRpcs
@@ -33,35 +33,33 @@ class MemoryServicer(CoreMemoryRpcs, DeletionRpcs, ContextRpcs):
         ContextRpcs.__init__(self, ports)
 
 
-class IngestionServicer(pb_grpc.MemoryServiceServicer):
+# What a split replica's ingestion process serves: the worker's calls (issue 15).
+INGESTION_RPCS = frozenset(
+    {"FindConflicts", "GetProcessedEvent", "BatchGetProcessedEvents", "ApplyLearning", "BatchApplyLearning"}
+)
+
+
+class IngestionServicer(MemoryServicer):
     """The MemoryService of a split replica's ingestion process (MEMLOOP_MEMORY_ROLE=ingest): the
-    worker's RPCs only; every other method answers UNIMPLEMENTED, so a client pointed at the wrong
-    address learns it at once instead of reading from a process that does not keep reads fresh.
+    worker's RPCs (`INGESTION_RPCS`); every other method answers UNIMPLEMENTED, so a client pointed
+    at this address learns it at once instead of being served at idle priority.
 
     The whole process runs at idle priority, so the work runs inline on the gRPC threads."""
 
-    def __init__(self, ports: MemoryPorts) -> None:
-        self._core = CoreMemoryRpcs(ports)
+    def __init__(self, ports: MemoryPorts, deletions: DeletionDeps) -> None:
+        super().__init__(ports, deletions)
 
-    def FindConflicts(self, request: pb.FindConflictsRequest, context: grpc.ServicerContext) -> pb.FindConflictsResponse:
-        return self._core.FindConflicts(request, context)
 
-    def GetProcessedEvent(
-        self, request: pb.GetProcessedEventRequest, context: grpc.ServicerContext
-    ) -> pb.GetProcessedEventResponse:
-        return self._core.GetProcessedEvent(request, context)
+def _served_by_retrieval(name: str) -> Callable[..., None]:
+    def unimplemented(self: IngestionServicer, request: object, context: grpc.ServicerContext) -> None:
+        context.abort(
+            grpc.StatusCode.UNIMPLEMENTED,
+            f"{name} is served by memory's retrieval process; this is its ingestion process",
+        )
 
-    def BatchGetProcessedEvents(
-        self, request: pb.BatchGetProcessedEventsRequest, context: grpc.ServicerContext
-    ) -> pb.BatchGetProcessedEventsResponse:
-        return self._core.BatchGetProcessedEvents(request, context)
+    return unimplemented
 
-    def ApplyLearning(
-        self, request: pb.ApplyLearningRequest, context: grpc.ServicerContext
-    ) -> pb.ApplyLearningResponse:
-        return self._core.ApplyLearning(request, context)
 
-    def BatchApplyLearning(
-        self, request: pb.BatchApplyLearningRequest, context: grpc.ServicerContext
-    ) -> pb.BatchApplyLearningResponse:
-        return self._core.BatchApplyLearning(request, context)
+for _method in pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name:
+    if _method not in INGESTION_RPCS:
+        setattr(IngestionServicer, _method, _served_by_retrieval(_method))
