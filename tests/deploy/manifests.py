@@ -19,6 +19,8 @@ WORKLOAD_KINDS = ("Deployment", "StatefulSet")
 # The five gRPC services and the console, with the port each serves (health only for relay, worker).
 GRPC_PORTS = {"serving": 50051, "policy": 50052, "memory": 50053, "relay": 50054, "worker": 50055}
 SERVICES = (*GRPC_PORTS, "console")
+# memory's pods run a second container, its ingestion process (issue 15), on its own port
+MEMORY_INGEST_PORT = 50056
 
 
 def kubectl() -> str:
@@ -52,6 +54,12 @@ def workloads(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def containers(workload: dict[str, Any]) -> list[dict[str, Any]]:
     return list(workload["spec"]["template"]["spec"]["containers"])
+
+
+def main_container(workload: dict[str, Any], component: str) -> dict[str, Any]:
+    """The container named after its component (memory's pods also run `memory-ingest`)."""
+    (found,) = [c for c in containers(workload) if c["name"] == component]
+    return found
 
 
 def env_entries(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:

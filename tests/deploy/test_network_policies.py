@@ -32,7 +32,7 @@ EXPECTED_CALLS = {
     ("relay", "nats", 4222),
     ("worker", "serving", 50051),
     ("worker", "policy", 50052),
-    ("worker", "memory", 50053),
+    ("worker", "memory", 50056),  # memory's ingestion process (issue 15)
     ("worker", "nats", 4222),
     ("memory", "serving", 50051),
     ("memory", "nats", 4222),
