@@ -333,7 +333,10 @@ def _under_load(
         with grpc.insecure_channel(stack.services[load_at].target) as channel:
             stub = pb_grpc.MemoryServiceStub(channel)
             while not stop.is_set():
-                stub.FindConflicts(_conflict_request("u1", next(calls)), metadata=service, timeout=120)
+                try:
+                    stub.FindConflicts(_conflict_request("u1", next(calls)), metadata=service, timeout=60)
+                except grpc.RpcError:
+                    continue  # starved past its deadline on a busy machine: the load goes on
                 done[0] += 1
 
     loaders = [threading.Thread(target=load, daemon=True) for _ in range(LEARNING_LOADERS)]
@@ -341,7 +344,7 @@ def _under_load(
         loader.start()
     with grpc.insecure_channel(stack.services[search_at].target) as channel:
         stub = pb_grpc.MemoryServiceStub(channel)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 60
         while done[0] < LEARNING_LOADERS and time.monotonic() < deadline:
             time.sleep(0.05)  # every caller's first call went through: the embedder is busy
         before = done[0]
@@ -349,13 +352,13 @@ def _under_load(
         completed = done[0] - before
     stop.set()
     for loader in loaders:
-        loader.join(180)
+        loader.join(90)
     return times, completed
 
 
 def run_under_learning(quick: bool) -> list[Row]:
     """Search p50/p99 under saturated ingestion, one process vs the split replica, alternating rounds."""
-    rounds, searches = (2, 150) if quick else (4, 300)
+    rounds, searches = (3, 120) if quick else (4, 300)
     rows: list[Row] = []
     with running_stack("search-learning", "minilm", NO_CONSOLIDATION, memory_split=True, console=False) as stack:
         stack.add_service("memory-one", "memory", {"MEMLOOP_MEMORY_ROLE": "all"})
@@ -377,7 +380,8 @@ def run_under_learning(quick: bool) -> list[Row]:
                 print(
                     f"   round {r + 1} {mode:<11}: search p50 {pct(times, 50):6.1f} ms, p99 {pct(times, 99):6.1f} ms, "
                     f"max {max(times):6.1f} ms (quiet p99 {pct(quiet[mode][-1], 99):5.1f} ms); "
-                    f"{completed} FindConflicts x{LEARNING_CANDIDATES} meanwhile; load {load_average()}"
+                    f"{completed} FindConflicts x{LEARNING_CANDIDATES} meanwhile; load {load_average()}",
+                    flush=True,
                 )
 
         def median_of(mode: str, q: float, runs: dict[str, list[list[float]]]) -> float:
