@@ -358,7 +358,7 @@ def _under_load(
 
 def run_under_learning(quick: bool) -> list[Row]:
     """Search p50/p99 under saturated ingestion, one process vs the split replica, alternating rounds."""
-    rounds, searches = (3, 120) if quick else (4, 300)
+    rounds, searches = (2, 45) if quick else (4, 300)
     rows: list[Row] = []
     with running_stack("search-learning", "minilm", NO_CONSOLIDATION, memory_split=True, console=False) as stack:
         stack.add_service("memory-one", "memory", {"MEMLOOP_MEMORY_ROLE": "all"})
