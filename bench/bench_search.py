@@ -320,9 +320,9 @@ def _searches(stub: pb_grpc.MemoryServiceStub, metadata: Any, count: int, tag: s
 
 def _under_load(
     stack: Stack, search_at: str, load_at: str, searches: int, tag: str, user: str
-) -> tuple[list[float], int]:
+) -> tuple[list[float], float]:
     """Searches on `search_at` while LEARNING_LOADERS callers send FindConflicts to `load_at`.
-    Returns the search times and how many FindConflicts calls completed meanwhile."""
+    Returns the search times and FindConflicts calls completed per second meanwhile."""
     import threading
 
     metadata = bearer_metadata(stack.token(TENANT, roles=("reader",), subject="bench"))
@@ -347,13 +347,14 @@ def _under_load(
         deadline = time.monotonic() + 60
         while done[0] < LEARNING_LOADERS and time.monotonic() < deadline:
             time.sleep(0.05)  # every caller's first call went through: the embedder is busy
-        before = done[0]
+        before, started = done[0], time.monotonic()
         times = _searches(stub, metadata, searches, tag, user)
         completed = done[0] - before
+        rate = completed / (time.monotonic() - started)
     stop.set()
     for loader in loaders:
         loader.join(90)
-    return times, completed
+    return times, rate
 
 
 def run_under_learning(quick: bool) -> list[Row]:
@@ -367,7 +368,7 @@ def run_under_learning(quick: bool) -> list[Row]:
         modes = {"one process": ("memory-one", "memory-one"), "split": ("memory", stack.ingest_name("memory"))}
         loaded: dict[str, list[list[float]]] = {m: [] for m in modes}
         quiet: dict[str, list[list[float]]] = {m: [] for m in modes}
-        throughput: dict[str, list[int]] = {m: [] for m in modes}
+        throughput: dict[str, list[float]] = {m: [] for m in modes}
         stub_of = pb_grpc.MemoryServiceStub
         print(f"   load average before: {load_average()}")
         for r in range(rounds):
@@ -380,7 +381,7 @@ def run_under_learning(quick: bool) -> list[Row]:
                 print(
                     f"   round {r + 1} {mode:<11}: search p50 {pct(times, 50):6.1f} ms, p99 {pct(times, 99):6.1f} ms, "
                     f"max {max(times):6.1f} ms (quiet p99 {pct(quiet[mode][-1], 99):5.1f} ms); "
-                    f"{completed} FindConflicts x{LEARNING_CANDIDATES} meanwhile; load {load_average()}",
+                    f"{completed:.2f} FindConflicts x{LEARNING_CANDIDATES} per s meanwhile; load {load_average()}",
                     flush=True,
                 )
 
@@ -404,9 +405,9 @@ def run_under_learning(quick: bool) -> list[Row]:
             )
         rows.append(
             row(
-                "FindConflicts calls completed during the loaded searches (median; ingestion still progressed)",
-                float(np.median(throughput["split"])),
-                float(np.median(throughput["one process"])),
+                "FindConflicts calls per second during the loaded searches (median; ingestion still progressed)",
+                round(float(np.median(throughput["split"])), 2),
+                round(float(np.median(throughput["one process"])), 2),
             )
         )
         print(f"   load average after: {load_average()}")
@@ -423,7 +424,8 @@ def main() -> None:
     rows = run_under_learning(args.quick) if args.under_learning else run(args.quick, args.profile, args.large)
     print(f"{'figure':<110} {'memloop':>9} {'baseline':>9} {'ratio':>7}")
     for r in rows:
-        print(f"{r['figure']:<110} {r['memloop']:>9} {r['baseline']:>9} {r['ratio']:>7}")
+        ratio = "" if r["ratio"] is None else r["ratio"]
+        print(f"{r['figure']:<110} {r['memloop']!s:>9} {r['baseline']!s:>9} {ratio!s:>7}")
 
 
 if __name__ == "__main__":
