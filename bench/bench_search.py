@@ -20,6 +20,15 @@ sort) over the same user's same vectors, in this process. recall@10 is tie-aware
 counts when its exact score reaches the exact 10th best (hashing vectors of short texts tie often).
 
     .venv/bin/python -m bench.bench_search [--quick] [--large N] [--profile large|typical]
+    .venv/bin/python -m bench.bench_search --under-learning [--quick]
+
+`--under-learning` (issue 15) measures SearchMemories' latency while memory's ingestion is saturated,
+one memory process against a split replica, in one stack (MiniLM, as in operation): the split
+replica's retrieval process (`memory`) and ingestion process (`memory-ingest`), and a one-process
+replica beside them (`memory-one`, MEMLOOP_MEMORY_ROLE=all: ingestion on idle threads in the
+process that searches, the arrangement before the split). Rounds alternate: load (the worker's
+FindConflicts, 16 new texts per call, from 3 callers) on `memory-one` while searching `memory-one`,
+then load on `memory-ingest` while searching `memory`; each round also searches before the load.
 
 `--profile large` (or `typical`) runs memory under `bench._sampler` from its restart and samples
 that user's searches (the figures of that run carry the sampler's cost: read the profile, not the
@@ -233,7 +242,9 @@ def run(
     rows: list[Row] = []
     # An operator's MEMLOOP_LEARNING_PRIORITY reaches the stack (the GIL what-if: see the README).
     priority = {k: v for k, v in os.environ.items() if k == "MEMLOOP_LEARNING_PRIORITY"}
-    with running_stack("search", "hashing", NO_CONSOLIDATION | priority) as stack:
+    # One memory process: this measures retrieval over a bulk-loaded index, and a split replica's
+    # ingestion process would build a second index of the same 1.1e6 rows meanwhile.
+    with running_stack("search", "hashing", NO_CONSOLIDATION | priority, memory_split=False) as stack:
         started = time.perf_counter()
         kept = _seed(stack, users)
         print(f"   seeded {total:,} memories by COPY in {time.perf_counter() - started:.1f} s", flush=True)
@@ -316,6 +327,162 @@ def run(
     return rows
 
 
+LEARNING_LOADERS = 3
+LEARNING_CANDIDATES = 16
+LEARNING_GAP_SECONDS = 0.02
+
+
+def _conflict_request(user: str, call: int) -> pb.FindConflictsRequest:
+    from services.common import convert
+    from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity
+
+    return pb.FindConflictsRequest(
+        tenant=TENANT,
+        user=user,
+        candidates=[
+            convert.candidate_to_pb(
+                Candidate(
+                    candidate_key=f"k{call}-{i}",
+                    type=MemoryType.PREFERENCE,
+                    origin=Origin.OWNER,
+                    sensitivity=Sensitivity.NORMAL,
+                    confidence=0.9,
+                    text=f"call {call} item {i}: keep my meetings after {9 + i % 8}:30 on weekdays, not mornings",
+                    event_id=f"evt-{call}",
+                    trace_id="0" * 32,
+                    intent_key="meeting_time_window",
+                )
+            )
+            for i in range(LEARNING_CANDIDATES)
+        ],
+    )
+
+
+def _seed_through_the_loop(stack: Stack, users: int) -> str:
+    """`users` of Alice's days through serving, the worker and memory's ingestion; the first user's
+    name (whose memories the searches read), once every event is processed."""
+    from bench._harness import ProcessedEvents, alice_requests
+    from services.common.gen.memloop.v1 import serving_service_pb2_grpc
+
+    requests = alice_requests(4 * users, TENANT)
+    token = bearer_metadata(stack.token(TENANT, roles=("reader", "writer"), subject="bench"))
+    with grpc.insecure_channel(stack.services["serving"].target) as channel:
+        serving = serving_service_pb2_grpc.ServingServiceStub(channel)
+        for request in requests:
+            serving.HandleRequest(request, metadata=token, timeout=60)
+    ProcessedEvents(stack.memory_db_url, TENANT).wait_for(len(requests), timeout=600)
+    return requests[0].user
+
+
+def _searches(stub: pb_grpc.MemoryServiceStub, metadata: Any, count: int, tag: str, user: str) -> list[float]:
+    """`count` SearchMemories with queries never asked before, one every LEARNING_GAP_SECONDS; ms each."""
+    rng = np.random.default_rng(abs(hash(tag)) % 2**32)
+    times = []
+    for i in range(count):
+        request = pb.SearchMemoriesRequest(tenant=TENANT, user=user, query=f"{_text(rng)} {tag} {i}", k=K)
+        started = time.perf_counter()
+        stub.SearchMemories(request, metadata=metadata, timeout=60)
+        times.append((time.perf_counter() - started) * 1000)
+        time.sleep(LEARNING_GAP_SECONDS)
+    return times
+
+
+def _under_load(
+    stack: Stack, search_at: str, load_at: str, searches: int, tag: str, user: str
+) -> tuple[list[float], float]:
+    """Searches on `search_at` while LEARNING_LOADERS callers send FindConflicts to `load_at`.
+    Returns the search times and FindConflicts calls completed per second meanwhile."""
+    import threading
+
+    metadata = bearer_metadata(stack.token(TENANT, roles=("reader",), subject="bench"))
+    service = bearer_metadata(stack.service_token())
+    stop, done, calls = threading.Event(), [0], iter(range(10**9))
+
+    def load() -> None:
+        with grpc.insecure_channel(stack.services[load_at].target) as channel:
+            stub = pb_grpc.MemoryServiceStub(channel)
+            while not stop.is_set():
+                try:
+                    stub.FindConflicts(_conflict_request("u1", next(calls)), metadata=service, timeout=60)
+                except grpc.RpcError:
+                    continue  # starved past its deadline on a busy machine: the load goes on
+                done[0] += 1
+
+    loaders = [threading.Thread(target=load, daemon=True) for _ in range(LEARNING_LOADERS)]
+    for loader in loaders:
+        loader.start()
+    with grpc.insecure_channel(stack.services[search_at].target) as channel:
+        stub = pb_grpc.MemoryServiceStub(channel)
+        deadline = time.monotonic() + 60
+        while done[0] < LEARNING_LOADERS and time.monotonic() < deadline:
+            time.sleep(0.05)  # every caller's first call went through: the embedder is busy
+        before, started = done[0], time.monotonic()
+        times = _searches(stub, metadata, searches, tag, user)
+        completed = done[0] - before
+        rate = completed / (time.monotonic() - started)
+    stop.set()
+    for loader in loaders:
+        loader.join(90)
+    return times, rate
+
+
+def run_under_learning(quick: bool) -> list[Row]:
+    """Search p50/p99 under saturated ingestion, one process vs the split replica, alternating rounds."""
+    rounds, searches = (2, 45) if quick else (4, 300)
+    rows: list[Row] = []
+    with running_stack("search-learning", "minilm", NO_CONSOLIDATION, memory_split=True, console=False) as stack:
+        stack.add_service("memory-one", "memory", {"MEMLOOP_MEMORY_ROLE": "all"})
+        metadata = bearer_metadata(stack.token(TENANT, roles=("reader",), subject="bench"))
+        user = _seed_through_the_loop(stack, users=5)
+        modes = {"one process": ("memory-one", "memory-one"), "split": ("memory", stack.ingest_name("memory"))}
+        loaded: dict[str, list[list[float]]] = {m: [] for m in modes}
+        quiet: dict[str, list[list[float]]] = {m: [] for m in modes}
+        throughput: dict[str, list[float]] = {m: [] for m in modes}
+        stub_of = pb_grpc.MemoryServiceStub
+        print(f"   load average before: {load_average()}")
+        for r in range(rounds):
+            for mode, (search_at, load_at) in modes.items():
+                with grpc.insecure_channel(stack.services[search_at].target) as channel:
+                    quiet[mode].append(_searches(stub_of(channel), metadata, searches // 3, f"q{r}", user))
+                times, completed = _under_load(stack, search_at, load_at, searches, f"l{r}", user)
+                loaded[mode].append(times)
+                throughput[mode].append(completed)
+                print(
+                    f"   round {r + 1} {mode:<11}: search p50 {pct(times, 50):6.1f} ms, p99 {pct(times, 99):6.1f} ms, "
+                    f"max {max(times):6.1f} ms (quiet p99 {pct(quiet[mode][-1], 99):5.1f} ms); "
+                    f"{completed:.2f} FindConflicts x{LEARNING_CANDIDATES} per s meanwhile; load {load_average()}",
+                    flush=True,
+                )
+
+        def median_of(mode: str, q: float, runs: dict[str, list[list[float]]]) -> float:
+            return float(np.median([pct(times, q) for times in runs[mode]]))
+
+        for q in (50, 99):
+            one, split = median_of("one process", q, loaded), median_of("split", q, loaded)
+            rows.append(
+                row(
+                    f"SearchMemories p{q} under saturated ingestion, ms (median of {rounds} rounds; baseline: "
+                    "one memory process, ingestion on idle threads)",
+                    round(split, 1),
+                    round(one, 1),
+                    round(split / one, 2) if one else None,
+                )
+            )
+            one_q, split_q = median_of("one process", q, quiet), median_of("split", q, quiet)
+            rows.append(
+                row(f"SearchMemories p{q} with ingestion quiet, ms (same stack)", round(split_q, 1), round(one_q, 1))
+            )
+        rows.append(
+            row(
+                "FindConflicts calls per second during the loaded searches (median; ingestion still progressed)",
+                round(float(np.median(throughput["split"])), 2),
+                round(float(np.median(throughput["one process"])), 2),
+            )
+        )
+        print(f"   load average after: {load_average()}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
     parser.add_argument("--quick", action="store_true", help="100 x 200 + 30,000 instead of 1,000 x 1,000 + 1e5")
@@ -324,11 +491,16 @@ def main() -> None:
     parser.add_argument("--probe", action="store_true", help="time the stages of memory's slowest calls")
     parser.add_argument("--baseline-code", type=Path, help="a checkout's root whose services/ is the A/B baseline")
     parser.add_argument("--rounds", type=int, default=0, help="A/B rounds against --baseline-code after the run")
+    parser.add_argument("--under-learning", action="store_true", help="search p99 under saturated ingestion (issue 15)")
     args = parser.parse_args()
-    rows = run(args.quick, args.profile, args.large, args.probe, args.baseline_code, args.rounds)
+    if args.under_learning:
+        rows = run_under_learning(args.quick)
+    else:
+        rows = run(args.quick, args.profile, args.large, args.probe, args.baseline_code, args.rounds)
     print(f"{'figure':<110} {'memloop':>9} {'baseline':>9} {'ratio':>7}")
     for r in rows:
-        print(f"{r['figure']:<110} {r['memloop']:>9} {r['baseline']:>9} {r['ratio']:>7}")
+        ratio = "" if r["ratio"] is None else r["ratio"]
+        print(f"{r['figure']:<110} {r['memloop']!s:>9} {r['baseline']!s:>9} {ratio!s:>7}")
 
 
 if __name__ == "__main__":

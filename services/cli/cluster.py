@@ -13,8 +13,10 @@ single embedded server's user per service with its permissions and client TLS, p
 between the nodes (`services/common/infra/nats_cluster.py`). `StackSpec(tls=False)` (`memloop up
 --cluster --no-tls`) runs it in plaintext; the NATS users stay either way.
 
-Every service gets every NATS node's URL (MEMLOOP_NATS_URL, comma-separated). Workers call both
-memory replicas through one round_robin target. Memory replicas read GetMemory, ListMemories,
+Every service gets every NATS node's URL (MEMLOOP_NATS_URL, comma-separated). Each memory replica
+is two processes (issue 15): retrieval (`memory`, `memory-1`) and ingestion (`memory-ingest`,
+`memory-1-ingest`, idle priority); workers call both ingestion processes through one round_robin
+target, every other client both retrieval processes through another. Memory replicas read GetMemory, ListMemories,
 GetLineage and SearchMemories' rows from the standby while it is within
 MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS of the primary (services/memory/core/adapters/standby_reads.py).
 
@@ -73,8 +75,8 @@ class ClusterStack(Stack):
         try:
             self._start_infra()
             self.add_service("policy", "policy")
-            for name in replica_names("memory", self.shape.memory_replicas):
-                self.add_service(name, "memory")
+            for name in self.memory_names():
+                self.add_memory_replica(name)
             self.add_serving()
             for name in replica_names("relay", self.shape.relays):
                 self.add_service(name, "relay")

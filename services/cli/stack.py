@@ -24,6 +24,7 @@ from pathlib import Path
 from services.common.auth import ALL_TENANTS, SERVICE_ROLE, issue_token
 from services.common.auth_keys import SigningKey, write_keypair
 from services.common.decision_signing import generate_private_key_pem, public_key_pem
+from services.common.grpc_client import replicas_target
 from services.common.infra.errors import InfraError
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.nats_auth import NatsUser, loop_users, write_password_files
@@ -77,6 +78,9 @@ class StackSpec:
     # The stack's own NATS with a user per service and per-service permissions (ignored for a NATS
     # given by URL, whose users memloop does not manage).
     nats_auth: bool = True
+    # issue 15: each memory replica as two processes, retrieval (`memory`, normal priority) and
+    # ingestion (`memory-ingest`, idle priority; the worker's target). False: one process each.
+    memory_split: bool = True
 
 
 @dataclass
@@ -145,8 +149,8 @@ class Stack:
             self._start_infra()
             for name in START_ORDER:
                 if name == "memory":
-                    for replica in range(self.spec.memory_replicas):
-                        self.add_service("memory" if replica == 0 else f"memory-{replica}", "memory")
+                    for replica in self.memory_names():
+                        self.add_memory_replica(replica)
                 elif name == "serving":
                     self.add_serving()
                 else:
@@ -237,12 +241,34 @@ class Stack:
             self.policy_signing_key_file.chmod(0o600)
         self.policy_verify_key_file.write_bytes(public_key_pem(self.policy_signing_key_file.read_bytes()))
 
+    def memory_names(self) -> list[str]:
+        """The memory replicas' names: `memory`, `memory-1`, ... (the first keeps the plain name, so
+        single-stack tools find it); with the split each is the retrieval process of its replica."""
+        return ["memory" if i == 0 else f"memory-{i}" for i in range(self.spec.memory_replicas)]
+
+    def ingest_name(self, replica: str) -> str:
+        """The ingestion process of `replica` (`memory-ingest`), or the replica itself unsplit."""
+        return f"{replica}-ingest" if self.spec.memory_split else replica
+
+    def add_memory_replica(self, name: str) -> None:
+        """One memory replica: its retrieval process, then its ingestion process (split), or one."""
+        if not self.spec.memory_split:
+            self.add_service(name, "memory")
+            return
+        self.add_service(name, "memory", {"MEMLOOP_MEMORY_ROLE": "retrieval"})
+        self.add_service(self.ingest_name(name), "memory", {"MEMLOOP_MEMORY_ROLE": "ingest"})
+
     def _kind_env(self, kind: str) -> dict[str, str]:
         env = self._security_env(kind)
         if kind == "policy":
             env["MEMLOOP_POLICY_SIGNING_KEY"] = str(self.policy_signing_key_file)
         if kind == "memory":
             env["MEMLOOP_POLICY_VERIFY_KEY"] = str(self.policy_verify_key_file)
+        if kind == "worker":
+            # the worker's RPCs (FindConflicts, BatchGetProcessedEvents, BatchApplyLearning) go to
+            # the ingestion processes; everyone else keeps MEMLOOP_MEMORY_TARGET, the retrieval ones
+            ingest = [f"127.0.0.1:{self._grpc_port(self.ingest_name(n))}" for n in self.memory_names()]
+            env["MEMLOOP_MEMORY_TARGET"] = replicas_target(ingest)
         return env
 
     def _security_env(self, kind: str) -> dict[str, str]:
@@ -360,7 +386,7 @@ class Stack:
             + (f"  users: {', '.join(self.nats_users)}" if self.nats_users else ""),
         ]
         for name, handle in self.services.items():
-            lines.append(f"{name:<12} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
+            lines.append(f"{name:<15} grpc {handle.target}  metrics :{handle.metrics_port}  SERVING")
         lines += lines_tls
         if self.console is not None:
             lines.append(f"console   {self.console_url}/  (sign in with `memloop token --tenant T --roles reviewer`)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,7 +37,14 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
-from services.common.priority import LearningPriority, background_executor, bound_math_threads, idle_backends_start
+from services.common.priority import (
+    LearningPriority,
+    background_executor,
+    bound_math_threads,
+    idle_backends_start,
+    lower_group_once_started,
+    lower_process,
+)
 from services.memory.consolidation.adapters.fault_pause import FilePauseHook
 from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
 from services.memory.consolidation.adapters.repository import (
@@ -74,7 +82,7 @@ from services.memory.deletion.entrypoints.loop import DeletionLoop
 from services.memory.deletion.service.forget import DeletionDeps
 from services.memory.deletion.service.ports import DeletionUnitOfWork
 from services.memory.deletion.service.workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
-from services.memory.entrypoints.grpc_server import MemoryServicer
+from services.memory.entrypoints.grpc_server import IngestionServicer, MemoryServicer
 from services.memory.procedures.entrypoints.grpc_server import LearnedProcedureServicer
 from services.memory.procedures.service.procedures import ProcedurePorts
 from services.memory.settings import ConsolidationSettings, MemorySettings
@@ -135,7 +143,16 @@ def replica_sync(
 
 def build(settings: MemorySettings) -> App:
     """Migrate (idempotent, serialised by an advisory lock), connect as the app role, wire core and
-    each capability on the same ports; the three gRPC services share one server."""
+    each capability on the same ports; the three gRPC services share one server.
+
+    `settings.role` (issue 15): `all` is one process with ingestion on idle threads; `retrieval`
+    and `ingest` are the two processes of a split replica (settings.py says what each serves):
+    the retrieval process has no idle-priority thread at all, the ingestion process has nothing else.
+    """
+    if settings.role == "ingest":
+        # Every thread of this process, and every thread it starts (gRPC's, NATS's, the sync's),
+        # at idle priority: nothing here answers an agent, so nothing here may take a core from one.
+        lower_process(settings.learning)
     run_migrations(settings.admin_database_url, MIGRATIONS, app_role=settings.app_role)
     app_url = url_for_role(settings.admin_database_url, settings.app_role, settings.app_password)
     # Liveness by the idle socket, not a ping: the ping was about a tenth of memory's busy samples
@@ -165,8 +182,14 @@ def build(settings: MemorySettings) -> App:
     # each text once; concurrent calls together; memloop_embedded_texts_total counts what the model ran on
     embedder = BatchingEmbedder(build_embedder(settings.embedder), on_embedded=metrics.texts_embedded)
     bound_math_threads(settings.learning.threads)  # ...and the calls once it has
-    # Retrieval stays on the gRPC server's threads at normal priority; ingestion gets its own (issue 15).
-    ingest = background_executor(settings.learning, workers=settings.ingest_workers, name="memory-ingest")
+    # One process (`all`): retrieval stays on the gRPC server's threads at normal priority, ingestion
+    # gets idle threads of its own (issue 15). A split replica needs neither: its ingestion process
+    # is idle as a whole, and its retrieval process runs ingestion RPCs sent to it inline.
+    ingest = (
+        background_executor(settings.learning, workers=settings.ingest_workers, name="memory-ingest")
+        if settings.role == "all"
+        else None
+    )
     cache = LruRetrievalCache(settings.cache_size)
     index = FaissVectorIndex(settings.index_dir, embedder.dim)
     sync = IndexSynchroniser(SqlChangeFeed(sessions), index, embedder, cache, metrics, replica_id=settings.replica_id)
@@ -187,10 +210,27 @@ def build(settings: MemorySettings) -> App:
         decisions=load_verifier(settings.policy_verify_key),
         active=SqlActiveReader(read_engine),
     )
-    reads, standby = _standby_reads(settings, engine, sessions, ports)
     replica = replica_sync(sync, settings.poll_seconds, settings.persist_seconds, settings.learning)
-    consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
     deletion = _build_deletion(settings, engine, ports, sync, bus)
+    this_replica = _Replica(settings, sync, replica, bus, engine, deletion, read_engine)
+    if not settings.serves_retrieval:
+        # The ingestion process: the worker's RPCs, its own index (FindConflicts) kept by the change
+        # feed, and its own replica row, so deletions wait for this copy too.
+        return App(
+            settings.common,
+            servicers=[
+                Registration(
+                    memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
+                    IngestionServicer(ports, deletion.deps),
+                    full_service_name(memory_service_pb2, "MemoryService"),
+                )
+            ],
+            # its scheduling group to nice 19 once started, as the worker's (services/common/priority.py)
+            on_start=[this_replica.start, lower_group_once_started(settings.learning)],
+            on_stop=[this_replica.stop],
+        )
+    reads, standby = _standby_reads(settings, engine, sessions, ports)
+    consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
     servicers = [
         Registration(
             memory_service_pb2_grpc.add_MemoryServiceServicer_to_server,
@@ -208,14 +248,17 @@ def build(settings: MemorySettings) -> App:
             full_service_name(consolidation_service_pb2, "ConsolidationService"),
         ),
     ]
-    this_replica = _Replica(settings, sync, replica, bus, engine, deletion, read_engine)
     return App(
         settings.common,
         servicers=servicers,
         # sleep-time consolidation runs off the request path (issue 8), started once the replica is up
         on_start=[this_replica.start, scheduler.start, *standby.on_start],
-        on_stop=[*standby.on_stop, scheduler.stop, this_replica.stop, lambda: ingest.shutdown(wait=True)],
+        on_stop=[*standby.on_stop, scheduler.stop, this_replica.stop, *_shutdown(ingest)],
     )
+
+
+def _shutdown(executor: ThreadPoolExecutor | None) -> list[Callable[[], None]]:
+    return [] if executor is None else [lambda: executor.shutdown(wait=True)]
 
 
 @dataclass(frozen=True)

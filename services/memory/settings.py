@@ -35,6 +35,21 @@ Learning yields to serving (issue 15; `services/common/priority.py`):
 | MEMLOOP_LEARNING_PRIORITY | idle | `idle`: ingestion threads run at SCHED_IDLE (else nice 19); `normal`: no change |
 | MEMLOOP_LEARNING_THREADS | 1 | torch/OpenMP/BLAS threads for embedding |
 | MEMLOOP_INGEST_WORKERS | 4 | threads of the ingestion executor (ApplyLearning, FindConflicts) |
+| MEMLOOP_MEMORY_ROLE | all | `all`: one process (ingestion on idle threads); `retrieval`, `ingest`: see below |
+
+A split replica (issue 15; what `memloop up`, the cluster and the deploy files run) is two OS
+processes, because a SCHED_IDLE thread the kernel parks while it holds the GIL stalls every other
+thread of its process: separate executors in one process do not keep retrieval's threads free.
+
+- `retrieval`: the front process, every thread at normal priority, none at idle. It serves every
+  RPC (SearchMemories, GetContext, reads, review, Forget, procedures, consolidation) and runs the
+  consolidation scheduler; it keeps its FAISS index in step from the change feed on the ingestion
+  process's change notices (and the poll). Ingestion RPCs sent to it directly run inline at normal
+  priority (a fallback for direct clients; the loop's worker calls the ingestion process).
+- `ingest`: the whole process at idle priority (`lower_process`, as the worker). It serves the
+  worker's RPCs only (FindConflicts, BatchGetProcessedEvents, GetProcessedEvent, ApplyLearning,
+  BatchApplyLearning), keeps its own FAISS index for FindConflicts, and registers as a replica of
+  its own, so a deletion waits for its index and files like any other copy.
 """
 
 from __future__ import annotations
@@ -57,6 +72,7 @@ from services.common.settings import (
 )
 
 EMBEDDERS = ("minilm", "hashing")
+ROLES = ("all", "retrieval", "ingest")
 
 
 @dataclass(frozen=True)
@@ -152,6 +168,12 @@ class MemorySettings:
     # (core/adapters/standby_reads.py); empty: every read goes to the primary
     standby_database_url: str = ""
     standby_max_lag_seconds: float = 1.0
+    # issue 15: `all` (one process), or one half of a split replica: `retrieval` or `ingest`
+    role: str = "all"
+
+    @property
+    def serves_retrieval(self) -> bool:
+        return self.role != "ingest"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> MemorySettings:
@@ -163,6 +185,9 @@ class MemorySettings:
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()
         if embedder not in EMBEDDERS:
             raise SystemExit(f"MEMLOOP_EMBEDDER={embedder!r}: choose one of {', '.join(EMBEDDERS)}")
+        role = env_str(env, "MEMLOOP_MEMORY_ROLE", "all").lower()
+        if role not in ROLES:
+            raise SystemExit(f"MEMLOOP_MEMORY_ROLE={role!r}: choose one of {', '.join(ROLES)}")
         verify_key = env_str(env, "MEMLOOP_POLICY_VERIFY_KEY")
         if not verify_key:
             raise SystemExit("MEMLOOP_POLICY_VERIFY_KEY is required: memory applies only decisions policy signed")
@@ -189,4 +214,5 @@ class MemorySettings:
             ingest_workers=env_int(env, "MEMLOOP_INGEST_WORKERS", 4),
             standby_database_url=env_str(env, "MEMLOOP_MEMORY_STANDBY_DATABASE_URL"),
             standby_max_lag_seconds=env_float(env, "MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS", 1.0),
+            role=role,
         )

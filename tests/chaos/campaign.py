@@ -2,8 +2,9 @@
 
 Clients send statements ("keep my meetings after HH:MM") for many users, retrying every failed
 call with the same request id and deliberately resending some. Meanwhile, at random moments, a
-fault: SIGKILL of relay, worker, memory, serving or policy (then restart); a hard restart of
-nats-server; PostgreSQL restarted in immediate mode; the worker↔memory link cut by a TCP proxy.
+fault: SIGKILL of relay, worker, memory (retrieval), memory-ingest, serving or policy (then restart); a
+hard restart of nats-server; PostgreSQL restarted in immediate mode; the worker↔memory-ingest link cut
+by a TCP proxy.
 Then the stack settles and the campaign checks what must hold:
 
 - input set = output set: every committed event is processed exactly once, or dead-lettered with
@@ -63,7 +64,20 @@ RETRY_CODES = frozenset(
         grpc.StatusCode.RESOURCE_EXHAUSTED,
     }
 )
-FAULTS = ("relay", "worker", "memory", "serving", "serving-loop", "policy", "nats", "postgres", "cut")
+# "memory" is the replica's retrieval process, "memory-ingest" its ingestion process (the worker's peer);
+# "serving-loop" is serving's process for the loop's calls (the worker's content reads, deletions)
+FAULTS = (
+    "relay",
+    "worker",
+    "memory",
+    "memory-ingest",
+    "serving",
+    "serving-loop",
+    "policy",
+    "nats",
+    "postgres",
+    "cut",
+)
 FAST = {
     "MEMLOOP_WORKER_ACK_WAIT_SECONDS": "6",
     "MEMLOOP_WORKER_MAX_DELIVER": "8",
@@ -206,7 +220,9 @@ class Campaign:
         return self.report
 
     def _route_worker_through_proxy(self) -> None:
-        self.proxy = CuttingProxy("127.0.0.1", self.stack.services["memory"].grpc_port).start()
+        # the worker calls the replica's ingestion process: that is the link to cut
+        memory = self.stack.services[self.stack.ingest_name("memory")]
+        self.proxy = CuttingProxy("127.0.0.1", memory.grpc_port).start()
         self.stack.services["worker"].process.kill()
         self.stack.restart("worker", extra_env={"MEMLOOP_MEMORY_TARGET": self.proxy.target})
 

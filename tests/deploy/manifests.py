@@ -36,6 +36,10 @@ def package(service: str) -> str:
     return PACKAGES.get(service, service)
 
 
+# memory's pods run a second container, its ingestion process (issue 15), on its own port
+MEMORY_INGEST_PORT = 50056
+
+
 def kubectl() -> str:
     path = Path(sys.executable).parent / "kubectl"
     if not path.exists():
@@ -67,6 +71,12 @@ def workloads(objects: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 def containers(workload: dict[str, Any]) -> list[dict[str, Any]]:
     return list(workload["spec"]["template"]["spec"]["containers"])
+
+
+def main_container(workload: dict[str, Any], component: str) -> dict[str, Any]:
+    """The container named after its component (memory's pods also run `memory-ingest`)."""
+    (found,) = [c for c in containers(workload) if c["name"] == component]
+    return found
 
 
 def env_entries(objects: list[dict[str, Any]]) -> Iterator[tuple[str, dict[str, Any]]]:

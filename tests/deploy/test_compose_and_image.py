@@ -94,7 +94,8 @@ def test_services_get_the_issuer_public_key_and_no_container_mounts_the_private_
 
 def test_learning_containers_get_a_smaller_cpu_share_than_serving(compose: dict[str, Any]) -> None:
     shares = {name: compose["services"][name]["cpu_shares"] for name in SERVICES}
-    for learning in ("relay", "worker", "serving-loop"):
+    shares["memory-ingest"] = compose["services"]["memory-ingest"]["cpu_shares"]
+    for learning in ("relay", "worker", "serving-loop", "memory-ingest"):
         assert shares[learning] * 4 <= min(shares["serving"], shares["memory"])
 
 
@@ -110,7 +111,7 @@ def test_the_loop_calls_serving_loop_which_agents_cannot_reach(compose: dict[str
     assert "ports" not in loop  # not published on the host: only the worker and memory call it
     assert {"postgres", "serving"} <= set(loop["depends_on"])
     target = f"serving-loop:{GRPC_PORTS['serving-loop']}"
-    for caller in ("worker", "memory"):
+    for caller in ("worker", "memory", "memory-ingest"):
         assert services[caller]["environment"]["MEMLOOP_SERVING_LOOP_TARGET"] == target, caller
         assert services[caller]["depends_on"]["serving-loop"] == {"condition": "service_healthy"}, caller
 

@@ -15,6 +15,7 @@ import pytest
 from tests.deploy.manifests import (
     GRPC_PORTS,
     K8S,
+    MEMORY_INGEST_PORT,
     OVERLAYS,
     REPO_ROOT,
     SERVICES,
@@ -22,6 +23,7 @@ from tests.deploy.manifests import (
     containers,
     env_entries,
     load_yaml,
+    main_container,
     render,
     workloads,
 )
@@ -72,13 +74,18 @@ def test_each_service_has_a_workload_with_probes_on_its_own_port(objects: list[d
     found = workloads(objects)
     assert set(found) == set(SERVICES)
     for component, port in GRPC_PORTS.items():
-        (container,) = containers(found[component])
-        env = {e["name"]: e.get("value") for e in container.get("env", [])}
-        assert env["MEMLOOP_GRPC_PORT"] == str(port), component
-        assert port in {p["containerPort"] for p in container["ports"]}, component
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert container[probe]["grpc"]["port"] == port, (component, probe)
-    (console,) = containers(found["console"])
+        names = [c["name"] for c in containers(found[component])]
+        assert names == (["memory", "memory-ingest"] if component == "memory" else [component])
+        checked = [(main_container(found[component], component), port)]
+        if component == "memory":
+            checked.append((main_container(found["memory"], "memory-ingest"), MEMORY_INGEST_PORT))
+        for container, container_port in checked:
+            env = {e["name"]: e.get("value") for e in container.get("env", [])}
+            assert env["MEMLOOP_GRPC_PORT"] == str(container_port), component
+            assert container_port in {p["containerPort"] for p in container["ports"]}, component
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                assert container[probe]["grpc"]["port"] == container_port, (component, probe)
+    console = main_container(found["console"], "console")
     assert {console[p]["tcpSocket"]["port"] for p in ("startupProbe", "readinessProbe", "livenessProbe")} == {"http"}
 
 
@@ -121,6 +128,38 @@ def test_learning_workloads_run_below_serving_and_never_preempt(objects: list[di
     # Under CPU contention cgroups share CPU by request: learning asks for a fraction of serving's.
     cpu = {c: _quantity(containers(w)[0]["resources"]["requests"]["cpu"]) for c, w in found.items()}
     assert max(cpu[c] for c in ("relay", "worker", "serving-loop")) <= cpu["serving"] / 4
+
+
+def test_memorys_pods_run_retrieval_and_an_idle_ingestion_process_the_worker_calls(
+    objects: list[dict[str, Any]],
+) -> None:
+    """Issue 15: no retrieval thread shares a process with idle-priority ingestion."""
+    found = workloads(objects)
+
+    def env(container: dict[str, Any]) -> dict[str, Any]:
+        return {e["name"]: e.get("value") for e in container.get("env", [])}
+
+    retrieval, ingestion = (main_container(found["memory"], name) for name in ("memory", "memory-ingest"))
+    assert env(retrieval)["MEMLOOP_MEMORY_ROLE"] == "retrieval"
+    assert env(ingestion)["MEMLOOP_MEMORY_ROLE"] == "ingest"
+    assert env(ingestion)["MEMLOOP_REPLICA_ID"] == "$(POD_NAME)-ingest"  # a replica id of its own
+    assert env(ingestion)["MEMLOOP_METRICS_PORT"] != "9464"  # the pod's network is shared
+    mounts = {m["mountPath"]: m["name"] for m in ingestion["volumeMounts"]}
+    assert (
+        mounts["/var/lib/memloop/index"]
+        != {m["mountPath"]: m["name"] for m in retrieval["volumeMounts"]}["/var/lib/memloop/index"]
+    )
+    claims = {c["metadata"]["name"] for c in found["memory"]["spec"]["volumeClaimTemplates"]}
+    assert mounts["/var/lib/memloop/index"] in claims
+    # it asks learning's share of the CPU, not retrieval's
+    cpu = {c["name"]: _quantity(c["resources"]["requests"]["cpu"]) for c in containers(found["memory"])}
+    assert cpu["memory-ingest"] * 4 <= cpu["memory"]
+    # the worker calls the ingestion processes; every other client the retrieval ones
+    worker = env(main_container(found["worker"], "worker"))
+    host, port = worker["MEMLOOP_MEMORY_TARGET"].rsplit(":", 1)
+    service = by_kind(objects, "Service")[host]
+    assert {p["port"]: p["targetPort"] for p in service["spec"]["ports"]} == {int(port): "ingest-grpc"}
+    assert {p["name"]: p["containerPort"] for p in ingestion["ports"]}["ingest-grpc"] == MEMORY_INGEST_PORT
 
 
 def test_every_workload_has_a_disruption_budget_that_still_allows_a_drain(objects: list[dict[str, Any]]) -> None:

@@ -9,7 +9,15 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from tests.deploy.manifests import GRPC_PORTS, SERVICES, by_kind, containers, render, workloads
+from tests.deploy.manifests import (
+    GRPC_PORTS,
+    MEMORY_INGEST_PORT,
+    SERVICES,
+    by_kind,
+    containers,
+    render,
+    workloads,
+)
 
 KUBERNETES_VERSION = "1.33"
 CUSTOM_KINDS = {
@@ -43,15 +51,15 @@ def test_each_service_mounts_its_own_certificate_and_turns_tls_on(objects: list[
     found = workloads(objects)
     assert set(found) == set(SERVICES)
     for component, workload in found.items():
-        (container,) = containers(workload)
-        env = _env(container)
-        assert env["MEMLOOP_TLS"]["value"] == "on", component
-        for name in ("MEMLOOP_TLS_CERT_FILE", "MEMLOOP_TLS_KEY_FILE", "MEMLOOP_TLS_CA_FILE"):
-            assert env[name]["value"].startswith(f"{MOUNT}/"), (component, name)
-        mount = next(m for m in container["volumeMounts"] if m["mountPath"] == MOUNT)
-        volume = next(v for v in workload["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
-        assert mount.get("readOnly") is True
-        assert volume["secret"]["secretName"] == f"memloop-{component}-tls", component
+        for container in containers(workload):  # memory's pods: its retrieval and ingestion containers
+            env = _env(container)
+            assert env["MEMLOOP_TLS"]["value"] == "on", component
+            for name in ("MEMLOOP_TLS_CERT_FILE", "MEMLOOP_TLS_KEY_FILE", "MEMLOOP_TLS_CA_FILE"):
+                assert env[name]["value"].startswith(f"{MOUNT}/"), (component, name)
+            mount = next(m for m in container["volumeMounts"] if m["mountPath"] == MOUNT)
+            volume = next(v for v in workload["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+            assert mount.get("readOnly") is True
+            assert volume["secret"]["secretName"] == f"memloop-{component}-tls", component
 
 
 def test_grpc_probes_become_exec_probes_of_the_healthcheck_module(objects: list[dict[str, Any]]) -> None:
@@ -59,11 +67,12 @@ def test_grpc_probes_become_exec_probes_of_the_healthcheck_module(objects: list[
     for component, workload in workloads(objects).items():
         if component not in GRPC_PORTS:
             continue
-        (container,) = containers(workload)
-        assert _env(container)["MEMLOOP_GRPC_PORT"]["value"] == str(GRPC_PORTS[component])  # what the module checks
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            assert "grpc" not in container[probe], (component, probe)
-            assert container[probe]["exec"]["command"] == ["python", "-m", "services.common.healthcheck"]
+        for container in containers(workload):
+            port = GRPC_PORTS[component] if container["name"] == component else MEMORY_INGEST_PORT
+            assert _env(container)["MEMLOOP_GRPC_PORT"]["value"] == str(port)  # what the module checks
+            for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+                assert "grpc" not in container[probe], (component, probe)
+                assert container[probe]["exec"]["command"] == ["python", "-m", "services.common.healthcheck"]
 
 
 def test_each_certificate_names_its_service_and_loopback_for_both_ends(objects: list[dict[str, Any]]) -> None:
@@ -84,12 +93,13 @@ def test_the_services_that_use_nats_log_in_as_themselves_with_a_password_from_a_
     objects: list[dict[str, Any]],
 ) -> None:
     for component, workload in workloads(objects).items():
-        env = _env(containers(workload)[0])
-        if component not in NATS_USERS:
-            assert "MEMLOOP_NATS_USER" not in env, component
-            continue
-        assert env["MEMLOOP_NATS_USER"]["value"] == component
-        assert env["MEMLOOP_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
-            "name": "memloop-nats-users",
-            "key": component,
-        }
+        for container in containers(workload):  # memory's ingestion process logs in as memory too
+            env = _env(container)
+            if component not in NATS_USERS:
+                assert "MEMLOOP_NATS_USER" not in env, component
+                continue
+            assert env["MEMLOOP_NATS_USER"]["value"] == component
+            assert env["MEMLOOP_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"] == {
+                "name": "memloop-nats-users",
+                "key": component,
+            }

@@ -35,7 +35,7 @@ EXPECTED_CALLS = {
     ("relay", "nats", 4222),
     ("worker", "serving-loop", 50056),
     ("worker", "policy", 50052),
-    ("worker", "memory", 50053),
+    ("worker", "memory", 50056),  # memory's ingestion process (issue 15)
     ("worker", "nats", 4222),
     ("memory", "serving-loop", 50056),
     ("memory", "nats", 4222),

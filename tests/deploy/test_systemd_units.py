@@ -60,3 +60,13 @@ def test_the_documented_settings_are_settings_the_services_read() -> None:
         documented |= set(re.findall(r"MEMLOOP_[A-Z0-9_]+", unit.read_text()))
     # NAME_FILE is the file form every secret-like setting accepts (services.common.settings.env_secret)
     assert documented and {name for name in documented if name.removesuffix("_FILE") not in code} == set()
+
+
+def test_memory_ingestion_has_its_own_idle_unit_running_memory_as_the_ingest_role() -> None:
+    """Issue 15: memory's ingestion is a process of its own, at the learning units' priority."""
+    unit, learning = _service_section("memloop-memory-ingest.service"), _service_section("learning.conf")
+    assert unit["ExecStart"].endswith("-m services.memory.entrypoints.main")
+    assert "MEMLOOP_MEMORY_ROLE=ingest" in unit["Environment"].split()
+    for key in ("CPUSchedulingPolicy", "Nice", "CPUWeight"):
+        assert unit[key] == learning[key], key
+    assert unit["User"] == "memloop"

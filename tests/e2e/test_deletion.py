@@ -219,12 +219,13 @@ def test_right_after_the_acknowledgement_neither_replica_returns_it(forgotten: F
 def test_memloop_deletion_show_lists_every_location_done(forgotten: Forgotten) -> None:
     # When: the operator looks at the deletion
     shown = _show(forgotten.stack, forgotten.deletion_id, "--json")
-    # Then: every location, both replicas included, is done with its completion time
+    # Then: every location, both replicas included (each its retrieval and its ingestion process,
+    # which keep an index of their own), is done with its completion time
     report = json.loads(shown.stdout)
     assert shown.returncode == 0 and report["complete"] and report["scope"] == "event"
     assert {s["location"] for s in report["steps"]} == {
         "retrieval", "memory_rows", "vectors", "derived_records", "streams", "content_blobs",
-        "replica:memory", "replica:memory-1",
+        "replica:memory", "replica:memory-1", "replica:memory-ingest", "replica:memory-1-ingest",
     }  # fmt: skip
     assert all(s["state"] == "done" and s["complete_time"] for s in report["steps"])
 

@@ -72,8 +72,8 @@ def test_memory_outage_dead_letters_then_replay_gives_the_undisturbed_result(
         eventually(lambda: control.processed(first.event_id), what="the control event was learned")
         undisturbed = _active_texts(control)
 
-        # When memory is down and the same mail arrives for another tenant
-        stack.services["memory"].process.terminate(timeout=15)
+        # When memory's ingestion (the worker's peer) is down and the same mail arrives for another tenant
+        stack.services[stack.ingest_name("memory")].process.terminate(timeout=15)
         response = disturbed.serving.HandleRequest(alice_request("schedule-with-bob", disturbed.tenant), timeout=10)
         worker_metrics = stack.services["worker"].metrics_port
         # Then the backlog's age is visible in the worker's metrics during the outage
@@ -90,7 +90,7 @@ def test_memory_outage_dead_letters_then_replay_gives_the_undisturbed_result(
         assert listing["reason"] == "RETRIES_EXHAUSTED"
         assert int(str(listing["attempts"])) >= 3
     finally:
-        stack.restart("memory")
+        stack.restart(stack.ingest_name("memory"))
     try:
         # When memory is back and the operator replays the dead letter
         code, _ = _dlq(stack, "replay", response.event_id)

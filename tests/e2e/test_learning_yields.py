@@ -1,8 +1,9 @@
 """On one host the whole learning path yields to serving (issue 15), read from the kernel after a
-real event went through the loop: the relay, the worker, policy and serving's loop-only process
-run every thread at idle priority, each in a scheduling group at nice 19; serving keeps every
-thread normal, and the worker's reads went to the loop process's idle backends; the
-PostgreSQL backends follow the thread that uses them — the relay's and memory's ingestion's idle."""
+real event went through the loop: the relay, the worker, policy, serving's loop-only process and
+memory's ingestion process run every thread at idle priority, each in a scheduling group at nice
+19; serving and memory's retrieval process keep every thread normal, and the worker's reads went to
+the loop process's idle backends; the PostgreSQL backends follow the thread that uses them — the
+relay's and memory's ingestion's idle."""
 
 from __future__ import annotations
 
@@ -67,23 +68,25 @@ def _backends(url: str, prefix: str) -> list[int]:
 def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(stack: Stack, clients: Clients) -> None:
     response = clients.serving.HandleRequest(alice_request("schedule-with-bob", clients.tenant), timeout=10)
     eventually(lambda: _processed(stack.memory_db_url, response.event_id) or None, what="the event was learned")
-    for name in ("relay", "worker", "policy", SERVING_LOOP):
+    learning = ("relay", "worker", "policy", SERVING_LOOP, stack.ingest_name("memory"))
+    for name in learning:
         pid = stack.services[name].process.pid
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
     # A thread's policy only ranks it inside its scheduling group, and each service leads its own
     # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
     if _autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
-        for name in ("relay", "worker", "policy", SERVING_LOOP):
+        for name in learning:
             assert _autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
         for name in ("serving", "memory"):
             assert _autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
         nats = stack.embedded_nats
         if nats is not None and nats.pid is not None:  # only the learning path uses NATS
             assert _autogroup_nice(nats.pid) == 19, "the stack's nats-server's autogroup is not lowered"
-    # serving: every thread at normal priority (an idle one could be parked holding the GIL), and
-    # the worker's content reads ran on an idle backend.
-    serving = stack.services["serving"].process.pid
-    assert not any(_idle(tid) for tid in _threads(serving)), "a thread of serving was lowered"
+    # serving and memory's retrieval process: every thread at normal priority (an idle one could be
+    # parked holding the GIL).
+    for name in ("serving", "memory"):
+        pid = stack.services[name].process.pid
+        assert not any(_idle(tid) for tid in _threads(pid)), f"a thread of {name} was lowered"
     # The worker read the event's content from serving's loop-only process, on its idle backends.
     loop_backends = _backends(stack.serving_db_url, "memloop-serving-loop")
     assert loop_backends, "the worker's content reads did not go to serving's loop process"
@@ -91,9 +94,9 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
 
     relay_backends = _backends(stack.serving_db_url, "memloop-relay")
     assert relay_backends and all(_idle(pid) for pid in relay_backends)
-    # memory's pool serves ingestion (idle threads) and its other RPCs (normal): the event just
-    # applied left at least one backend idle; retrieval's own pool stays normal.
-    assert any(_idle(pid) for pid in _backends(stack.memory_db_url, "memloop-memory-"))
+    # memory's ingestion process (all idle threads) applied the event on an idle backend
+    ingestion = f"memloop-memory-{stack.ingest_name('memory')}"
+    assert any(_idle(pid) for pid in _backends(stack.memory_db_url, ingestion))
 
 
 def test_the_loop_process_refuses_an_agents_request_and_nothing_is_written(stack: Stack, clients: Clients) -> None:

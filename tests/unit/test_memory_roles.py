@@ -1,0 +1,72 @@
+"""A memory replica's two processes (issue 15): what MEMLOOP_MEMORY_ROLE accepts, what the
+ingestion process serves, and where the stack points the worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from services.cli.stack import Stack, StackSpec
+from services.common.auth_keys import SigningKey
+from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.memory.entrypoints.grpc_server import INGESTION_RPCS, IngestionServicer
+from services.memory.settings import MemorySettings
+
+_ENV = {
+    "MEMLOOP_POLICY_VERIFY_KEY": "key.pem",
+    "MEMLOOP_MEMORY_DATABASE_URL": "postgresql://u@h/d",
+    "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
+}
+
+
+def test_the_role_defaults_to_one_process_and_refuses_an_unknown_one() -> None:
+    assert MemorySettings.from_env(_ENV).role == "all"
+    assert MemorySettings.from_env({**_ENV, "MEMLOOP_MEMORY_ROLE": "Ingest"}).role == "ingest"
+    assert not MemorySettings.from_env({**_ENV, "MEMLOOP_MEMORY_ROLE": "ingest"}).serves_retrieval
+    with pytest.raises(SystemExit, match="MEMLOOP_MEMORY_ROLE"):
+        MemorySettings.from_env({**_ENV, "MEMLOOP_MEMORY_ROLE": "reader"})
+
+
+class _Aborted(Exception):
+    pass
+
+
+class _Context:
+    def __init__(self) -> None:
+        self.code: grpc.StatusCode | None = None
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        self.code = code
+        raise _Aborted(details)
+
+
+def test_the_ingestion_process_serves_the_workers_calls_and_refuses_the_rest() -> None:
+    methods = set(pb.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name)
+    assert INGESTION_RPCS.issubset(methods) and methods - INGESTION_RPCS
+    servicer = IngestionServicer.__new__(IngestionServicer)  # no ports: the refusals touch none
+    for name in sorted(methods - INGESTION_RPCS):
+        context = _Context()
+        with pytest.raises(_Aborted, match="retrieval process"):
+            getattr(servicer, name)(object(), context)
+        assert context.code == grpc.StatusCode.UNIMPLEMENTED, name
+    for name in INGESTION_RPCS:  # the core's own implementations, not the refusal
+        assert getattr(IngestionServicer, name).__qualname__.startswith("CoreMemoryRpcs."), name
+
+
+def test_the_stack_points_the_worker_at_the_ingestion_processes_and_everyone_else_at_retrieval(
+    tmp_path: Path,
+) -> None:
+    stack: Any = Stack(StackSpec(data_dir=tmp_path, memory_replicas=2))
+    stack.issuer = None
+    assert stack.memory_names() == ["memory", "memory-1"]
+    assert [stack.ingest_name(n) for n in stack.memory_names()] == ["memory-ingest", "memory-1-ingest"]
+    worker = stack._kind_env("worker")["MEMLOOP_MEMORY_TARGET"]
+    ingest_ports = [stack._grpc_port(n) for n in ("memory-ingest", "memory-1-ingest")]
+    assert worker == "ipv4:" + ",".join(f"127.0.0.1:{p}" for p in ingest_ports)
+    assert "MEMLOOP_MEMORY_TARGET" not in stack._kind_env("serving")
+    unsplit = Stack(StackSpec(data_dir=tmp_path, memory_split=False))
+    assert unsplit.ingest_name("memory") == "memory"
+    assert unsplit._kind_env("worker")["MEMLOOP_MEMORY_TARGET"] == f"127.0.0.1:{unsplit._grpc_port('memory')}"
