@@ -70,3 +70,20 @@ def test_the_stack_points_the_worker_at_the_ingestion_processes_and_everyone_els
     unsplit = Stack(StackSpec(data_dir=tmp_path, memory_split=False))
     assert unsplit.ingest_name("memory") == "memory"
     assert unsplit._kind_env("worker")["MEMLOOP_MEMORY_TARGET"] == f"127.0.0.1:{unsplit._grpc_port('memory')}"
+
+
+def test_every_memory_rpc_the_worker_calls_is_served_by_the_ingestion_process() -> None:
+    """The worker's memory peer is the ingestion process: an RPC it calls there and the process
+    refuses (UNIMPLEMENTED) would stall learning, retried forever. Read from the worker's adapter
+    itself, so a new call cannot be added without the ingestion process serving it."""
+    import re
+    from pathlib import Path
+
+    import services.worker.adapters.grpc_peers as peers
+    from services.common.gen.memloop.v1 import memory_service_pb2
+
+    memory_methods = set(memory_service_pb2.DESCRIPTOR.services_by_name["MemoryService"].methods_by_name)
+    source = Path(peers.__file__).read_text()
+    called = set(re.findall(r"[sS]tub\(ch\)\.(\w+)\(", source)) & memory_methods
+    assert {"FindConflicts", "BatchFindConflicts", "ApplyLearning"} <= called  # the pattern still finds them
+    assert called <= INGESTION_RPCS, called - INGESTION_RPCS

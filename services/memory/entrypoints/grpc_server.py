@@ -35,7 +35,14 @@ class MemoryServicer(CoreMemoryRpcs, DeletionRpcs, ContextRpcs):
 
 # What a split replica's ingestion process serves: the worker's calls (issue 15).
 INGESTION_RPCS = frozenset(
-    {"FindConflicts", "GetProcessedEvent", "BatchGetProcessedEvents", "ApplyLearning", "BatchApplyLearning"}
+    {
+        "FindConflicts",
+        "BatchFindConflicts",
+        "GetProcessedEvent",
+        "BatchGetProcessedEvents",
+        "ApplyLearning",
+        "BatchApplyLearning",
+    }
 )
 
 
