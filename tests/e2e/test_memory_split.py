@@ -44,9 +44,7 @@ _IDLE_NICE = 19
 
 @pytest.fixture(scope="module")
 def minilm_stack(infra: TestInfra, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = make_stack(
-        infra, tmp_path_factory.mktemp("split"), embedder="minilm", console=False, memory_split=False
-    ).start()
+    running = make_stack(infra, tmp_path_factory.mktemp("split"), embedder="minilm", console=False).start()
     try:
         yield running
     finally:
