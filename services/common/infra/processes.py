@@ -29,19 +29,24 @@ from services.common.tls import channel_credentials, tls_from_env
 
 _LOOPBACK = "127.0.0.1"
 _LOG_TAIL_LINES = 30
+_handed_out: set[int] = set()
 
 
 def free_port(host: str = _LOOPBACK) -> int:
-    """A TCP port nothing listens on right now.
+    """A TCP port nothing listens on right now, and never one this process was given before.
 
     Chosen below the kernel's ephemeral range when possible: a port from that range can be taken
     as the source port of some outgoing connection while a server is down (tests stop NATS for
-    30 s and restart it on the same port), which would then fail to bind.
+    30 s and restart it on the same port), which would then fail to bind. A stack names its
+    services' ports before it starts them (a peer's target is in the environment of a service
+    that starts first), so a port handed out is not yet bound: without remembering it, a later
+    call could hand out the same port again and one of the two would fail to bind.
     """
     low = _ephemeral_range_start()
     candidates = random.sample(range(10_000, low), k=min(50, max(0, low - 10_000)))
     for port in candidates:
-        if port_is_free(port, host):
+        if port not in _handed_out and port_is_free(port, host):
+            _handed_out.add(port)
             return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
