@@ -30,6 +30,7 @@ from services.cli.fixtures import handle_request_from_fixture
 from services.cli.stack import Stack, StackSpec
 from services.common.gen.memloop.v1 import serving_service_pb2
 from services.common.infra.processes import ServiceProcess
+from services.common.priority import autogroup_nice
 from tests.fixtures import load_fixture
 
 Row = dict[str, Any]
@@ -470,7 +471,7 @@ def lowered_groups(stack: Stack) -> list[int]:
     nats = stack.embedded_nats
     if nats is not None and nats.pid is not None:
         pids.append(nats.pid)
-    return [pid for pid in pids if _autogroup_nice(pid) == 19]
+    return [pid for pid in pids if autogroup_nice(pid) == 19]
 
 
 def regroup(pids: Sequence[int], niceness: int) -> bool:
@@ -481,10 +482,3 @@ def regroup(pids: Sequence[int], niceness: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def _autogroup_nice(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
-    except (OSError, ValueError, IndexError):
-        return None

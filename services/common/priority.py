@@ -40,6 +40,7 @@ import threading
 from collections.abc import Callable, Mapping, MutableMapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 _log = logging.getLogger(__name__)
@@ -114,6 +115,15 @@ def lower_thread(tid: int = 0) -> str:
     except (OSError, AttributeError) as exc:
         _log.warning("cannot lower the priority of thread %d (%s); it runs at normal priority", tid, exc)
         return "none"
+
+
+def autogroup_nice(pid: int = 0) -> int | None:
+    """The nice value of `pid`'s autogroup (0 = this process; `/proc/<pid>/autogroup` reads
+    '/autogroup-85 nice 0'), None where the kernel has no autogroups."""
+    try:
+        return int(Path(f"/proc/{pid or os.getpid()}/autogroup").read_text().split()[-1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def lower_own_autogroup(pid: int = 0) -> bool:

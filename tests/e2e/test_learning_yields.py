@@ -18,6 +18,7 @@ import pytest
 from services.cli.stack import SERVING_LOOP, Stack
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc
 from services.common.grpc_client import sync_channel
+from services.common.priority import autogroup_nice
 from tests.e2e.support import Clients, alice_request, eventually, fresh_tenant
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -32,13 +33,6 @@ def clients(stack: Stack) -> Iterator[Clients]:
 
 def _idle(tid_or_pid: int) -> bool:
     return os.sched_getscheduler(tid_or_pid) == os.SCHED_IDLE
-
-
-def _autogroup_nice(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
-    except OSError:
-        return None
 
 
 def _threads(pid: int) -> list[int]:
@@ -74,14 +68,14 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
     # A thread's policy only ranks it inside its scheduling group, and each service leads its own
     # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
-    if _autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
+    if autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
         for name in learning:
-            assert _autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
+            assert autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
         for name in ("serving", "memory"):
-            assert _autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
+            assert autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
         nats = stack.embedded_nats
         if nats is not None and nats.pid is not None:  # only the learning path uses NATS
-            assert _autogroup_nice(nats.pid) == 19, "the stack's nats-server's autogroup is not lowered"
+            assert autogroup_nice(nats.pid) == 19, "the stack's nats-server's autogroup is not lowered"
     # serving and memory's retrieval process: every thread at normal priority (an idle one could be
     # parked holding the GIL).
     for name in ("serving", "memory"):

@@ -20,6 +20,7 @@ from services.common import backend_priority
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.priority import (
     LearningPriority,
+    autogroup_nice,
     background_executor,
     loop_executor,
     lower_other_process,
@@ -177,14 +178,6 @@ def test_a_normal_loop_executor_asks_nothing_of_its_backends() -> None:
     assert wanted == (os.SCHED_OTHER, 0)
 
 
-def _autogroup_nice(pid: int) -> int | None:
-    """The nice value of `pid`'s autogroup ('/autogroup-85 nice 0'), None without autogroups."""
-    try:
-        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
-    except OSError:
-        return None
-
-
 _SLEEPER = "import sys; print('ready', flush=True); sys.stdin.readline()"
 
 
@@ -203,25 +196,25 @@ def _sleeper(*, own_session: bool) -> subprocess.Popen[str]:
 def test_a_process_leading_its_own_session_gets_its_autogroup_lowered() -> None:
     """Threads' SCHED_IDLE only ranks them inside their session's group: a service started in its
     own session (as the launchers start every service) must lower the group itself."""
-    mine = _autogroup_nice(os.getpid())
+    mine = autogroup_nice(os.getpid())
     with _sleeper(own_session=True) as child:
         lower_other_process(child.pid)
         if mine is None:  # a kernel without autogroups: nothing to lower, and nothing pretends it was
             assert not lower_own_autogroup(child.pid)
-            assert _autogroup_nice(child.pid) is None
+            assert autogroup_nice(child.pid) is None
         else:
-            assert _autogroup_nice(child.pid) == 19
-            assert _autogroup_nice(os.getpid()) == mine  # ours is another group, untouched
+            assert autogroup_nice(child.pid) == 19
+            assert autogroup_nice(os.getpid()) == mine  # ours is another group, untouched
         child.kill()
 
 
 def test_a_process_sharing_its_session_leaves_the_group_alone() -> None:
     """The group is the session's: lowering it from a member would lower its siblings (here: us)."""
-    mine = _autogroup_nice(os.getpid())
+    mine = autogroup_nice(os.getpid())
     with _sleeper(own_session=False) as child:
         assert not lower_own_autogroup(child.pid)
-        assert _autogroup_nice(child.pid) == mine
-        assert _autogroup_nice(os.getpid()) == mine
+        assert autogroup_nice(child.pid) == mine
+        assert autogroup_nice(os.getpid()) == mine
         child.kill()
 
 
@@ -240,7 +233,7 @@ def test_the_group_is_lowered_by_the_last_start_hook_not_before() -> None:
         "lower_group_once_started(priority)()\n"
         "print(built, nice())\n"
     )
-    has_groups = _autogroup_nice(os.getpid()) is not None
+    has_groups = autogroup_nice(os.getpid()) is not None
     for mode, expected in (("idle", "0 19"), ("normal", "0 0")):
         done = subprocess.run(
             [sys.executable, "-c", script, mode], capture_output=True, text=True, start_new_session=True, check=True
