@@ -126,6 +126,13 @@ def autogroup_nice(pid: int = 0) -> int | None:
         return None
 
 
+def kernel_has_autogroups() -> bool:
+    """Whether this kernel groups tasks by session. Not `autogroup_nice(self) is not None`: a process
+    still in the boot session (a CI runner's, a container's init) sits in the root group, whose
+    `/proc/<pid>/autogroup` reads empty although every new session gets a group of its own."""
+    return Path("/proc/self/autogroup").exists()
+
+
 def lower_own_autogroup(pid: int = 0) -> bool:
     """Put the autogroup of `pid` (0 = this process) at nice 19, if `pid` leads its own session.
 

@@ -18,7 +18,7 @@ import pytest
 from services.cli.stack import SERVING_LOOP, Stack
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc
 from services.common.grpc_client import sync_channel
-from services.common.priority import autogroup_nice
+from services.common.priority import autogroup_nice, kernel_has_autogroups
 from tests.e2e.support import Clients, alice_request, eventually, fresh_tenant
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -68,7 +68,7 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
     # A thread's policy only ranks it inside its scheduling group, and each service leads its own
     # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
-    if autogroup_nice(os.getpid()) is not None:  # a kernel with autogroups
+    if kernel_has_autogroups():
         for name in learning:
             assert autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
         for name in ("serving", "memory"):
