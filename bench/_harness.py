@@ -30,7 +30,6 @@ from services.cli.fixtures import handle_request_from_fixture
 from services.cli.stack import Stack, StackSpec
 from services.common.gen.memloop.v1 import serving_service_pb2
 from services.common.infra.processes import ServiceProcess
-from services.common.priority import autogroup_nice
 from tests.fixtures import load_fixture
 
 Row = dict[str, Any]
@@ -446,7 +445,9 @@ def run_service(
             "PYTHONPATH": str(REPO_ROOT),
         }
         module = _SAMPLER
-    handle.process = ServiceProcess(module, env, log_path=handle.process.log_path, name=name).start()
+    handle.process = ServiceProcess(
+        module, env, log_path=handle.process.log_path, name=name, own_session=handle.process.own_session
+    ).start()
     handle.process.wait_healthy(handle.grpc_port, timeout=120.0)
 
 
@@ -462,23 +463,3 @@ def embedded_texts(stack: Stack, name: str = "memory") -> dict[str, float]:
             kind = labels.split('kind="', 1)[1].split('"', 1)[0]
             counts[kind] = float(value)
     return counts
-
-
-def lowered_groups(stack: Stack) -> list[int]:
-    """The pids of the stack's processes whose scheduling group (autogroup) runs at nice 19: the
-    learning processes that lowered their own (services/common/priority.py), and its nats-server."""
-    pids = [handle.process.pid for handle in stack.services.values() if handle.process.is_running]
-    nats = stack.embedded_nats
-    if nats is not None and nats.pid is not None:
-        pids.append(nats.pid)
-    return [pid for pid in pids if autogroup_nice(pid) == 19]
-
-
-def regroup(pids: Sequence[int], niceness: int) -> bool:
-    """Set the autogroup niceness of `pids` (raising it back needs CAP_SYS_NICE); False if refused."""
-    try:
-        for pid in pids:
-            Path(f"/proc/{pid}/autogroup").write_text(str(niceness))
-    except OSError:
-        return False
-    return True

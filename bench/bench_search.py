@@ -190,6 +190,7 @@ def _restart_memory(
         {**memory.env, **env},
         log_path=memory.process.log_path,
         name="memory",
+        own_session=memory.process.own_session,
     ).start()
     memory.process.wait_healthy(memory.grpc_port, timeout=3600.0)
 

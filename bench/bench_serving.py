@@ -22,9 +22,9 @@ loop keeps up with). Saturation is closed-loop: 8 clients back to back, throughp
 One client back to back gives each variant's service time without queueing (inline cannot sustain
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
-serving and the learning processes on the same cores. Full mode adds a what-if (the loop at
-10/s with the learning processes' scheduling groups back at nice 0, as in stop 22) and, if the
-p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
+serving and the learning processes on the same cores. Full mode adds a what-if (a second stack
+with every process in a session of its own, stop 23's arrangement, learning off and the loop at
+10/s) and, if the p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
 """
@@ -51,10 +51,8 @@ from bench._harness import (
     alice_requests,
     closed_loop,
     load_average,
-    lowered_groups,
     open_loop,
     pct,
-    regroup,
     row,
     run_service,
     running_stack,
@@ -378,26 +376,8 @@ def run(quick: bool) -> list[Row]:
     with running_stack("serving", "minilm") as stack:
         bench = ServingBench(stack, sizes)
         print(f"serving bench (load average {load_average()}):", flush=True)
-        # Learning off and the loop alternate, `rounds` times at each rate, and each p99 is taken
-        # over all rounds of its variant: one 20 s window's p99 is its 2nd-worst request, so a single
-        # pair of windows said more about the moment than about the loop. The loop drains between
-        # rounds so nothing it learns carries into a learning-off window.
         runs = _Runs()
-        offs, loops = [], []
-        for _ in range(sizes.rounds):
-            bench.learning_off()
-            offs.append(bench.measure("off", rate=LOW_RATE, count=sizes.low))
-            bench.learning_on()
-            loops.append(bench.measure("loop", rate=LOW_RATE, count=sizes.low))
-            bench.drain(timeout=600)
-        runs.off_low, runs.loop_low = pooled(offs), pooled(loops)
-        groups = lowered_groups(stack)
-        if not quick and groups and regroup(groups, 0):
-            # what-if: stop 22's scheduling, every learning process's group back at nice 0 (its
-            # threads stay idle, which ranks them only inside their own group)
-            runs.loop_low_nice = bench.measure("loop", rate=LOW_RATE, count=sizes.low)
-            regroup(groups, 19)
-            bench.drain(timeout=600)
+        runs.off_low, runs.loop_low = _alternate(bench, LOW_RATE, sizes.low, sizes.rounds)
         offs, loops = [], []
         for round_ in range(sizes.rounds):
             bench.learning_off()
@@ -423,14 +403,37 @@ def run(quick: bool) -> list[Row]:
         runs.profile = ["profile skipped in --quick mode"] if quick else []
         if missed and not quick:
             runs.profile = _profile_serving(bench, sizes)
+    if not quick:
+        # what-if: stop 23's arrangement, every process in a session (a scheduling group) of its
+        # own, the learning processes' groups at nice 19; same procedure, its own learning-off base
+        with running_stack("serving-own-sessions", "minilm", own_sessions=True) as stack:
+            print(f"what-if, own sessions (load average {load_average()}):", flush=True)
+            runs.own_sessions = _alternate(ServingBench(stack, sizes), LOW_RATE, sizes.low, sizes.rounds)
     runs.redaction_us = _serving_redaction_us(alice_requests(200, "bench-redaction"))
     return _rows(runs)
+
+
+def _alternate(bench: ServingBench, rate: float, count: int, rounds: int) -> tuple[Measured, Measured]:
+    """Learning off and the loop, alternating `rounds` times at `rate`; each p99 over all its rounds.
+
+    One 20 s window's p99 is its 2nd-worst request, so a single pair of windows said more about the
+    moment than about the loop. The loop drains between rounds so nothing it learns carries into a
+    learning-off window.
+    """
+    offs, loops = [], []
+    for _ in range(rounds):
+        bench.learning_off()
+        offs.append(bench.measure("off", rate=rate, count=count))
+        bench.learning_on()
+        loops.append(bench.measure("loop", rate=rate, count=count))
+        bench.drain(timeout=600)
+    return pooled(offs), pooled(loops)
 
 
 class _Runs:
     """Every measurement of one run, filled in as they are taken."""
 
-    loop_low_nice: Measured | None = None
+    own_sessions: tuple[Measured, Measured] | None = None
     off_low: Measured
     loop_low: Measured
     off_high: Measured
@@ -491,7 +494,7 @@ def _rows(runs: _Runs) -> list[Row]:
             round(off_low.p50, 2),
             round(loop_low.p50 / off_low.p50, 2),
         ),
-        *_nice_rows(runs),
+        *_own_session_rows(runs),
         row(
             f"p50 ms @{HIGH_RATE:g}/s, loop vs inline (redact, extract, decide, embed, store in the request; "
             f"inline saturates at {inline_sat.result.throughput:.0f}/s, so this includes its queue)",
@@ -546,21 +549,21 @@ def _rows(runs: _Runs) -> list[Row]:
     ]
 
 
-def _nice_rows(runs: _Runs) -> list[Row]:
-    """The what-if: the learning processes' scheduling groups at nice 0 (stop 22), the rest unchanged."""
-    nice, off = runs.loop_low_nice, runs.off_low
-    if nice is None:
+def _own_session_rows(runs: _Runs) -> list[Row]:
+    """The what-if: every process in a session of its own (stop 23), on a second stack."""
+    if runs.own_sessions is None:
         return []
+    off, loop = runs.own_sessions
     return [
         row(
-            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with learning's scheduling groups at nice 0 "
-            "(stop 22) vs learning off "
-            f"(backlog {nice.backlog}; run-queue wait {nice.serving_wait_ms:.1f} ms/req)",
-            round(nice.p99, 2),
+            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with every process in a session of its own "
+            "(stop 23: learning's groups at nice 19) vs its learning off "
+            f"(backlog {loop.backlog}; run-queue wait {loop.serving_wait_ms:.1f} vs {off.serving_wait_ms:.1f} ms/req)",
+            round(loop.p99, 2),
             round(off.p99, 2),
-            round(nice.p99 / off.p99, 2),
+            round(loop.p99 / off.p99, 2),
         )
-        | {"detail": {"loop, groups at nice 0": nice.detail()}},
+        | {"detail": {"off, own sessions": off.detail(), "loop, own sessions": loop.detail()}},
     ]
 
 

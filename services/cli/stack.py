@@ -81,6 +81,9 @@ class StackSpec:
     # issue 15: each memory replica as two processes, retrieval (`memory`, normal priority) and
     # ingestion (`memory-ingest`, idle priority; the worker's target). False: one process each.
     memory_split: bool = True
+    # Every process in a session of its own (stop 23's arrangement: one scheduling group each on a
+    # kernel with autogroups); by default they share the launcher's (services/common/infra/processes.py).
+    own_sessions: bool = False
 
 
 @dataclass
@@ -171,7 +174,7 @@ class Stack:
         self._write_policy_keys()
         admin_url = self.spec.database_admin_url
         if not admin_url:
-            self._postgres = EmbeddedPostgres(self.spec.data_dir / "postgres")
+            self._postgres = EmbeddedPostgres(self.spec.data_dir / "postgres", own_session=self.spec.own_sessions)
             self._postgres.start()
             admin_url = self._postgres.admin_url
         self.serving_db_url = create_database(admin_url, f"{self.spec.database_prefix}_serving")
@@ -201,6 +204,7 @@ class Stack:
             users=self.nats_users,
             tls=self.tls_files("nats"),
             client_tls=self.tls_files("operator"),
+            own_session=self.spec.own_sessions,
         )
         self._nats.start()
         self._lower_nats(self._nats.pid)
@@ -318,7 +322,13 @@ class Stack:
             "MEMLOOP_MEMORY_INDEX_DIR": str(self.spec.data_dir / "index" / name),
             **(extra_env or {}),
         }
-        process = ServiceProcess(_MODULES[kind], env, log_path=self.spec.data_dir / "logs" / f"{name}.log", name=name)
+        process = ServiceProcess(
+            _MODULES[kind],
+            env,
+            log_path=self.spec.data_dir / "logs" / f"{name}.log",
+            name=name,
+            own_session=self.spec.own_sessions,
+        )
         process.start()
         process.wait_healthy(grpc_port, timeout=120.0)
         handle = ServiceHandle(name, process, grpc_port, metrics_port, env)
@@ -354,6 +364,7 @@ class Stack:
             env,
             log_path=self.spec.data_dir / "logs" / "console.log",
             name="console",
+            own_session=self.spec.own_sessions,
         )
         self.console.start()
         self.console.wait_http_ok(f"{self.console_url}/healthz", timeout=60.0)
@@ -364,7 +375,11 @@ class Stack:
         if extra_env:
             handle.env = {**handle.env, **extra_env}
             handle.process = ServiceProcess(
-                handle.process.module, handle.env, log_path=handle.process.log_path, name=name
+                handle.process.module,
+                handle.env,
+                log_path=handle.process.log_path,
+                name=name,
+                own_session=handle.process.own_session,
             )
         handle.process.start()
         handle.process.wait_healthy(handle.grpc_port, timeout=120.0)

@@ -11,14 +11,16 @@ from `MEMLOOP_LEARNING_PRIORITY` (`idle`, the default, or `normal`):
   worker, all background, lowers every thread of its process.
 - **The process's autogroup.** With `CONFIG_SCHED_AUTOGROUP` (on in most distribution kernels),
   every session is one scheduling group, and groups share the cores by their own weight first:
-  a thread's SCHED_IDLE or nice only ranks it against threads of its *own* session. memloop's
-  launchers start each service in its own session, so a SCHED_IDLE worker still took its group's
-  share of the cores from serving's session (measured with two idle-policy spinners: a normal
-  probe's run-queue wait per iteration went from 3.6 ms alone to 6.9 ms with the spinners in
-  their own session, and to 4.4 ms with that session's group at nice 19). A process that leads
-  its own session therefore also puts that group at nice 19, once started
-  (`lower_group_once_started`); one that shares its session with others leaves it alone, since
-  the group is theirs too. Outside the root cgroup (systemd units, containers with their own
+  a thread's SCHED_IDLE or nice only ranks it against threads of its *own* session. Until stop
+  23 memloop's launchers started each service in its own session, so a SCHED_IDLE worker still
+  took its group's share of the cores from serving's session (measured with two idle-policy
+  spinners: a normal probe's run-queue wait per iteration went from 3.6 ms alone to 6.9 ms with
+  the spinners in their own session, and to 4.4 ms with that session's group at nice 19). The
+  launchers now keep every service in their own session (`processes.spawn`), where SCHED_IDLE
+  works across processes. A process that leads its own session anyway (started by hand with
+  `setsid`, by a supervisor that makes one per child) puts that group at nice 19 once started
+  (`lower_group_once_started`); one that shares its session leaves it alone, since the group is
+  its siblings' too. Outside the root cgroup (systemd units, containers with their own
   cgroup) the kernel does not use autogroups: there the cgroup's weight is the lever
   (deploy/README.md).
 - **Math threads.** torch, OpenMP, MKL and OpenBLAS each default to one thread per core and spin

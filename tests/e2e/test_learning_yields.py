@@ -1,9 +1,9 @@
 """On one host the whole learning path yields to serving (issue 15), read from the kernel after a
 real event went through the loop: the relay, the worker, policy, serving's loop-only process and
-memory's ingestion process run every thread at idle priority, each in a scheduling group at nice
-19; serving and memory's retrieval process keep every thread normal, and the worker's reads went to
-the loop process's idle backends; the PostgreSQL backends follow the thread that uses them — the
-relay's and memory's ingestion's idle."""
+memory's ingestion process run every thread at idle priority, in the one scheduling group the
+stack's processes share; serving and memory's retrieval process keep every thread normal, and the
+worker's reads went to the loop process's idle backends; the PostgreSQL backends follow the thread
+that uses them — the relay's and memory's ingestion's idle."""
 
 from __future__ import annotations
 
@@ -66,16 +66,19 @@ def test_the_learning_processes_and_their_backends_yield_and_serving_does_not(st
     for name in learning:
         pid = stack.services[name].process.pid
         assert all(_idle(tid) for tid in _threads(pid)), f"a thread of {name} runs at normal priority"
-    # A thread's policy only ranks it inside its scheduling group, and each service leads its own
-    # session (one autogroup each): the learning processes' groups yield too, the request path's do not.
+    # A thread's policy only ranks it inside its scheduling group, and on a kernel with autogroups a
+    # session is one: every process of the stack shares the launcher's session (its own process
+    # group), so the idle threads above yield to serving's across processes, and no member lowered
+    # the shared group (that would lower serving with it).
+    pids = {name: handle.process.pid for name, handle in stack.services.items()}
+    nats = stack.embedded_nats
+    if nats is not None and nats.pid is not None:
+        pids["nats-server"] = nats.pid
+    for name, pid in pids.items():
+        assert os.getsid(pid) == os.getsid(0), f"{name} runs in a session (a scheduling group) of its own"
+        assert os.getpgid(pid) == pid, f"{name} does not lead its own process group"
     if kernel_has_autogroups():
-        for name in learning:
-            assert autogroup_nice(stack.services[name].process.pid) == 19, f"{name}'s autogroup is not lowered"
-        for name in ("serving", "memory"):
-            assert autogroup_nice(stack.services[name].process.pid) == 0, f"{name}'s autogroup was lowered"
-        nats = stack.embedded_nats
-        if nats is not None and nats.pid is not None:  # only the learning path uses NATS
-            assert autogroup_nice(nats.pid) == 19, "the stack's nats-server's autogroup is not lowered"
+        assert {autogroup_nice(pid) for pid in pids.values()} == {autogroup_nice(0)}, "the shared group was lowered"
     # serving and memory's retrieval process: every thread at normal priority (an idle one could be
     # parked holding the GIL).
     for name in ("serving", "memory"):

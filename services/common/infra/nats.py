@@ -88,8 +88,10 @@ class EmbeddedNats:
         tls: TlsFiles | None = None,
         ready_user: str = "admin",
         client_tls: TlsFiles | None = None,
+        own_session: bool = False,
     ) -> None:
         self.data_dir = data_dir.resolve()
+        self.own_session = own_session  # see processes.spawn
         self.users = dict(users or {})
         self.tls = tls
         self._ready_user = ready_user
@@ -150,6 +152,7 @@ class EmbeddedNats:
             env=os.environ,
             log_path=self.log_path,
             polite_signal=signal.SIGTERM,
+            own_session=self.own_session,
         )
         self._wait_ready(timeout)
         return self

@@ -70,11 +70,13 @@ class EmbeddedPostgres:
         durable: bool = True,
         max_connections: int = 200,
         log_path: Path | None = None,
+        own_session: bool = False,
     ) -> None:
         self.data_dir = data_dir.resolve()
         self.port = port if port is not None else free_port()
         self.durable = durable
         self.max_connections = max_connections
+        self.own_session = own_session  # see processes.spawn
         self.log_path = log_path if log_path is not None else self.data_dir.parent / "postgres.log"
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -114,6 +116,7 @@ class EmbeddedPostgres:
             polite_signal=signal.SIGINT,
             user=account.pw_uid if account else None,
             group=account.pw_gid if account else None,
+            own_session=self.own_session,
         )
         self._wait_accepting(timeout)
         return self

@@ -154,11 +154,20 @@ def spawn(
     polite_signal: int | None = None,
     user: int | None = None,
     group: int | None = None,
+    own_session: bool = False,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in its own process group, stdout and stderr appended to `log_path`, tracked.
 
     The parent's copy of the log file is closed at once (the child keeps its own descriptor), so no
     file handle leaks however the child ends. `user`/`group` drop privileges in the child.
+
+    The child stays in the launcher's session unless `own_session`: on a kernel with autogroups a
+    session is a scheduling group, and groups share the cores by weight before any thread's policy
+    counts. In one session a learning thread's SCHED_IDLE yields to serving's threads at once;
+    in a session each (stop 23) it only ranked them inside its own process, and a group at nice 19
+    still took its slice before a waking request thread ran. Its own process group still lets
+    `signal_group` reach its children, and keeps a terminal's Ctrl-C (sent to the foreground group)
+    away from it.
     """
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
@@ -168,7 +177,8 @@ def spawn(
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=own_session,
+            process_group=None if own_session else 0,
             close_fds=True,
             user=user,
             group=group,
@@ -195,10 +205,12 @@ class ServiceProcess:
         *,
         log_path: Path,
         name: str | None = None,
+        own_session: bool = False,
     ) -> None:
         self.module = module
         self.name = name or module
         self.log_path = log_path
+        self.own_session = own_session
         self._env = {**os.environ, "PYTHONUNBUFFERED": "1", **env}
         self._process: subprocess.Popen[bytes] | None = None
 
@@ -206,7 +218,9 @@ class ServiceProcess:
         """Spawn the process; a no-op while it is still running."""
         if self.is_running:
             return self
-        self._process = spawn([sys.executable, "-m", self.module], env=self._env, log_path=self.log_path)
+        self._process = spawn(
+            [sys.executable, "-m", self.module], env=self._env, log_path=self.log_path, own_session=self.own_session
+        )
         return self
 
     @property
