@@ -269,3 +269,26 @@ def test_production_runs_the_streams_at_r3_on_three_jetstream_nodes() -> None:
     assert int(config["MEMLOOP_STREAM_REPLICAS"]) == values["config"]["cluster"]["replicas"] == 3
     clusters = by_kind(render("production"), "Cluster")
     assert {c["spec"]["instances"] for c in clusters.values()} == {3}
+
+
+def test_the_scrape_config_keeps_every_metrics_port_and_only_those(objects: list[dict[str, Any]]) -> None:
+    """One annotation names one port per pod; memory's pod exports two (retrieval and ingestion),
+    so deploy/monitoring/prometheus-scrape.yaml keeps container ports by name. Every port a process
+    serves MEMLOOP_METRICS_PORT on must match its regex, and no gRPC port may."""
+    scrape = load_yaml(REPO_ROOT / "deploy" / "monitoring" / "prometheus-scrape.yaml")
+    (job,) = scrape["scrape_configs"]
+    (keep,) = [r for r in job["relabel_configs"] if r["source_labels"] == ["__meta_kubernetes_pod_container_port_name"]]
+    assert keep["action"] == "keep"
+    named = re.compile(f"^(?:{keep['regex']})$")  # Prometheus anchors relabel regexes
+    metrics_ports = 0
+    for name, workload in workloads(objects).items():
+        for container in containers(workload):
+            env = {e["name"]: e.get("value") for e in container.get("env", [])}
+            port_of_metrics = env.get("MEMLOOP_METRICS_PORT", "9464")
+            for port in container.get("ports", []):
+                if str(port["containerPort"]) == port_of_metrics and name != "postgres":
+                    metrics_ports += 1
+                    assert named.match(port["name"]), f"{name}/{container['name']} metrics port {port['name']}"
+                else:
+                    assert not named.match(port["name"]), f"{name}/{container['name']} port {port['name']} kept"
+    assert metrics_ports >= len(SERVICES) + 1  # memory's ingestion process too
