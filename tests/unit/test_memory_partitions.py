@@ -91,3 +91,48 @@ def test_forgetting_every_row_of_a_user_drops_the_partition_and_spares_the_other
     # And forgetting the last row removes the partition itself
     index.apply([IndexedChange(5_000, "m5000", "acme", "gone", MemoryType.FACT, False, None)])
     assert "gone" not in index._tenants["acme"].partitions
+
+
+def _files(directory: Path) -> dict[str, int]:
+    """Every file of the generation the manifest names, by name → inode."""
+    generation = next(p for p in directory.glob("gen-*") if p.is_dir())
+    return {f.name: f.stat().st_ino for f in generation.iterdir()}
+
+
+def test_a_save_rewrites_only_the_partitions_that_changed_and_loads_back_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Learning touches a few users between saves: the others' files are linked from the previous
+    generation (same inode), the changed one is written anew; a tenant with no change keeps its list."""
+    monkeypatch.setattr(faiss_partition, "IVF_THRESHOLD", 1_000)
+    index = FaissVectorIndex(tmp_path, DIM)
+    index.apply(_changes(_vectors(1_500), "whale"))  # an IVF partition: index and floats files
+    index.apply(_changes(_vectors(20, seed=4), "minnow", first=10_000))
+    index.apply([IndexedChange(20_000, "o", "other", "solo", MemoryType.FACT, True, _vectors(1, seed=6)[0])])
+    manifest = IndexManifest(database_id="db", embedder="e", dim=DIM, cursor=FeedCursor(seq=1, xmin=1), vectors=3)
+    index.save(manifest)
+    first = _files(tmp_path)
+
+    index.apply(_changes(_vectors(5, seed=7), "minnow", first=10_100))
+    index.save(manifest)
+    second = _files(tmp_path)
+    assert first.keys() == second.keys()
+    changed = {name for name in first if first[name] != second[name]}
+    minnow = {name for name in first if name.endswith(".faiss") and name in changed}
+    assert len(minnow) == 1, changed  # minnow's index file only, among the partitions
+    assert len([n for n in first if n.endswith(".floats.npy")]) == 1 and not any(n.endswith(".npy") for n in changed)
+    assert sum(n.endswith(".partitions.json") for n in changed) == 1  # acme's list; other's is linked
+
+    loaded = FaissVectorIndex(tmp_path, DIM)
+    assert loaded.load(database_id="db", embedder="e", dim=DIM) == manifest
+    for tenant, user in (("acme", "whale"), ("acme", "minnow"), ("other", "solo")):
+        for query in _vectors(5, seed=8):
+            assert loaded.search(tenant, user, query, 10, frozenset()) == index.search(
+                tenant, user, query, 10, frozenset()
+            )
+    # the loaded index links too, and a file gone from under it is written again, not lost
+    next(p for p in tmp_path.glob("gen-*") if p.is_dir()).joinpath(sorted(minnow)[0]).unlink()
+    loaded.save(manifest)
+    again = FaissVectorIndex(tmp_path, DIM)
+    assert again.load(database_id="db", embedder="e", dim=DIM) == manifest
+    assert again.size() == index.size() == 1_526

@@ -24,9 +24,10 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -85,6 +86,35 @@ class _TenantIndex:
         return partition.search(query.reshape(1, -1).astype(np.float32), k, types)
 
 
+@dataclass(frozen=True)
+class _Written:
+    """A partition as persisted: the next save links its files while the partition is unchanged."""
+
+    partition: Partition
+    version: int
+    at: Path
+    entry: dict[str, Any]
+
+    def holds(self, partition: Partition) -> bool:
+        return partition is self.partition and partition.version == self.version
+
+
+def _link(entry: Mapping[str, Any], source: Path, target: Path) -> bool:
+    """Hard-link the files `entry` names from generation `source` into `target`; False (and the
+    caller writes them) where a file is gone or the file system cannot link."""
+    names = [str(entry[key]) for key in ("file", "floats") if key in entry]
+    try:
+        for name in names:
+            os.link(source / name, target / name)
+    except OSError as exc:
+        _log.debug("index files not linked from %s (%s); writing them", source, exc)
+        for name in names:  # a link left behind would be written through, into the live generation
+            with contextlib.suppress(FileNotFoundError):
+                (target / name).unlink()
+        return False
+    return True
+
+
 class FaissVectorIndex:
     """Thread-safe: searches share the lock (they only read), writers (the feed) hold it alone."""
 
@@ -93,6 +123,10 @@ class FaissVectorIndex:
         self._dim = dim
         self._lock = SharedLock()
         self._tenants: dict[str, _TenantIndex] = {}
+        self._written: dict[tuple[str, str], _Written] = {}
+        """(tenant, user) → where and as what its partition was last persisted."""
+        self._listed: dict[str, tuple[frozenset[str], Path]] = {}
+        """tenant → its users and the generation holding its partition list, as last persisted."""
 
     def apply(self, changes: Sequence[IndexedChange]) -> None:
         by_tenant: dict[str, list[IndexedChange]] = {}
@@ -136,7 +170,14 @@ class FaissVectorIndex:
             return [] if index is None else [r for r in row_ids if r in index.owners]
 
     def save(self, manifest: IndexManifest) -> None:
-        """Write a new generation, switch the manifest to it atomically, drop older generations."""
+        """Write a new generation, switch the manifest to it atomically, drop older generations.
+
+        A partition unchanged since the last save (same object, same version) is hard-linked from
+        the generation that holds it, not serialised again: learning touches a few users between
+        saves, and rewriting every partition of a large index each time cost the retrieval process
+        seconds of CPU and the disk its whole size. So is a tenant's partition list when none of its
+        partitions changed.
+        """
         generation = f"gen-{uuid.uuid4().hex[:12]}"
         target = self._dir / generation
         target.mkdir(parents=True, exist_ok=True)
@@ -146,26 +187,28 @@ class FaissVectorIndex:
         with self._lock.shared():
             tenants = {tenant: list(index.partitions.items()) for tenant, index in self._tenants.items()}
         files = {}
+        written: dict[tuple[str, str], _Written] = {}
         for tenant, owned in tenants.items():
             stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
-            partitions = {}
+            partitions: dict[str, dict[str, Any]] = {}
+            linked = 0
             for user, partition in owned:
-                with self._lock.shared():
-                    data = faiss.serialize_index(partition.index)
-                    kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
-                    trained = partition.trained_size
-                    probes = partition.probes
-                    floats = None if partition.floats is None else partition.floats.get(partition.types)
-                name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}"
-                (target / f"{name}.faiss").write_bytes(data.tobytes())
-                partitions[user] = {"file": f"{name}.faiss", "types": kinds, "trained": trained}
-                if probes is not None:
-                    partitions[user]["probes"] = [probes.narrow, probes.wide, probes.gate]
-                if floats is not None:  # a codes partition's exact vectors, in the order of "types"
-                    np.save(target / f"{name}.floats.npy", floats, allow_pickle=False)
-                    partitions[user]["floats"] = f"{name}.floats.npy"
-            (target / f"{stem}.partitions.json").write_text(json.dumps(partitions))
+                key = (tenant, user)
+                previous = self._written.get(key)
+                if previous is not None and previous.holds(partition) and _link(previous.entry, previous.at, target):
+                    written[key] = replace(previous, at=target)
+                    linked += 1
+                else:
+                    name = f"{stem}-{hashlib.sha256(user.encode()).hexdigest()[:24]}"
+                    written[key] = self._write_partition(partition, target, name)
+                partitions[user] = written[key].entry
+            listing = f"{stem}.partitions.json"
+            before = self._listed.get(tenant)
+            unchanged = linked == len(owned) and before is not None and before[0] == frozenset(partitions)
+            if not (unchanged and before is not None and _link({"file": listing}, before[1], target)):
+                (target / listing).write_text(json.dumps(partitions))
             files[tenant] = stem
+        listed = {tenant: (frozenset(user for t, user in written if t == tenant), target) for tenant in tenants}
         body = {
             "database_id": manifest.database_id,
             "embedder": manifest.embedder,
@@ -179,9 +222,27 @@ class FaissVectorIndex:
         temporary = self._dir / f"{_MANIFEST}.{generation}.tmp"
         temporary.write_text(json.dumps(body))
         os.replace(temporary, self._dir / _MANIFEST)
+        self._written, self._listed = written, listed
         for old in self._dir.glob("gen-*"):
             if old.name != generation:
                 shutil.rmtree(old, ignore_errors=True)
+
+    def _write_partition(self, partition: Partition, target: Path, name: str) -> _Written:
+        with self._lock.shared():
+            version = partition.version
+            data = faiss.serialize_index(partition.index)
+            kinds = [[row_id, kind.value] for row_id, kind in partition.types.items()]
+            trained = partition.trained_size
+            probes = partition.probes
+            floats = None if partition.floats is None else partition.floats.get(partition.types)
+        (target / f"{name}.faiss").write_bytes(data.tobytes())
+        entry: dict[str, Any] = {"file": f"{name}.faiss", "types": kinds, "trained": trained}
+        if probes is not None:
+            entry["probes"] = [probes.narrow, probes.wide, probes.gate]
+        if floats is not None:  # a codes partition's exact vectors, in the order of "types"
+            np.save(target / f"{name}.floats.npy", floats, allow_pickle=False)
+            entry["floats"] = f"{name}.floats.npy"
+        return _Written(partition, version, target, entry)
 
     def load(self, *, database_id: str, embedder: str, dim: int) -> IndexManifest | None:
         """The persisted indexes, if present, intact and built from this database and embedder."""
@@ -190,10 +251,12 @@ class FaissVectorIndex:
             if (body["database_id"], body["embedder"], int(body["dim"])) != (database_id, embedder, dim):
                 _log.info("persisted index was built from another database or embedder; rebuilding")
                 return None
-            tenants = {
+            loaded = {
                 tenant: self._read_tenant(self._dir / body["generation"], stem)
                 for tenant, stem in body["tenants"].items()
             }
+            tenants = {tenant: index for tenant, (index, _) in loaded.items()}
+            entries = {tenant: listing for tenant, (_, listing) in loaded.items()}
         except FileNotFoundError:
             _log.info("no persisted index under %s; rebuilding", self._dir)
             return None
@@ -202,6 +265,13 @@ class FaissVectorIndex:
             return None
         with self._lock.exclusive():
             self._tenants = tenants
+        directory = self._dir / body["generation"]
+        self._written = {
+            (tenant, user): _Written(partition, partition.version, directory, entries[tenant][user])
+            for tenant, (index, _) in loaded.items()
+            for user, partition in index.partitions.items()
+        }
+        self._listed = {tenant: (frozenset(index.partitions), directory) for tenant, (index, _) in loaded.items()}
         return IndexManifest(
             database_id=database_id,
             embedder=embedder,
@@ -210,9 +280,10 @@ class FaissVectorIndex:
             vectors=int(body.get("vectors", 0)),
         )
 
-    def _read_tenant(self, directory: Path, stem: str) -> _TenantIndex:
+    def _read_tenant(self, directory: Path, stem: str) -> tuple[_TenantIndex, dict[str, dict[str, Any]]]:
         loaded = _TenantIndex(self._dim)
-        for user, entry in json.loads((directory / f"{stem}.partitions.json").read_text()).items():
+        listing: dict[str, dict[str, Any]] = json.loads((directory / f"{stem}.partitions.json").read_text())
+        for user, entry in listing.items():
             path = directory / str(entry["file"])
             if not path.exists():
                 raise FileNotFoundError(path)
@@ -238,7 +309,7 @@ class FaissVectorIndex:
                 floats=floats,
             )
             loaded.owners.update((row_id, str(user)) for row_id in types)
-        return loaded
+        return loaded, listing
 
     def clear_files(self) -> None:
         """Remove every persisted generation (operators and tests: forces a rebuild on next start)."""
