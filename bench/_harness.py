@@ -27,7 +27,8 @@ import psutil  # type: ignore[import-untyped]  # installed with embedded-postgre
 import psycopg
 
 from services.cli.fixtures import handle_request_from_fixture
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.gen.memloop.v1 import serving_service_pb2
 from services.common.infra.processes import ServiceProcess
 from tests.fixtures import load_fixture

@@ -37,7 +37,8 @@ from typing import Any
 
 import grpc
 
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common import convert
 from services.common.decision_signing import DecisionSigner, load_signer
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb

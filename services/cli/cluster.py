@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.grpc_client import replicas_target
 from services.common.infra.nats_cluster import NatsCluster
 from services.common.infra.pg_standby import StreamingStandby

@@ -23,7 +23,8 @@ import grpc
 
 from services.cli.alice import AliceRun, run_alice
 from services.cli.alice_review import queue_alice_reviews
-from services.cli.stack import InfraError, Stack, StackSpec
+from services.cli.stack import InfraError, Stack
+from services.cli.stack_spec import StackSpec
 
 
 def demo_main(argv: list[str]) -> int:

@@ -16,7 +16,8 @@ DEFAULT_DATA_DIR = Path(os.environ.get("MEMLOOP_DATA_DIR", ".memloop"))
 
 
 def up_main(argv: list[str]) -> int:
-    from services.cli.stack import InfraError, Stack, StackSpec, write_stack_file
+    from services.cli.stack import InfraError, Stack, write_stack_file
+    from services.cli.stack_spec import StackSpec
 
     parser = argparse.ArgumentParser(prog="memloop up", description="Start the whole stack and wait for Ctrl-C.")
     parser.add_argument("--data-dir", type=Path, default=DEFAULT_DATA_DIR)
@@ -72,7 +73,7 @@ def up_main(argv: list[str]) -> int:
 
 
 def token_main(argv: list[str]) -> int:
-    from services.cli.stack import ISSUER_KEY_FILE
+    from services.cli.stack_spec import ISSUER_KEY_FILE
     from services.common.auth import issue_token
     from services.common.auth_keys import InvalidKey, SigningKey
     from services.common.settings import env_secret
@@ -103,7 +104,7 @@ def token_main(argv: list[str]) -> int:
 
 
 def issuer_key_main(argv: list[str]) -> int:
-    from services.cli.stack import ISSUER_KEY_FILE, PUBLIC_KEYS_FILE
+    from services.cli.stack_spec import ISSUER_KEY_FILE, PUBLIC_KEYS_FILE
     from services.common.auth_keys import write_keypair
 
     parser = argparse.ArgumentParser(

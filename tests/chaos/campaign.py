@@ -37,7 +37,8 @@ import grpc
 import nats
 import psycopg
 
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from tests.helpers import TestInfra, random_ref
 
 

@@ -35,7 +35,7 @@ import pytest
 from grpc_health.v1 import health_pb2
 
 from services.cli.cluster import ClusterShape, ClusterStack
-from services.cli.stack import StackSpec
+from services.cli.stack_spec import StackSpec
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1.serving_service_pb2_grpc import ServingServiceStub

@@ -15,7 +15,8 @@ import grpc
 import psycopg
 import pytest
 
-from services.cli.stack import SERVING_LOOP, Stack
+from services.cli.stack import Stack
+from services.cli.stack_spec import SERVING_LOOP
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc
 from services.common.grpc_client import sync_channel
 from services.common.priority import autogroup_nice, kernel_has_autogroups

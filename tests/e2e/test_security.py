@@ -25,7 +25,8 @@ from grpc_health.v1 import health_pb2
 
 from memloop_client import Client, RetryPolicy, Unavailable, tls_credentials
 from services.cli.alice import run_alice
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.auth import issue_token
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import serving_service_pb2, serving_service_pb2_grpc

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from services.cli.fixtures import handle_request_from_fixture
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.gen.memloop.v1 import memory_service_pb2 as mpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from tests.fixtures import load_fixture

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from services.cli.cluster import ClusterStack
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.grpc_client import channel_options, replicas_target
 from services.common.nats_urls import nats_servers, one_shot_options
 from services.memory.core.adapters.standby_reads import lsn_value

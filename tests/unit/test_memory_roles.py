@@ -9,7 +9,8 @@ from typing import Any
 import grpc
 import pytest
 
-from services.cli.stack import Stack, StackSpec
+from services.cli.stack import Stack
+from services.cli.stack_spec import StackSpec
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.memory.entrypoints.grpc_server import INGESTION_RPCS, IngestionServicer
