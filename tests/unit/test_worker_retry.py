@@ -6,7 +6,7 @@ import grpc
 import pytest
 
 from services.common.gen.memloop.v1 import learning_event_pb2
-from services.worker.adapters.grpc_peers import translate_rpc_error
+from services.worker.adapters.peer_calls import translate_rpc_error
 from services.worker.entrypoints.messages import parse_learning_event
 from services.worker.service.model import PermanentError, TransientError
 from services.worker.service.retry import RETRIES_EXHAUSTED, DeadLetter, Retry, RetryPolicy, as_worker_error, on_failure

@@ -1,18 +1,13 @@
 """gRPC adapters of the worker's ports: serving (content), memory (conflicts, ledger) and policy.
 
-Each call carries the service token and a deadline. A failed call becomes a `TransientError`
-(the dependency may recover: retry with backoff) or a `PermanentError` (this event's request is
-wrong or names something that does not exist: dead-letter it). Error text is built only from the
-status code, the peer's ErrorInfo reason and BadRequest field names, never from the status message,
-so no fragment of an email can travel into a log line or a dead-letter header. After UNAVAILABLE or
-DEADLINE_EXCEEDED the peer's channel is renewed (see `channels.PeerChannel`) so a recovered peer is
-reached at the next attempt, not after gRPC's reconnect backoff.
+Each call carries the service token and a deadline, and fails as the worker's two error kinds
+(`peer_calls.py`: transient or permanent, text built from codes and field names only).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TypeVar
 
@@ -29,10 +24,10 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2,
     serving_service_pb2_grpc,
 )
-from services.common.grpc_errors import error_details
 from services.common.vocabulary import Candidate, Decision
 from services.worker.adapters.channels import PeerChannel
 from services.worker.adapters.memory_messages import apply_request
+from services.worker.adapters.peer_calls import call_peer, failure
 from services.worker.service.model import (
     ApplyOutcome,
     ApplyRequest,
@@ -54,67 +49,6 @@ _BATCH_LOOKUP_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchGetProcessedEventsRe
 _BATCH_APPLY_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchApplyLearningRequest.requests"]
 _BATCH_FIND_MAX = field_limits.MAX_ITEMS["memloop.v1.BatchFindConflictsRequest.requests"]
 
-#: Codes after which the same request can succeed later without anyone changing the event.
-#: INTERNAL and UNKNOWN are included: a peer's bug gets the retry budget (and then the dead-letter
-#: stream), which leaves time for a fix rather than dead-lettering every event at the first error.
-#: UNAUTHENTICATED is an operator's problem (an expired service token), not the event's.
-_TRANSIENT_CODES = frozenset(
-    {
-        grpc.StatusCode.UNAVAILABLE,
-        grpc.StatusCode.DEADLINE_EXCEEDED,
-        grpc.StatusCode.RESOURCE_EXHAUSTED,
-        grpc.StatusCode.ABORTED,
-        grpc.StatusCode.INTERNAL,
-        grpc.StatusCode.UNKNOWN,
-        grpc.StatusCode.CANCELLED,
-        grpc.StatusCode.UNAUTHENTICATED,
-        grpc.StatusCode.UNIMPLEMENTED,
-    }
-)
-
-
-def translate_rpc_error(error: grpc.RpcError, *, dependency: str) -> WorkerError:
-    """Map a failed call to the worker's two failure kinds; reason = `<DEPENDENCY>_<CODE>`."""
-    code = error.code() if isinstance(error, grpc.Call | grpc.aio.AioRpcError) else grpc.StatusCode.UNKNOWN
-    try:
-        peer_reason, fields = error_details(error)
-    except (ValueError, AttributeError, TypeError):
-        peer_reason, fields = "", []
-    return _failure(code, peer_reason, fields, dependency=dependency)
-
-
-def _failure(code: grpc.StatusCode, peer_reason: str, fields: Sequence[str], *, dependency: str) -> WorkerError:
-    """`<DEPENDENCY>_<CODE>`, transient or permanent by the code; detail names the code, the peer's
-    ErrorInfo reason and the BadRequest fields, never a status message."""
-    detail = " ".join(
-        part
-        for part in (
-            f"status={code.name}",
-            f"reason={peer_reason}" if peer_reason else "",
-            f"fields={','.join(fields)}" if fields else "",
-        )
-        if part
-    )
-    kind = TransientError if code in _TRANSIENT_CODES else PermanentError
-    return kind(f"{dependency.upper()}_{code.name}", detail, dependency=dependency)
-
-
-_RENEW_CODES = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
-
-
-async def _call(peer: PeerChannel, dependency: str, call: Callable[[grpc.aio.Channel], Awaitable[T]]) -> T:
-    """Make one call on the peer's current channel, translating failures; renew the channel if unreachable."""
-    try:
-        return await call(peer.channel)
-    except grpc.RpcError as exc:
-        error = translate_rpc_error(exc, dependency=dependency)
-        if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _RENEW_CODES:
-            peer.renew()
-        raise error from None
-    except (TimeoutError, OSError) as exc:
-        peer.renew()
-        raise TransientError(f"{dependency.upper()}_UNREACHABLE", type(exc).__name__, dependency=dependency) from None
-
 
 class GrpcContentReader:
     """ContentReader over serving's ReadContent."""
@@ -126,7 +60,7 @@ class GrpcContentReader:
     async def read(self, tenant: str, content_ref: str) -> EmailView:
         request = serving_service_pb2.ReadContentRequest(tenant=tenant, content_ref=content_ref)
         try:
-            response = await _call(
+            response = await call_peer(
                 self._peer,
                 "serving",
                 lambda ch: serving_service_pb2_grpc.ServingServiceStub(ch).ReadContent(request, timeout=self._timeout),
@@ -163,7 +97,9 @@ class GrpcContentReader:
         self, request: serving_service_pb2.BatchReadContentRequest
     ) -> serving_service_pb2.BatchReadContentResponse:
         stub = serving_service_pb2_grpc.ServingServiceStub
-        return await _call(self._peer, "serving", lambda ch: stub(ch).BatchReadContent(request, timeout=self._timeout))
+        return await call_peer(
+            self._peer, "serving", lambda ch: stub(ch).BatchReadContent(request, timeout=self._timeout)
+        )
 
 
 def _email(response: serving_service_pb2.ReadContentResponse) -> EmailView:
@@ -192,7 +128,7 @@ class GrpcConflictFinder:
         request = memory_service_pb2.FindConflictsRequest(
             tenant=tenant, user=user, candidates=[convert.candidate_to_pb(c) for c in candidates]
         )
-        response = await _call(
+        response = await call_peer(
             self._peer,
             "memory",
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).FindConflicts(request, timeout=self._timeout),
@@ -224,7 +160,7 @@ class GrpcConflictFinder:
     async def _find_batch(
         self, request: memory_service_pb2.BatchFindConflictsRequest
     ) -> memory_service_pb2.BatchFindConflictsResponse:
-        return await _call(
+        return await call_peer(
             self._peer,
             "memory",
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).BatchFindConflicts(request, timeout=self._timeout),
@@ -260,7 +196,7 @@ class GrpcPolicyGate:
         self, candidate: Candidate, conflicts: Sequence[ConflictRecord], *, tenant: str, user: str, route: str
     ) -> Decision:
         request = _evaluate_request(Evaluation(candidate, tuple(conflicts), user=user, route=route), tenant)
-        response = await _call(
+        response = await call_peer(
             self._peer,
             "policy",
             lambda ch: policy_service_pb2_grpc.PolicyServiceStub(ch).Evaluate(request, timeout=self._timeout),
@@ -285,7 +221,7 @@ class GrpcPolicyGate:
         self, request: policy_service_pb2.BatchEvaluateRequest
     ) -> policy_service_pb2.BatchEvaluateResponse:
         stub = policy_service_pb2_grpc.PolicyServiceStub
-        return await _call(self._peer, "policy", lambda ch: stub(ch).BatchEvaluate(request, timeout=self._timeout))
+        return await call_peer(self._peer, "policy", lambda ch: stub(ch).BatchEvaluate(request, timeout=self._timeout))
 
 
 def _evaluate_request(evaluation: Evaluation, tenant: str) -> policy_service_pb2.EvaluateRequest:
@@ -323,7 +259,7 @@ class GrpcMemoryApplier:
 
     async def already_processed(self, tenant: str, event_id: str) -> bool:
         request = memory_service_pb2.GetProcessedEventRequest(tenant=tenant, event_id=event_id)
-        response = await _call(
+        response = await call_peer(
             self._peer,
             "memory",
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).GetProcessedEvent(request, timeout=self._timeout),
@@ -348,7 +284,7 @@ class GrpcMemoryApplier:
         self, request: memory_service_pb2.BatchGetProcessedEventsRequest
     ) -> memory_service_pb2.BatchGetProcessedEventsResponse:
         stub = memory_service_pb2_grpc.MemoryServiceStub
-        return await _call(
+        return await call_peer(
             self._peer, "memory", lambda ch: stub(ch).BatchGetProcessedEvents(request, timeout=self._timeout)
         )
 
@@ -366,7 +302,7 @@ class GrpcMemoryApplier:
         request = apply_request(
             tenant, ApplyRequest(event_id, trace_id, user, tuple(decisions), event_time=event_time, sender=sender)
         )
-        response = await _call(
+        response = await call_peer(
             self._peer,
             "memory",
             lambda ch: memory_service_pb2_grpc.MemoryServiceStub(ch).ApplyLearning(request, timeout=self._timeout),
@@ -396,7 +332,9 @@ class GrpcMemoryApplier:
         self, request: memory_service_pb2.BatchApplyLearningRequest
     ) -> memory_service_pb2.BatchApplyLearningResponse:
         stub = memory_service_pb2_grpc.MemoryServiceStub
-        return await _call(self._peer, "memory", lambda ch: stub(ch).BatchApplyLearning(request, timeout=self._timeout))
+        return await call_peer(
+            self._peer, "memory", lambda ch: stub(ch).BatchApplyLearning(request, timeout=self._timeout)
+        )
 
 
 _STATUS_BY_CODE = {code.value[0]: code for code in grpc.StatusCode}
@@ -406,7 +344,7 @@ def _item_result(item: ApplyRequest, result: memory_service_pb2.ApplyLearningRes
     """An item memory refused is classified exactly as the same refusal of a whole call would be."""
     if result.HasField("error"):
         code = _STATUS_BY_CODE.get(result.error.code, grpc.StatusCode.UNKNOWN)
-        return _failure(code, result.error.reason, result.error.fields, dependency="memory")
+        return failure(code, result.error.reason, result.error.fields, dependency="memory")
     outcome = result.outcome
     return ApplyOutcome(
         event_id=outcome.event_id or item.event_id,
