@@ -60,6 +60,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.common.encoder_precision import precision_setting
 from services.common.priority import LearningPriority
 from services.common.settings import (
     CommonSettings,
@@ -73,6 +74,7 @@ from services.common.settings import (
 
 EMBEDDERS = ("minilm", "hashing")
 ROLES = ("all", "retrieval", "ingest")
+DEFAULT_ENCODER_PRECISION = "fp32"
 
 
 @dataclass(frozen=True)
@@ -170,6 +172,8 @@ class MemorySettings:
     standby_max_lag_seconds: float = 1.0
     # issue 15: `all` (one process), or one half of a split replica: `retrieval` or `ingest`
     role: str = "all"
+    # MiniLM's precision (MEMLOOP_MEMORY_ENCODER_PRECISION; the minilm embedder only): `int8` or `fp32`
+    encoder_precision: str = DEFAULT_ENCODER_PRECISION
 
     @property
     def serves_retrieval(self) -> bool:
@@ -215,4 +219,5 @@ class MemorySettings:
             standby_database_url=env_str(env, "MEMLOOP_MEMORY_STANDBY_DATABASE_URL"),
             standby_max_lag_seconds=env_float(env, "MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS", 1.0),
             role=role,
+            encoder_precision=precision_setting(env, "MEMLOOP_MEMORY_ENCODER_PRECISION", DEFAULT_ENCODER_PRECISION),
         )
