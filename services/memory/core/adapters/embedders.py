@@ -72,7 +72,10 @@ class MiniLmEmbedder:
     the embedder's `name` says so: vectors are stored and indexes persisted per name, and a replica
     that changes precision rebuilds its index from the vectors of its own name, embedding the active
     memories that have none (`core/service/index_sync.py`). The fp32 name is the one stored before
-    precision was a setting, so an fp32 deployment keeps its vectors.
+    precision was a setting, so an fp32 deployment keeps its vectors. An int8 row also depends on
+    the call it was embedded in (activations are scaled per call, over every text and its padding):
+    one text alone and in a batch of 64 can be as far apart as cosine 0.90, where fp32's agree.
+    Why fp32 is the default: `bench/bench_memory_encoder.py`, summed up in `services/memory/settings.py`.
     """
 
     def __init__(self, model_dir: Path | None = None, *, precision: str = "fp32") -> None:
