@@ -5,9 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-# pytest exits 5 when it collects no test: an empty suite is not a failure here.
+# pytest exits 5 when it collects no test: an empty suite is not a failure here. Each run has its
+# own base folder: pytest resets /tmp/pytest-of-<user> to mode 0700 whenever a session starts, which
+# (run as root) cuts the embedded PostgreSQL, running as an unprivileged account, off from its data
+# in any other session still running there. A passing run's folder is removed, a failing one's kept.
 define pytest
-	status=0; $(BIN)/pytest $(1) || status=$$?; [ $$status -eq 0 ] || [ $$status -eq 5 ]
+	base=$$(mktemp -d /tmp/memloop-pytest.XXXXXX); status=0; $(BIN)/pytest --basetemp=$$base $(1) || status=$$?; \
+	if [ $$status -eq 0 ] || [ $$status -eq 5 ]; then rm -rf $$base; else echo "test folders kept in $$base"; false; fi
 endef
 
 .PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
