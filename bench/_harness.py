@@ -452,15 +452,17 @@ def run_service(
     handle.process.wait_healthy(handle.grpc_port, timeout=120.0)
 
 
-def embedded_texts(stack: Stack, name: str = "memory") -> dict[str, float]:
-    """Memory's `memloop_embedded_texts_total` by kind (query: FindConflicts/search; document: stores)."""
-    url = f"http://127.0.0.1:{stack.services[name].metrics_port}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        text = answer.read().decode()
+def embedded_texts(stack: Stack, replica: str = "memory") -> dict[str, float]:
+    """`memloop_embedded_texts_total` by kind (query: FindConflicts/search; document: stores), summed
+    over the replica's processes: with memory split, the learning path embeds in `memory-ingest`."""
     counts: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("memloop_embedded_texts_total{"):
-            labels, value = line.rsplit(" ", 1)
-            kind = labels.split('kind="', 1)[1].split('"', 1)[0]
-            counts[kind] = float(value)
+    for name in dict.fromkeys((replica, stack.ingest_name(replica))):
+        url = f"http://127.0.0.1:{stack.services[name].metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as answer:
+            text = answer.read().decode()
+        for line in text.splitlines():
+            if line.startswith("memloop_embedded_texts_total{"):
+                labels, value = line.rsplit(" ", 1)
+                kind = labels.split('kind="', 1)[1].split('"', 1)[0]
+                counts[kind] = counts.get(kind, 0.0) + float(value)
     return counts

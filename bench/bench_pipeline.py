@@ -253,9 +253,9 @@ class PipelineBench:
         return lags
 
     def profile(self, count: int) -> list[str]:
-        """Memory and the worker under the sampling profiler for `count` more events."""
+        """Memory's learning process and the worker under the sampling profiler for `count` more events."""
         folder = Path(tempfile.mkdtemp(prefix="memloop-bench-profile-"))
-        outs = {name: folder / f"{name}.json" for name in ("memory", "worker")}
+        outs = {name: folder / f"{name}.json" for name in (self.stack.ingest_name("memory"), "worker")}
         for name, out in outs.items():
             run_service(self.stack, name, profile_to=out)
         for out in outs.values():
