@@ -22,9 +22,10 @@ loop keeps up with). Saturation is closed-loop: 8 clients back to back, throughp
 One client back to back gives each variant's service time without queueing (inline cannot sustain
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
-serving and the learning processes on the same cores. Full mode adds a what-if (a second stack
-with every process in a session of its own, stop 23's arrangement, learning off and the loop at
-10/s) and, if the p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
+serving and the learning processes on the same cores. Full mode adds two what-ifs, each on a stack
+of its own with its own learning-off base: every process in a session of its own (stop 23's
+arrangement) at 10/s, and learning's database backends at nice 19 instead of SCHED_IDLE at 50/s;
+and, if the p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
 """
@@ -83,6 +84,7 @@ P99_GOAL_HIGH = 1.25
 """...and at most this at the high rate (50 req/s)."""
 INLINE_GOAL = 10.0
 HIGH_RATE, LOW_RATE = 50.0, 10.0
+WHAT_IF_ROUNDS = 2
 OPEN_THREADS, SATURATION_CLIENTS = 16, 8
 RPC_TIMEOUT = 60.0
 
@@ -404,11 +406,17 @@ def run(quick: bool) -> list[Row]:
         if missed and not quick:
             runs.profile = _profile_serving(bench, sizes)
     if not quick:
-        # what-if: stop 23's arrangement, every process in a session (a scheduling group) of its
-        # own, the learning processes' groups at nice 19; same procedure, its own learning-off base
+        # what-ifs, each on a stack of its own with its own learning-off base, WHAT_IF_ROUNDS rounds:
+        # stop 23's arrangement (every process in a session, so a scheduling group, of its own, the
+        # learning processes' groups at nice 19) at 10/s; learning's database backends at nice 19
+        # instead of SCHED_IDLE (MEMLOOP_LEARNING_BACKENDS=nice) at 50/s, where learning saturates
         with running_stack("serving-own-sessions", "minilm", own_sessions=True) as stack:
             print(f"what-if, own sessions (load average {load_average()}):", flush=True)
-            runs.own_sessions = _alternate(ServingBench(stack, sizes), LOW_RATE, sizes.low, sizes.rounds)
+            runs.own_sessions = _alternate(ServingBench(stack, sizes), LOW_RATE, sizes.low, WHAT_IF_ROUNDS)
+        nice_backends = {"MEMLOOP_LEARNING_BACKENDS": "nice"}
+        with running_stack("serving-nice-backends", "minilm", extra_env=nice_backends) as stack:
+            print(f"what-if, learning's backends at nice 19 (load average {load_average()}):", flush=True)
+            runs.nice_backends = _alternate(ServingBench(stack, sizes), HIGH_RATE, sizes.high, WHAT_IF_ROUNDS)
     runs.redaction_us = _serving_redaction_us(alice_requests(200, "bench-redaction"))
     return _rows(runs)
 
@@ -434,6 +442,7 @@ class _Runs:
     """Every measurement of one run, filled in as they are taken."""
 
     own_sessions: tuple[Measured, Measured] | None = None
+    nice_backends: tuple[Measured, Measured] | None = None
     off_low: Measured
     loop_low: Measured
     off_high: Measured
@@ -494,7 +503,7 @@ def _rows(runs: _Runs) -> list[Row]:
             round(off_low.p50, 2),
             round(loop_low.p50 / off_low.p50, 2),
         ),
-        *_own_session_rows(runs),
+        *_what_if_rows(runs),
         row(
             f"p50 ms @{HIGH_RATE:g}/s, loop vs inline (redact, extract, decide, embed, store in the request; "
             f"inline saturates at {inline_sat.result.throughput:.0f}/s, so this includes its queue)",
@@ -549,22 +558,28 @@ def _rows(runs: _Runs) -> list[Row]:
     ]
 
 
-def _own_session_rows(runs: _Runs) -> list[Row]:
-    """The what-if: every process in a session of its own (stop 23), on a second stack."""
-    if runs.own_sessions is None:
-        return []
-    off, loop = runs.own_sessions
-    return [
-        row(
-            f"what-if: serving p99 ms @{LOW_RATE:g}/s, loop with every process in a session of its own "
-            "(stop 23: learning's groups at nice 19) vs its learning off "
-            f"(backlog {loop.backlog}; run-queue wait {loop.serving_wait_ms:.1f} vs {off.serving_wait_ms:.1f} ms/req)",
-            round(loop.p99, 2),
-            round(off.p99, 2),
-            round(loop.p99 / off.p99, 2),
+def _what_if_rows(runs: _Runs) -> list[Row]:
+    """The what-ifs, each on a stack of its own against its own learning off."""
+    rows = []
+    for pair, rate, what in (
+        (runs.own_sessions, LOW_RATE, "every process in a session of its own (stop 23: learning's groups at nice 19)"),
+        (runs.nice_backends, HIGH_RATE, "learning's database backends at nice 19, not SCHED_IDLE"),
+    ):
+        if pair is None:
+            continue
+        off, loop = pair
+        rows.append(
+            row(
+                f"what-if: serving p99 ms @{rate:g}/s, loop with {what} vs its learning off "
+                f"(backlog {loop.backlog}; run-queue wait {loop.serving_wait_ms:.1f} vs "
+                f"{off.serving_wait_ms:.1f} ms/req; {WHAT_IF_ROUNDS} rounds)",
+                round(loop.p99, 2),
+                round(off.p99, 2),
+                round(loop.p99 / off.p99, 2),
+            )
+            | {"detail": {"off": off.detail(), "loop": loop.detail()}}
         )
-        | {"detail": {"off, own sessions": off.detail(), "loop, own sessions": loop.detail()}},
-    ]
+    return rows
 
 
 def main() -> None:

@@ -32,6 +32,21 @@ _log = logging.getLogger(__name__)
 _refusal_logged = False
 _IDLE_BACKEND_NICE = 19
 _thread_wants = threading.local()
+_lowered_as = "idle"
+"""What a lowered thread's backends get: `idle` (SCHED_IDLE) or `nice` (SCHED_OTHER at nice 19).
+Set once by the process's composition root (MEMLOOP_LEARNING_BACKENDS, `priority.LearningPriority`)."""
+
+
+def lowered_backends_run(kind: str) -> None:
+    """`idle`: a lowered thread's backends run SCHED_IDLE, as the thread does. `nice`: SCHED_OTHER at
+    nice 19. A backend may hold a lock that serving's backends wait for (WAL insertion or flush,
+    a buffer's content lock); parked at SCHED_IDLE among learning's busy threads, it holds it
+    until it next gets a core. At nice 19 it preempts those idle threads and still yields to
+    serving's by weight."""
+    global _lowered_as
+    if kind not in ("idle", "nice"):
+        raise ValueError(f"lowered backends run 'idle' or 'nice', not {kind!r}")
+    _lowered_as = kind
 
 
 class _PgConnInfo(Protocol):
@@ -53,9 +68,12 @@ def thread_priority() -> tuple[int, int]:
     """What the calling thread's backends get: its own (scheduling policy, nice value), both per
     thread on Linux, unless the thread asked for idle backends (`idle_backends_for_this_thread`)."""
     wanted: tuple[int, int] | None = getattr(_thread_wants, "priority", None)
-    if wanted is not None:
-        return wanted
-    return os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+    if wanted is None:
+        wanted = os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0)
+    idle = getattr(os, "SCHED_IDLE", None)
+    if _lowered_as == "nice" and idle is not None and wanted[0] == idle:
+        return os.SCHED_OTHER, _IDLE_BACKEND_NICE
+    return wanted
 
 
 def idle_backends_for_this_thread() -> None:

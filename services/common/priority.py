@@ -49,6 +49,7 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 PRIORITIES = ("idle", "normal")
+BACKEND_PRIORITIES = ("idle", "nice")
 _IDLE_NICE = 19
 _THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
@@ -60,10 +61,16 @@ class LearningPriority:
 
     mode: str = "idle"
     threads: int = 1
+    backends: str = "idle"
+    """What a lowered thread's PostgreSQL backends run at: `idle` (its own SCHED_IDLE) or `nice`
+    (SCHED_OTHER at nice 19: a backend can hold a lock serving's backends wait for, such as the WAL
+    writer's, and at nice 19 it is run ahead of learning's idle threads, still behind serving's)."""
 
     def __post_init__(self) -> None:
         if self.mode not in PRIORITIES:
             raise SystemExit(f"MEMLOOP_LEARNING_PRIORITY must be one of {PRIORITIES}, not {self.mode!r}")
+        if self.backends not in BACKEND_PRIORITIES:
+            raise SystemExit(f"MEMLOOP_LEARNING_BACKENDS must be one of {BACKEND_PRIORITIES}, not {self.backends!r}")
         if self.threads < 1:
             raise SystemExit("MEMLOOP_LEARNING_THREADS must be >= 1")
 
@@ -73,12 +80,14 @@ class LearningPriority:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> LearningPriority:
-        """MEMLOOP_LEARNING_PRIORITY (`idle`, the default, or `normal`) and MEMLOOP_LEARNING_THREADS (1)."""
+        """MEMLOOP_LEARNING_PRIORITY (`idle`, the default, or `normal`), MEMLOOP_LEARNING_THREADS (1)
+        and MEMLOOP_LEARNING_BACKENDS (`idle`, the default, or `nice`)."""
         from services.common.settings import env_int, env_str  # settings imports auth; keep this module light
 
         return cls(
             mode=env_str(env, "MEMLOOP_LEARNING_PRIORITY", "idle").lower(),
             threads=env_int(env, "MEMLOOP_LEARNING_THREADS", 1),
+            backends=env_str(env, "MEMLOOP_LEARNING_BACKENDS", "idle").lower(),
         )
 
 
@@ -164,6 +173,7 @@ def lower_process(priority: LearningPriority) -> str:
     bound_math_threads(priority.threads)
     if not priority.lowered:
         return "none"
+    _lowered_backends(priority)
     applied = lower_thread()
     for tid in _task_ids():
         if tid != threading.get_native_id():
@@ -209,6 +219,7 @@ def background_executor(priority: LearningPriority, *, workers: int, name: str) 
     never share a thread and the kernel can prefer retrieval.
     """
     initializer: Callable[[], object] | None = lower_thread if priority.lowered else None
+    _lowered_backends(priority)
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name, initializer=initializer)
 
 
@@ -225,7 +236,15 @@ def idle_backends_start(priority: LearningPriority) -> Callable[[], object]:
     """
     from services.common.backend_priority import idle_backends_for_this_thread
 
+    _lowered_backends(priority)
     return idle_backends_for_this_thread if priority.lowered else (lambda: None)
+
+
+def _lowered_backends(priority: LearningPriority) -> None:
+    """Tell the backends' follower what a lowered thread's backends get (the process's one setting)."""
+    from services.common.backend_priority import lowered_backends_run
+
+    lowered_backends_run(priority.backends)
 
 
 def loop_executor(priority: LearningPriority, *, workers: int, name: str) -> ThreadPoolExecutor:

@@ -272,3 +272,29 @@ def test_memorys_index_catch_up_thread_stays_normal_and_asks_idle_backends() -> 
     lowered, wanted = seen[0]
     assert not lowered, "the catch-up thread runs at SCHED_IDLE (or nice 19)"
     assert wanted == (os.SCHED_IDLE, 19)
+
+
+@pytest.mark.parametrize("backends, expected", [("idle", (os.SCHED_IDLE, None)), ("nice", (os.SCHED_OTHER, 19))])
+def test_a_lowered_threads_backends_run_as_the_setting_says(
+    monkeypatch: pytest.MonkeyPatch, backends: str, expected: tuple[int, int | None]
+) -> None:
+    """MEMLOOP_LEARNING_BACKENDS=nice: an idle thread's backends (which may hold a lock serving's
+    wait for) run SCHED_OTHER at nice 19, whether the thread itself is idle (an ingestion pool) or
+    keeps normal priority and only asks idle backends (a loop pool)."""
+    monkeypatch.setattr(backend_priority, "_lowered_as", "idle")  # restored after the test
+    priority = LearningPriority.from_env({"MEMLOOP_LEARNING_BACKENDS": backends})
+    for make in (background_executor, loop_executor):
+        executor = make(priority, workers=1, name="t-backends")
+        try:
+            wanted = executor.submit(backend_priority.thread_priority).result()
+        finally:
+            executor.shutdown(wait=True)
+        policy, nice = expected  # SCHED_IDLE ignores nice: only the policy is asserted there
+        assert wanted[0] == policy and (nice is None or wanted[1] == nice), make.__name__
+    assert backend_priority.thread_priority() == (os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))
+
+
+def test_an_unknown_backend_priority_is_refused_by_name() -> None:
+    with pytest.raises(SystemExit, match="MEMLOOP_LEARNING_BACKENDS"):
+        LearningPriority.from_env({"MEMLOOP_LEARNING_BACKENDS": "low"})
+    assert LearningPriority.from_env({}).backends == "idle"
