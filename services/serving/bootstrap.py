@@ -31,6 +31,7 @@ from services.common.grpc_server import Registration, full_service_name
 from services.common.priority import LearningPriority, loop_executor, lower_group_once_started, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
+from services.serving.adapters.redaction_memo import MemoRedact
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.entrypoints.grpc_server import ServingServicer
 from services.serving.service.ports import ServingUnitOfWork
@@ -111,7 +112,8 @@ def build(settings: ServingSettings) -> App:
 
     deps = ServingDeps(
         uow_factory=unit_of_work,
-        redact=lambda text: redactor.redact(text).text,
+        # Short texts repeat (addresses above all): a memo of their redaction, same output (redaction_memo).
+        redact=MemoRedact(lambda text: redactor.redact(text).text),
         learning=settings.learning,
         redacted_by=redactor.fingerprint,
     )

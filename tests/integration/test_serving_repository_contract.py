@@ -155,6 +155,36 @@ def test_add_new_request_writes_every_row_once_and_a_replay_writes_nothing(uow_f
         assert uow.outbox.get(event_id=again.event.event_id) == status
 
 
+@pytest.mark.parametrize("outcomes", [True, False], ids=["outcomes", "no-outcomes"])
+@pytest.mark.parametrize("with_event", [True, False], ids=["event", "no-event"])
+def test_a_replay_with_fresh_ids_writes_no_row_whatever_the_requests_shape(
+    uow_factory: UnitOfWorkFactory, outcomes: bool, with_event: bool
+) -> None:
+    # Given a request committed with or without tool outcomes and with or without its event
+    command, new = _new()
+    if not outcomes:
+        new = replace(new, tool_outcomes=())
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(new, with_event=with_event, commit=True) is True
+
+    # When the same request comes again with every id fresh (so no other key would refuse a row)
+    content = replace(new.content, content_ref=random_ref("cnt"))
+    event = replace(new.event, event_id=str(uuid.uuid4()), content_ref=content.content_ref)
+    again = replace(new, result=replace(new.result, result_id=str(uuid.uuid4())), content=content, event=event)
+    with uow_factory("acme") as uow:
+        assert uow.add_new_request(again, with_event=with_event, commit=True) is False
+
+    # Then only the first call's rows exist
+    with uow_factory("acme") as uow:
+        assert uow.results.get(command.request_id) == new.result
+        assert uow.contents.get(content.content_ref) is None
+        assert uow.contents.get(new.content.content_ref) == new.content
+        assert uow.outbox.get(event_id=event.event_id) is None
+        if with_event:
+            first = uow.outbox.get(event_id=new.event.event_id)
+            assert first is not None and first.state is OutboxState.PENDING
+
+
 def test_add_new_request_with_commit_has_committed_when_it_returns(uow_factory: UnitOfWorkFactory) -> None:
     # Given a new request added with `commit` (serving's path: the COMMIT in the inserts' round trip)
     command, new = _new()

@@ -1,13 +1,17 @@
 """A new request's rows (result, tool outcomes, content blob, outbox event, NOTIFY), and optionally
-the COMMIT, in one pipelined round trip.
+the COMMIT, in one pipelined round trip and one statement.
 
-The statements run in order on the server, so RLS sees the tenant before any insert. Only the
-result's insert is unconditional (`ON CONFLICT DO NOTHING`, the idempotency arbiter); each later
-insert (and the NOTIFY) is guarded by that very result row existing, so a replay writes nothing else.
+The tenant setting goes first, in the same pipeline, so RLS sees it before any insert. The rows go
+in one data-modifying WITH statement: only the result's insert is unconditional (`ON CONFLICT DO
+NOTHING`, the idempotency arbiter) and every other insert (and the NOTIFY) selects from the row it
+RETURNED, so a replay writes nothing else. One statement instead of one per table: each statement
+cost serving ~0.1 ms of CPU in psycopg (and PostgreSQL its own parse/bind/execute); the foreign key
+from tool outcomes to the result is checked at the end of the statement, when the result row exists.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -22,88 +26,96 @@ from services.serving.domain.model import NewResult
 def add_new_request(
     conn: psycopg.Connection[Any], new: NewResult, *, with_event: bool, tenant_setting: str, commit: bool = False
 ) -> bool:
-    """Send every statement of `new` in one pipeline; True if the result row was inserted (not a replay).
+    """Send every row of `new` in one pipeline; True if the result row was inserted (not a replay).
 
     `tenant_setting` non-empty sends the RLS tenant setting first, in the same round trip. `commit`
-    ends the transaction in that round trip too (a replay's guarded inserts wrote nothing, so it
-    commits nothing); any failed statement aborts the pipeline before the COMMIT, so nothing of a
-    failed request is committed.
+    ends the transaction in that round trip too (a replay wrote nothing, so it commits nothing);
+    a failed statement aborts the pipeline before the COMMIT, so nothing of a failed request is
+    committed.
     """
-    rows = _request_rows(new)
+    params = _request_params(new, with_event=with_event)
     with conn.cursor() as inserted, conn.cursor() as rest:
         with conn.pipeline():
             if tenant_setting:
                 rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
-            inserted.execute(_INSERT_RESULT, rows["result"])
-            if new.tool_outcomes:
-                rest.executemany(_INSERT_OUTCOME, rows["outcomes"])
-            rest.execute(_INSERT_CONTENT, rows["content"])
-            if with_event:
-                rest.execute(_INSERT_OUTBOX, rows["outbox"])
-                rest.execute(_NOTIFY, {**rows["guard"], "channel": NOTIFY_CHANNEL})
+            inserted.execute(_statement(bool(new.tool_outcomes), with_event), params)
             if commit:
                 conn.commit()
         return inserted.fetchone() is not None
 
 
-_GUARD = "WHERE EXISTS (SELECT 1 FROM results WHERE tenant = %(tenant)s AND result_id = CAST(%(result_id)s AS uuid))"
 _INSERT_RESULT = """
     INSERT INTO results (result_id, tenant, request_id, user_id, thread, route, procedure_versions,
                          feedback_ref, reply, content_ref, event_id, trace_id, committed_at)
     VALUES (%(result_id)s, %(tenant)s, %(request_id)s, %(user_id)s, %(thread)s, %(route)s, CAST(%(pv)s AS jsonb),
             %(feedback_ref)s, %(reply)s, %(content_ref)s, %(event_id)s, %(trace_id)s, %(committed_at)s)
     ON CONFLICT ON CONSTRAINT results_tenant_request_key DO NOTHING
-    RETURNING result_id
+    RETURNING result_id, tenant, request_id
 """
-_INSERT_OUTCOME = f"""
+_INSERT_OUTCOMES = """
     INSERT INTO tool_outcomes (tenant, request_id, ordinal, tool, status, ref, summary)
-    SELECT %(tenant)s, %(request_id)s, CAST(%(ordinal)s AS integer), %(tool)s, %(status)s, %(ref)s, %(summary)s
-    {_GUARD}
+    SELECT r.tenant, r.request_id, o.ordinal, o.tool, o.status, o.ref, o.summary
+    FROM r, unnest(CAST(%(o_ordinals)s AS integer[]), CAST(%(o_tools)s AS text[]), CAST(%(o_statuses)s AS text[]),
+                   CAST(%(o_refs)s AS text[]), CAST(%(o_summaries)s AS text[]))
+         AS o(ordinal, tool, status, ref, summary)
 """
-_INSERT_CONTENT = f"""
+_INSERT_CONTENT = """
     INSERT INTO content_blobs (content_ref, tenant, user_id, request_id, from_address, to_address,
                                subject, body, attachments, from_owner)
-    SELECT %(content_ref)s, %(tenant)s, %(user_id)s, %(request_id)s, %(from_address)s, %(to_address)s,
-           %(subject)s, %(body)s, CAST(%(attachments)s AS jsonb), CAST(%(from_owner)s AS boolean)
-    {_GUARD}
+    SELECT %(c_content_ref)s, r.tenant, %(c_user_id)s, %(c_request_id)s, %(c_from_address)s, %(c_to_address)s,
+           %(c_subject)s, %(c_body)s, CAST(%(c_attachments)s AS jsonb), CAST(%(c_from_owner)s AS boolean)
+    FROM r
 """
-_INSERT_OUTBOX = f"""
+_INSERT_OUTBOX = """
     INSERT INTO outbox (event_id, tenant, request_id, trace_id, span_id, payload)
-    SELECT CAST(%(event_id)s AS uuid), %(tenant)s, %(request_id)s, %(trace_id)s, %(span_id)s, CAST(%(payload)s AS bytea)
-    {_GUARD}
+    SELECT CAST(%(e_event_id)s AS uuid), r.tenant, %(e_request_id)s, %(e_trace_id)s, %(e_span_id)s,
+           CAST(%(e_payload)s AS bytea)
+    FROM r
 """
-_NOTIFY = f"SELECT pg_notify(%(channel)s, '') {_GUARD}"
 
 
-def _request_rows(new: NewResult) -> dict[str, Any]:
-    """The parameters of `add_new_request`'s statements, each carrying the guard's keys."""
-    r, c, e = new.result, new.content, new.event
-    guard = {"tenant": r.tenant, "result_id": r.result_id}
-    return {
-        "guard": guard,
-        "result": result_row(new),
-        "outcomes": [
-            {**guard, "request_id": r.request_id, "ordinal": i, **outcome_row(o)}
-            for i, o in enumerate(new.tool_outcomes)
-        ],
-        "content": {
-            **guard,
-            "content_ref": c.content_ref,
-            "user_id": c.user,
-            "request_id": c.request_id,
-            "from_address": c.email.from_address,
-            "to_address": c.email.to_address,
-            "subject": c.email.subject,
-            "body": c.email.body,
-            "attachments": json.dumps([attachment_row(a) for a in c.attachments]),
-            "from_owner": c.from_owner,
-        },
-        "outbox": {
-            **guard,
-            "event_id": e.event_id,
-            "request_id": e.request_id,
-            "trace_id": e.trace_id,
-            "span_id": new.span_id,
-            "payload": encode_event(e),
-        },
+@functools.cache
+def _statement(with_outcomes: bool, with_event: bool) -> str:
+    """The one statement for a request's shape (four texts, each prepared by psycopg once used often)."""
+    parts = [f"r AS ({_INSERT_RESULT})"]
+    if with_outcomes:
+        parts.append(f"o AS ({_INSERT_OUTCOMES})")
+    parts.append(f"c AS ({_INSERT_CONTENT})")
+    if with_event:
+        parts.append(f"e AS ({_INSERT_OUTBOX})")
+    notify = ", pg_notify(%(channel)s, '')" if with_event else ""
+    return f"WITH {', '.join(parts)} SELECT r.result_id{notify} FROM r"
+
+
+def _request_params(new: NewResult, *, with_event: bool) -> dict[str, Any]:
+    """The parameters of the statement: the result's row, then each other table's, prefixed."""
+    c = new.content
+    outcomes = [outcome_row(o) for o in new.tool_outcomes]
+    params = {
+        **result_row(new),
+        "o_ordinals": list(range(len(outcomes))),
+        "o_tools": [o["tool"] for o in outcomes],
+        "o_statuses": [o["status"] for o in outcomes],
+        "o_refs": [o["ref"] for o in outcomes],
+        "o_summaries": [o["summary"] for o in outcomes],
+        "c_content_ref": c.content_ref,
+        "c_user_id": c.user,
+        "c_request_id": c.request_id,
+        "c_from_address": c.email.from_address,
+        "c_to_address": c.email.to_address,
+        "c_subject": c.email.subject,
+        "c_body": c.email.body,
+        "c_attachments": json.dumps([attachment_row(a) for a in c.attachments]),
+        "c_from_owner": c.from_owner,
     }
+    if with_event:
+        e = new.event
+        params |= {
+            "e_event_id": e.event_id,
+            "e_request_id": e.request_id,
+            "e_trace_id": e.trace_id,
+            "e_span_id": new.span_id,
+            "e_payload": encode_event(e),
+            "channel": NOTIFY_CHANNEL,
+        }
+    return params
