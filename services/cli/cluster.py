@@ -75,20 +75,23 @@ class ClusterStack(Stack):
     def start(self) -> ClusterStack:
         try:
             self._start_infra()
-            self.add_service("policy", "policy")
-            for name in self.memory_names():
-                self.add_memory_replica(name)
-            self.add_serving()
-            for name in replica_names("relay", self.shape.relays):
-                self.add_service(name, "relay")
-            for name in replica_names("worker", self.shape.workers):
-                self.add_service(name, "worker")
+            self.start_together(self._add_services)
             if self.spec.console:
                 self.start_console()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _add_services(self) -> None:
+        self.add_service("policy", "policy")
+        for name in self.memory_names():
+            self.add_memory_replica(name)
+        self.add_serving()
+        for name in replica_names("relay", self.shape.relays):
+            self.add_service(name, "relay")
+        for name in replica_names("worker", self.shape.workers):
+            self.add_service(name, "worker")
 
     def _start_nats(self) -> str:
         """The cluster in place of the single server, with the same users and certificate."""

@@ -17,7 +17,7 @@ off by default for one of each and on for `ClusterStack` (`StackSpec.tls=None` p
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -72,6 +72,8 @@ class Stack:
         self._grpc_ports: dict[str, int] = {}
         self.console: ServiceProcess | None = None
         self.console_port = 0
+        # while `start` launches the services together: the ones not yet waited for
+        self._unwaited: list[ServiceHandle] | None = None
 
     @property
     def embedded_nats(self) -> EmbeddedNats | None:
@@ -97,20 +99,36 @@ class Stack:
     def start(self) -> Stack:
         try:
             self._start_infra()
-            for name in START_ORDER:
-                if name == "memory":
-                    for replica in self.memory_names():
-                        self.add_memory_replica(replica)
-                elif name == "serving":
-                    self.add_serving()
-                else:
-                    self.add_service(name, name)
+            self.start_together(self._add_services)
             if self.spec.console:
                 self.start_console()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _add_services(self) -> None:
+        for name in START_ORDER:
+            if name == "memory":
+                for replica in self.memory_names():
+                    self.add_memory_replica(replica)
+            elif name == "serving":
+                self.add_serving()
+            else:
+                self.add_service(name, name)
+
+    def start_together(self, add: Callable[[], None]) -> None:
+        """Run `add` (calls of `add_service`) launching every process at once, then wait for each
+        to report SERVING: on a few cores their start-ups (imports, migrations under an advisory
+        lock) overlap instead of queueing. No service needs a peer up before it serves, and every
+        port is chosen before the first process starts."""
+        self._unwaited = []
+        try:
+            add()
+        finally:
+            started, self._unwaited = self._unwaited, None
+        for handle in started:
+            handle.process.wait_healthy(handle.grpc_port, timeout=120.0)
 
     def _start_infra(self) -> None:
         self.spec.data_dir.mkdir(parents=True, exist_ok=True)
@@ -277,9 +295,12 @@ class Stack:
             own_session=self.spec.own_sessions,
         )
         process.start()
-        process.wait_healthy(grpc_port, timeout=120.0)
         handle = ServiceHandle(name, process, grpc_port, metrics_port, env)
         self.services[name] = handle
+        if self._unwaited is not None:
+            self._unwaited.append(handle)
+        else:
+            process.wait_healthy(grpc_port, timeout=120.0)
         return handle
 
     def add_serving(self) -> None:

@@ -58,7 +58,8 @@ def test_search_and_learning_go_through_at_once_after_memorys_connections_were_k
     eventually(lambda: clients.memories(source_event_id=first.event_id) or None, what="a memory was learned")
     search = pb.SearchMemoriesRequest(tenant=clients.tenant, user="alice", query="meetings after ten", k=5)
     # a hit is re-checked in PostgreSQL through retrieval's own pool, which now holds a connection
-    assert clients.memory.SearchMemories(search, timeout=10).results
+    # (retrieval's index follows ingestion's writes a moment later, so the first hit is waited for)
+    eventually(lambda: clients.memory.SearchMemories(search, timeout=10).results, what="retrieval found the memory")
 
     errors_before = _rpc_errors(stack)
     assert _kill_memory_backends(stack) > 0, "memory held no connection to kill"
