@@ -306,3 +306,12 @@ class LearningConsumer:
             task.cancel()
         if pending:
             await asyncio.wait(pending)
+
+    async def release(self) -> None:
+        """Drop the pull subscription's inbox (the durable consumer stays), after `drain`.
+
+        nats-py's `fetch` takes already-buffered messages off the subscription's queue without
+        marking them done, and the client's `drain()` waits for that queue to be done: with the
+        subscription still open, every worker's shutdown waited out its whole NATS drain bound.
+        Acks travel on the connection, not the subscription, so nothing in flight needs it."""
+        await self._subscription.unsubscribe()

@@ -154,6 +154,7 @@ class WorkerProcess:
             drain = self._settings.common.drain_seconds
             _exit_if_stuck(drain + _SHUTDOWN_MARGIN_SECONDS)
             await _bounded("in-flight deliveries", self._consumer.drain(drain), drain + 1.0)
+            await _bounded("pull subscription", self._consumer.release(), 2.0)
 
     async def follow_pressure(self) -> None:
         """Lower the in-flight limit while serving is slow or its outbox ages (issue 15); off
