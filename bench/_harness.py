@@ -125,16 +125,23 @@ def tenant_token(stack: Stack, tenant: str) -> str:
 # --- the workload ---------------------------------------------------------------------------------
 
 
-def alice_requests(count: int, tenant: str) -> list[serving_service_pb2.HandleRequestRequest]:
+def alice_requests(
+    count: int, tenant: str, *, distinct: bool = False
+) -> list[serving_service_pb2.HandleRequestRequest]:
     """`count` HandleRequest calls cycling through Alice's four requests, one fresh user per cycle.
 
     Each block of four is one user's day from the Alice fixture (a scheduled call with an injected
     instruction and a phone number, a meeting-window preference, its correction, a password), so
     the worker extracts, policy rejects and memory supersedes exactly as in the demo. Dates and the
     quarter vary with the index so the texts are not all identical.
+
+    `distinct`: every text that gets stored also carries a word of its own (letters only: digits
+    would read as a phone number), so no two events store the same text. Without it the same few
+    sentences repeat across users, and memory's 30 s embedding cache answers for its model.
     """
     fixture = load_fixture("alice.json")
     run = uuid.uuid4().hex[:8]
+    run_word = _letters(int(run, 16) % 26**4)  # another run's words differ too
     out: list[serving_service_pb2.HandleRequestRequest] = []
     for i in range(count):
         template = fixture["requests"][i % len(fixture["requests"])]
@@ -145,8 +152,25 @@ def alice_requests(count: int, tenant: str) -> list[serving_service_pb2.HandleRe
         for outcome in request.tool_outcomes:
             outcome.summary = outcome.summary.replace("2026-12-08", date)
         request.content.body = request.content.body.replace("Q1", f"Q{1 + i % 4}")
+        if distinct:
+            word = f"{run_word}{_letters(i)}"
+            for outcome in request.tool_outcomes:
+                outcome.summary = outcome.summary.replace("Sync with Bob Tan", f"Sync with Bob Tan about {word}")
+            body = request.content.body
+            body = body.replace("focus work", f"focus work on {word}").replace("from now on", f"from now on for {word}")
+            request.content.body = body
         out.append(request)
     return out
+
+
+def _letters(n: int) -> str:
+    """`n` in base 26, as lowercase letters."""
+    word = ""
+    while True:
+        n, digit = divmod(n, 26)
+        word = chr(ord("a") + digit) + word
+        if n == 0:
+            return word
 
 
 # --- learning progress, read from memory's database -----------------------------------------------

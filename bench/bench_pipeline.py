@@ -130,7 +130,7 @@ class PipelineBench:
     def send(self, tenant: str, count: int, rate: float | None = None) -> Sent:
         """`count` requests, back to back from 8 clients, or open loop at `rate`."""
         channels, serving, _ = self._stubs(tenant)
-        requests = alice_requests(count, tenant)
+        requests = alice_requests(count, tenant, distinct=True)  # no text repeats: no cache hit
 
         def call(i: int) -> serving_service_pb2.HandleRequestResponse:
             response: serving_service_pb2.HandleRequestResponse = serving.HandleRequest(
