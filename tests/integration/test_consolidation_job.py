@@ -15,7 +15,6 @@ turn between any two write-back operations, is proven on the in-memory twin of t
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -24,7 +23,7 @@ import pytest
 from services.common.gen.memloop.v1 import consolidation_service_pb2 as cs
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.grpc_errors import error_details
-from tests.helpers import SpawnService, TestInfra, random_ref
+from tests.helpers import SpawnService, random_ref
 from tests.integration.consolidation_support import (
     FAILED,
     RUNNING,
@@ -49,15 +48,6 @@ from tests.integration.test_memory_support import MODULE, MemoryCluster, MemoryN
 pytestmark = pytest.mark.integration
 
 POSITIONS = ("before_read", "after_read", "after_compute", "write_back")
-
-
-@pytest.fixture
-def cluster(
-    infra: TestInfra, new_database: Callable[[str], str], nats_prefix: str, spawn: SpawnService, tmp_path: Path
-) -> MemoryCluster:
-    return MemoryCluster(
-        spawn, database_url=new_database("memory"), nats_url=infra.nats_url, prefix=nats_prefix, root=tmp_path
-    )
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@ each with its own result, and the guarantees of ApplyLearning kept per event."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,21 +12,11 @@ from google.rpc import code_pb2
 
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from tests.fuzz.harness import RowCounter
-from tests.helpers import SpawnService, TestInfra
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, apply_request, decision
 
 pytestmark = pytest.mark.integration
 
 INTENT = "meeting_time_window"
-
-
-@pytest.fixture
-def cluster(
-    infra: TestInfra, new_database: Callable[[str], str], nats_prefix: str, spawn: SpawnService, tmp_path: Path
-) -> MemoryCluster:
-    return MemoryCluster(
-        spawn, database_url=new_database("memory"), nats_url=infra.nats_url, prefix=nats_prefix, root=tmp_path
-    )
 
 
 @pytest.fixture

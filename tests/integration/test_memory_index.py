@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.infra.processes import free_port
-from tests.helpers import SpawnService, TestInfra, random_ref
+from tests.helpers import random_ref
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, Stub, apply_request, decision, wait_until
 
 pytestmark = pytest.mark.integration
@@ -19,15 +17,6 @@ pytestmark = pytest.mark.integration
 USERS = ("alice", "bob", "carol")
 QUERIES = ("when can I schedule meetings", "how should replies be written", "where does the user work")
 Results = dict[tuple[str, str], list[tuple[str, float]]]
-
-
-@pytest.fixture
-def cluster(
-    infra: TestInfra, new_database: Callable[[str], str], nats_prefix: str, spawn: SpawnService, tmp_path: Path
-) -> MemoryCluster:
-    return MemoryCluster(
-        spawn, database_url=new_database("memory"), nats_url=infra.nats_url, prefix=nats_prefix, root=tmp_path
-    )
 
 
 def _learn(stub: Stub, user: str) -> None:

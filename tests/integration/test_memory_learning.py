@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import grpc
 import pytest
@@ -16,22 +14,13 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.grpc_errors import error_details
 from services.common.vocabulary import MemoryType
 from tests.fixtures import fixture_path
-from tests.helpers import SpawnService, TestInfra, random_ref
+from tests.helpers import random_ref
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, apply_request, decision
 
 pytestmark = pytest.mark.integration
 
 FIXTURE = fixture_path("alice.json")
 INTENT = "meeting_time_window"
-
-
-@pytest.fixture
-def cluster(
-    infra: TestInfra, new_database: Callable[[str], str], nats_prefix: str, spawn: SpawnService, tmp_path: Path
-) -> MemoryCluster:
-    return MemoryCluster(
-        spawn, database_url=new_database("memory"), nats_url=infra.nats_url, prefix=nats_prefix, root=tmp_path
-    )
 
 
 @pytest.fixture

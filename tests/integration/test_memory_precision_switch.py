@@ -5,9 +5,7 @@ finds them; the fp32 vectors stay, so switching back embeds nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import psycopg
 import pytest
@@ -15,22 +13,12 @@ import pytest
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.vocabulary import MemoryType
 from tests.fixtures import fixture_path
-from tests.helpers import SpawnService, TestInfra
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, apply_request, decision
 
 pytestmark = pytest.mark.integration
 
 INTENT = "meeting_time_window"
 QUERY = "when can I schedule meetings with Alice"
-
-
-@pytest.fixture
-def cluster(
-    infra: TestInfra, new_database: Callable[[str], str], nats_prefix: str, spawn: SpawnService, tmp_path: Path
-) -> MemoryCluster:
-    return MemoryCluster(
-        spawn, database_url=new_database("memory"), nats_url=infra.nats_url, prefix=nats_prefix, root=tmp_path
-    )
 
 
 def _vectors_by_embedder(cluster: MemoryCluster) -> dict[str, int]:
