@@ -24,7 +24,6 @@ pytestmark = pytest.mark.integration
 rig = worker_support.rig
 
 DRAIN_SECONDS = 2.0
-FETCH_TIMEOUT_SECONDS = 2.0  # the worker's long-poll (LearningConsumer's fetch_timeout)
 MARGIN_SECONDS = 8.0
 
 
@@ -92,7 +91,13 @@ def test_a_worker_that_has_learned_stops_without_waiting_out_its_nats_drain(rig:
     for event in seeded:
         rig.publish(event.payload, event.event_id)
     wait_until(lambda: all(rig.processed(e.event_id) for e in seeded), 60, "the events to be processed")
-    time.sleep(3 * FETCH_TIMEOUT_SECONDS)  # then idle through a few pulls that expire empty
+    # and has then sat idle through a few pulls that expired empty
+    idle_before = metric_value(rig.metrics(), "memloop_worker_empty_pulls_total")
+    wait_until(
+        lambda: metric_value(rig.metrics(), "memloop_worker_empty_pulls_total") >= idle_before + 3,
+        30,
+        "three empty pulls",
+    )
     # When it is asked to stop
     took = _sigterm_and_time_exit(worker)
     # Then it stops cleanly and no shutdown step ran out its bound

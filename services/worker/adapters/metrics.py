@@ -38,6 +38,7 @@ PROCESSING_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
 )
 
+EMPTY_PULLS = Counter("memloop_worker_empty_pulls_total", "Pulls that expired without a message (the worker was idle)")
 BATCH_SIZE = Histogram(
     "memloop_worker_batch_size",
     "Messages per pulled batch (each batch: one content read, one policy call per tenant)",

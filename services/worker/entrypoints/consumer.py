@@ -263,6 +263,7 @@ class LearningConsumer:
             try:
                 messages = await self._pull(min(free, self._batch_size))
             except (nats.errors.TimeoutError, TimeoutError):
+                metrics.EMPTY_PULLS.inc()
                 continue
             except nats.errors.Error as exc:
                 _log.warning("fetch failed (%s); retrying in 1 s", type(exc).__name__)
