@@ -188,6 +188,7 @@ class FaissVectorIndex:
             tenants = {tenant: list(index.partitions.items()) for tenant, index in self._tenants.items()}
         files = {}
         written: dict[tuple[str, str], _Written] = {}
+        listed: dict[str, tuple[frozenset[str], Path]] = {}
         for tenant, owned in tenants.items():
             stem = hashlib.sha256(tenant.encode()).hexdigest()[:24]
             partitions: dict[str, dict[str, Any]] = {}
@@ -208,7 +209,7 @@ class FaissVectorIndex:
             if not (unchanged and before is not None and _link({"file": listing}, before[1], target)):
                 (target / listing).write_text(json.dumps(partitions))
             files[tenant] = stem
-        listed = {tenant: (frozenset(user for t, user in written if t == tenant), target) for tenant in tenants}
+            listed[tenant] = (frozenset(partitions), target)
         body = {
             "database_id": manifest.database_id,
             "embedder": manifest.embedder,
