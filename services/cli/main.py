@@ -16,7 +16,8 @@ DEFAULT_DATA_DIR = Path(os.environ.get("MEMLOOP_DATA_DIR", ".memloop"))
 
 
 def up_main(argv: list[str]) -> int:
-    from services.cli.stack import InfraError, Stack, write_stack_file
+    from services.cli.stack import InfraError, Stack
+    from services.cli.stack_file import write_stack_file
     from services.cli.stack_spec import StackSpec
 
     parser = argparse.ArgumentParser(prog="memloop up", description="Start the whole stack and wait for Ctrl-C.")

@@ -31,7 +31,8 @@ from google.protobuf import json_format
 
 from services.cli.dlq import dlq_main
 from services.cli.fixtures import handle_request_from_fixture
-from services.cli.stack import Stack, write_stack_file
+from services.cli.stack import Stack
+from services.cli.stack_file import write_stack_file
 from services.cli.stack_spec import START_ORDER
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc

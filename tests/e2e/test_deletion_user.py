@@ -17,7 +17,8 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from services.cli.stack import Stack, write_stack_file
+from services.cli.stack import Stack
+from services.cli.stack_file import write_stack_file
 from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
