@@ -23,6 +23,7 @@ from pathlib import Path
 import nats
 
 from services.common.nats_access import NatsAccess, redact_url
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import one_shot_options
 from services.common.settings import nats_access
 from services.common.tls import TlsFiles
@@ -113,7 +114,7 @@ def _print_table(entries: list[DeadLetter], now: datetime.datetime) -> None:
 
 
 async def _run(args: argparse.Namespace, target: DlqTarget) -> int:
-    client = await nats.connect(
+    client = await connect_nats(
         **one_shot_options(target.nats_url),
         connect_timeout=5,
         **target.access.connect_options(),

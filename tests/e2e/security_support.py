@@ -12,13 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import grpc
-import nats
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from nats.js.errors import NotFoundError
 
 from services.cli.stack import Stack
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import nats_servers
 from services.common.tls import TlsFiles
 
@@ -50,7 +50,7 @@ async def connect(stack: Stack, access: NatsAccess, errors: list[str]) -> Any:
     async def on_error(exc: Exception) -> None:
         errors.append(str(exc))
 
-    return await nats.connect(
+    return await connect_nats(
         nats_servers(stack.nats_server_url),
         connect_timeout=3,
         allow_reconnect=False,

@@ -41,6 +41,7 @@ from services.common.infra.processes import (
     spawn,
 )
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import nats_servers
 from services.common.tls import TlsFiles
 
@@ -316,7 +317,7 @@ async def _client_problem(url: str, jetstream: bool, access: NatsAccess) -> str 
         return None
 
     try:
-        client = await nats.connect(
+        client = await connect_nats(
             nats_servers(url),
             connect_timeout=2,
             allow_reconnect=False,

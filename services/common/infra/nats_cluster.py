@@ -31,7 +31,6 @@ from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-import nats
 from nats.js import api
 
 from services.common.infra.errors import InfraError
@@ -39,6 +38,7 @@ from services.common.infra.nats import HOST, EmbeddedNats
 from services.common.infra.nats_auth import NatsUser, tls_block
 from services.common.infra.processes import free_port, log_tail
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.tls import TlsFiles
 
 CLUSTER_NAME = "memloop"
@@ -248,7 +248,7 @@ class NatsCluster:
 
 
 async def _account_info(urls: list[str], access: NatsAccess) -> None:
-    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
+    client = await connect_nats(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     try:
         await client.jetstream(timeout=3).account_info()
     finally:
@@ -261,7 +261,7 @@ async def _stream_cluster(urls: list[str], stream: str, access: NatsAccess) -> t
 
 
 async def _stream_info(urls: list[str], stream: str, access: NatsAccess) -> api.StreamInfo:
-    client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
+    client = await connect_nats(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     try:
         return await client.jetstream(timeout=3).stream_info(stream)
     finally:

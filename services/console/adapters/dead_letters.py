@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import datetime
 
-import nats
 from google.protobuf.message import DecodeError
 from nats.aio.client import Client as NatsClient
 
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import one_shot_options
 from services.console.ports import DeadLetterView
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
@@ -42,13 +42,17 @@ class NatsDeadLetters:
         self._names = names
 
     async def _entries(self, tenant: str) -> tuple[NatsClient, DeadLetterQueue, list[DeadLetter]]:
-        client = await nats.connect(
+        client = await connect_nats(
             **one_shot_options(self._url),
             connect_timeout=5,
             **self._access.connect_options(),
         )
-        queue = DeadLetterQueue(client.jetstream(), self._names)
-        entries = [e for e in await queue.list() if tenant_of(e, self._names) == tenant]
+        try:
+            queue = DeadLetterQueue(client.jetstream(), self._names)
+            entries = [e for e in await queue.list() if tenant_of(e, self._names) == tenant]
+        except BaseException:
+            await client.close()  # a failed listing must not leave the connection to the loop's teardown
+            raise
         return client, queue, entries
 
     async def list(self, tenant: str) -> list[DeadLetterView]:

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 from nats.js import JetStreamContext, api
@@ -24,6 +23,7 @@ from opentelemetry import trace
 
 from services.common import telemetry
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats as connect_once
 from services.common.nats_urls import nats_servers
 from services.relay.adapters.publish_spans import PublishSpan, PublishSpans
 from services.relay.domain.model import OutboxRow, stream_subjects, subject_for
@@ -76,7 +76,7 @@ async def connect_nats(
 
     while True:
         try:
-            return await nats.connect(
+            return await connect_once(
                 nats_servers(url),
                 name=name,
                 allow_reconnect=True,
@@ -102,14 +102,18 @@ async def ensure_stream(js: JetStreamContext, spec: StreamSpec) -> api.StreamInf
     window, and replicas raised to the configured count, never lowered); anything else an operator
     configured is kept. Two relays racing to create it both succeed.
     """
-    for _ in range(3):
+    attempts = 8
+    for attempt in range(attempts):
         try:
             info = await js.stream_info(spec.name)
         except NotFoundError:
             try:
                 return await js.add_stream(spec.config())
             except BadRequestError:
-                continue  # created concurrently with another config: read it and update
+                # Created concurrently with another config (a worker's); on a replicated stream
+                # the group may still be forming, so the next read can say "not found": pause.
+                await asyncio.sleep(0.25 * (attempt + 1))
+                continue
         config = info.config
         subjects = list(config.subjects or [])
         missing = [s for s in stream_subjects(spec.subject_prefix) if s not in subjects]
@@ -124,7 +128,7 @@ async def ensure_stream(js: JetStreamContext, spec: StreamSpec) -> api.StreamInf
         config.duplicate_window = max(config.duplicate_window or 0, spec.duplicate_window_seconds)
         config.num_replicas = max(replicas, spec.replicas)
         return await js.update_stream(config)
-    raise RuntimeError(f"could not create or update stream {spec.name}")
+    raise RuntimeError(f"could not create or update stream {spec.name} in {attempts} attempts")
 
 
 class JetStreamPublisher:

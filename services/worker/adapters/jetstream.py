@@ -10,6 +10,7 @@ instead of dead-lettering them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import logging
@@ -97,19 +98,32 @@ async def ensure_streams(js: JetStreamContext, names: StreamNames) -> None:
     )
 
 
-async def _ensure_stream(js: JetStreamContext, config: js_api.StreamConfig, *, update: bool) -> None:
+async def _ensure_stream(
+    js: JetStreamContext, config: js_api.StreamConfig, *, update: bool, attempts: int = 8, pause: float = 0.25
+) -> None:
+    """Create the stream, or (with `update`) bring an existing one to `config`; safe against a racing creator.
+
+    Another worker or a relay may be creating the same stream at this moment. On a replicated
+    stream the server then refuses our create ("already in use with a different configuration")
+    while the other creation is still forming its group, so a read right after can still say
+    "not found" or time out. Both are a stream on its way, not a refusal: read again after a pause.
+    """
     assert config.name is not None
-    try:
-        await js.stream_info(config.name)
-    except NotFoundError:
+    for attempt in range(attempts):
         try:
-            await js.add_stream(config)
-            _log.info("created stream %s", config.name)
-        except BadRequestError:
-            await js.stream_info(config.name)  # created concurrently by someone else: fine if it exists now
+            await js.stream_info(config.name)
+        except NotFoundError:
+            try:
+                await js.add_stream(config)
+                _log.info("created stream %s", config.name)
+                return
+            except BadRequestError:
+                await asyncio.sleep(pause * (attempt + 1))  # someone else's creation is under way
+                continue
+        if update:
+            await js.update_stream(config)
         return
-    if update:
-        await js.update_stream(config)
+    raise RuntimeError(f"stream {config.name} was neither created nor readable after {attempts} attempts")
 
 
 async def ensure_consumer(

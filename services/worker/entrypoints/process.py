@@ -22,6 +22,7 @@ from nats.js import JetStreamContext
 from nats.js.errors import APIError, ServiceUnavailableError
 
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import nats_servers
 from services.common.redaction import Redactor
 from services.worker.adapters.dead_letters import DeadLetterPublisher
@@ -53,7 +54,7 @@ async def _connect(url: str, stop: asyncio.Event, access: NatsAccess) -> Client 
 
     while not stop.is_set():
         try:
-            return await nats.connect(
+            return await connect_nats(
                 nats_servers(url),
                 name="memloop-worker",
                 connect_timeout=2,

@@ -15,9 +15,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import nats
-
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import nats_servers
 
 _log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ class NatsBus:
     async def _connect_forever(self) -> None:
         while not self._stopping:
             try:
-                self._client = await nats.connect(
+                self._client = await connect_nats(
                     servers=nats_servers(self._url),
                     name=self._name,
                     connect_timeout=2,

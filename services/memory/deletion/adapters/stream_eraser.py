@@ -26,6 +26,7 @@ from nats.js.errors import NotFoundError
 from services.common.errors import Unavailable
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import one_shot_options
 from services.memory.deletion.domain.deletion import StreamMessage, message_event_id, message_matches
 from services.memory.deletion.service.ports import EventItem, StreamErasure
@@ -59,7 +60,7 @@ class JetStreamEraser:
 
     async def _erase(self, tenant: str, event_ids: frozenset[str], user: str) -> StreamErasure:
         found: dict[str, EventItem]
-        client = await nats.connect(
+        client = await connect_nats(
             **one_shot_options(self._url),
             connect_timeout=self._timeout,
             **self._access.connect_options(),
