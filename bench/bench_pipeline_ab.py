@@ -40,7 +40,8 @@ from bench.bench_pipeline import PipelineBench
 from services.cli.stack import Stack
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PROCESSES = ("serving", "memory", "postgres", "worker", "policy", "relay", "nats")
+PROCESSES = ("serving", "memory", "memory-ingest", "postgres", "worker", "policy", "relay", "nats")
+"""memory-ingest: the worker's target (memory split in two processes), the learning path's heaviest."""
 
 
 def export(ref: str) -> Path:
@@ -140,13 +141,13 @@ def run(args: argparse.Namespace, base: Path) -> None:
                 load = load_average()
                 print(f"round {i + 1} {variant}: {rate:.1f} ev/s; CPU ms/event: {figures} (load {load})", flush=True)
         print(f"\nmedians of {args.rounds} rounds, {args.events} events each (load {load_average()}):")
-        print(f"{'':>10} {'base':>8} {'new':>8} {'new/base':>8}")
+        print(f"{'':>13} {'base':>8} {'new':>8} {'new/base':>8}")
         rates = {v: median([r for r, _ in results[v]]) for v in results}
-        print(f"{'ev/s':>10} {rates['base']:8.1f} {rates['new']:8.1f} {rates['new'] / rates['base']:8.2f}")
+        print(f"{'ev/s':>13} {rates['base']:8.1f} {rates['new']:8.1f} {rates['new'] / rates['base']:8.2f}")
         for name in (*PROCESSES, "total"):
             b = median([c[name] for _, c in results["base"]])
             n = median([c[name] for _, c in results["new"]])
-            print(f"{name:>10} {b:8.2f} {n:8.2f} {n / b if b else 0:8.2f}")
+            print(f"{name:>13} {b:8.2f} {n:8.2f} {n / b if b else 0:8.2f}")
         if args.profile:
             profile(both, args.profile, args.profile_events)
 

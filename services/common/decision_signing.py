@@ -7,20 +7,23 @@ type, origin, sensitivity, confidence, intent, text, trace, version), the outcom
 codes and the policy version. A client that can reach memory (even one holding the loop's token)
 cannot forge a STORE, replay a signature onto another candidate, event, user or tenant, or flip an
 outcome, without policy's private key. Ed25519 rather than HMAC: memory never holds a key that
-could sign.
+could sign. A batch of decisions shares one signature over a hash tree of these same messages
+(`services/common/decision_batch.py`, where the argument that this is as strong is made).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from services.common import decision_batch
 from services.common.vocabulary import Candidate, Decision
 
 _CONTEXT = "memloop.decision.v1"
@@ -67,6 +70,22 @@ class DecisionSigner:
     def sign(self, decision: Decision, *, tenant: str, user: str, event_id: str) -> bytes:
         return self.private_key.sign(signed_message(decision, tenant=tenant, user=user, event_id=event_id))
 
+    def sign_many(self, decisions: Sequence[tuple[Decision, str, str, str]]) -> list[bytes]:
+        """Each (decision, tenant, user, event id)'s signature, with ONE Ed25519 signature for the
+        lot: a batch proof each (`decision_batch`); a batch of one gets its single signature."""
+        if len(decisions) == 1:
+            decision, tenant, user, event_id = decisions[0]
+            return [self.sign(decision, tenant=tenant, user=user, event_id=event_id)]
+        if not decisions:
+            return []
+        leaves = [
+            decision_batch.leaf_hash(signed_message(d, tenant=tenant, user=user, event_id=event_id))
+            for d, tenant, user, event_id in decisions
+        ]
+        root, paths = decision_batch.tree(leaves)
+        signature = self.private_key.sign(decision_batch.root_message(root))
+        return [decision_batch.encode_proof(signature, path) for path in paths]
+
     def verifier(self) -> DecisionVerifier:
         return DecisionVerifier(self.private_key.public_key())
 
@@ -76,15 +95,29 @@ class DecisionVerifier:
     """Verifies decisions with policy's public key; held by memory."""
 
     public_key: Ed25519PublicKey
+    _roots: decision_batch.VerifiedRoots = field(default_factory=decision_batch.VerifiedRoots, compare=False)
 
     def verify(self, decision: Decision, *, tenant: str, user: str, event_id: str) -> bool:
-        """True only for a signature policy made over exactly this decision, tenant, user and event."""
-        if len(decision.signature) != 64:
+        """True only for a signature policy made over exactly this decision, tenant, user and event:
+        its single signature, or a batch proof leading from this decision to a root policy signed."""
+        message = signed_message(decision, tenant=tenant, user=user, event_id=event_id)
+        if len(decision.signature) == decision_batch.SIGNATURE_BYTES:
+            return self._valid(decision.signature, message)
+        proof = decision_batch.decode_proof(decision.signature)
+        if proof is None:
             return False
+        signature, path = proof
+        root = decision_batch.root_of(message, path)
+        if (root, signature) in self._roots:
+            return True
+        if not self._valid(signature, decision_batch.root_message(root)):
+            return False
+        self._roots.add((root, signature))
+        return True
+
+    def _valid(self, signature: bytes, message: bytes) -> bool:
         try:
-            self.public_key.verify(
-                decision.signature, signed_message(decision, tenant=tenant, user=user, event_id=event_id)
-            )
+            self.public_key.verify(signature, message)
         except InvalidSignature:
             return False
         return True

@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from services.common import convert
+from services.common import convert, decision_batch
 from services.common.auth import issue_token
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2, policy_service_pb2_grpc
@@ -214,6 +214,10 @@ def test_a_batch_decides_like_one_call_each_and_every_decision_verifies_for_its_
         assert verifier.verify(decision, tenant=TENANT, user=user, event_id=candidate.event_id)
         other = "carol" if user == USER else USER
         assert not verifier.verify(decision, tenant=TENANT, user=other, event_id=candidate.event_id)
+    # And the batch was signed once: every decision's proof carries the same root signature
+    proofs = [decision_batch.decode_proof(r.decision.signature) for r in batch.responses]
+    assert len({proof[0] for proof in proofs if proof is not None}) == 1
+    assert None not in proofs
 
 
 def test_a_batch_item_for_another_tenant_or_invalid_fails_the_call_naming_it(policy: Policy) -> None:

@@ -269,5 +269,10 @@ async def test_a_batch_of_evaluations_decides_like_the_rules_in_request_order(va
         tenant=TENANT,
     )
 
-    # Then the decisions are the rules' decisions (signatures included), in request order
-    assert decisions == [_decide(injected, []), _decide(update, [active])]
+    # Then the decisions are the rules' decisions, in request order, each signed for its own user
+    # and event as memory verifies it (the policy process signs a batch once: a proof per decision)
+    expected = [_decide(injected, []), _decide(update, [active])]
+    assert [replace(d, signature=b"") for d in decisions] == [replace(d, signature=b"") for d in expected]
+    verifier = POLICY_SIGNER.verifier()
+    for decision in decisions:
+        assert verifier.verify(decision, tenant=TENANT, user=USER, event_id=decision.candidate.event_id)

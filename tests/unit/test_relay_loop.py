@@ -237,3 +237,41 @@ async def test_a_batch_is_claimed_only_when_the_window_has_room_for_all_of_it() 
     await task
 
     assert set(store.limits) == {10} and sorted(m.event_id for m in stream.messages) == sorted(store.rows)
+
+
+class _ClaimCounting(InMemoryOutboxStore):
+    """Records the size of every claim that found rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claims: list[int] = []
+
+    async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
+        rows = await super().claim_batch(limit, lease_seconds=lease_seconds, claimer=claimer)
+        if rows:
+            self.claims.append(len(rows))
+        return rows
+
+
+async def test_an_idle_relay_woken_by_news_lingers_so_one_claim_takes_the_rows_committed_meanwhile() -> None:
+    # Given an idle relay (its first claim found nothing) that lingers 0.5 s after news
+    store, stream = _ClaimCounting(), InMemoryJetStream()
+    relay, _ = _relay(store, stream, claim_linger_seconds=0.5, poll_interval_seconds=30.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    await asyncio.sleep(0.05)
+    # When one row commits, and four more a moment later (while it lingers)
+    first, *rest = _rows(5)
+    store.add(first)
+    await asyncio.sleep(0.05)
+    for row in rest:
+        store.add(row)
+    for _ in range(300):
+        if len(store.published()) == 5:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    await task
+    # Then all five went out in ONE claim (not one claim for the first and another for the rest)
+    assert len(store.published()) == 5
+    assert store.claims == [5]

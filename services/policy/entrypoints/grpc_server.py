@@ -19,6 +19,7 @@ from services.common.decision_signing import DecisionSigner
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import candidate_pb2, policy_service_pb2, policy_service_pb2_grpc
 from services.common.grpc_errors import grpc_method
+from services.common.vocabulary import Decision
 from services.policy.domain import rules
 from services.policy.service.evaluate import EvaluateCommand, evaluate_candidate
 
@@ -47,21 +48,36 @@ class PolicyServicer(policy_service_pb2_grpc.PolicyServiceServicer):
         self, request: policy_service_pb2.BatchEvaluateRequest, context: grpc.ServicerContext
     ) -> policy_service_pb2.BatchEvaluateResponse:
         """Every request validated first (one bad request fails the call, naming it: AIP-231's atomic
-        batch), then each decided and signed exactly as Evaluate does, in request order."""
+        batch), then each decided as Evaluate does, in request order, and the lot signed with ONE
+        signature: each decision carries its proof for its own tenant, user and event
+        (`services/common/decision_batch.py`), which memory verifies alone as it does a single one."""
         tenant = require(request.tenant, "tenant")
         authorize_tenant(tenant)
         commands = [batch_command_from_pb(item, tenant, f"requests[{i}]") for i, item in enumerate(request.requests)]
+        decisions = [evaluate_candidate(c, self._thresholds) for c in commands]
+        signatures = self._signer.sign_many(
+            [
+                (d, c.context.tenant, c.context.user, c.candidate.event_id)
+                for d, c in zip(decisions, commands, strict=True)
+            ]
+        )
         return policy_service_pb2.BatchEvaluateResponse(
-            responses=[policy_service_pb2.EvaluateResponse(decision=self._decide(c)) for c in commands]
+            responses=[
+                policy_service_pb2.EvaluateResponse(decision=self._signed(replace(d, signature=s), c))
+                for d, s, c in zip(decisions, signatures, commands, strict=True)
+            ]
         )
 
     def _decide(self, command: EvaluateCommand) -> candidate_pb2.Decision:
-        """Evaluate, sign for the command's tenant, user and event, count and log; the decision as protobuf."""
+        """Evaluate, sign for the command's tenant, user and event; the decision as protobuf."""
         decision = evaluate_candidate(command, self._thresholds)
         signature = self._signer.sign(
             decision, tenant=command.context.tenant, user=command.context.user, event_id=command.candidate.event_id
         )
-        decision = replace(decision, signature=signature)
+        return self._signed(replace(decision, signature=signature), command)
+
+    def _signed(self, decision: Decision, command: EvaluateCommand) -> candidate_pb2.Decision:
+        """Count and log a signed decision; the decision as protobuf."""
         DECISIONS.labels(decision.outcome.value).inc()
         _log.info(
             "evaluated candidate %s: %s %s",

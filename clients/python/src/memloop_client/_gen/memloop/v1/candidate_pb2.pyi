@@ -247,7 +247,9 @@ class Decision(_message.Message):
     policy_version: _builtins.str
     """The version of the policy rules that decided, recorded on the memory and its audit. At most 256 characters."""
     signature: _builtins.bytes
-    """Policy's Ed25519 signature over tenant, user, event, candidate hash, outcome, reasons and version; memory verifies it."""
+    """Policy's Ed25519 signature over tenant, user, event, candidate hash, outcome, reasons and version (64 bytes), or, for a
+    decision of a BatchEvaluate, its proof under the batch's one signature (services/common/decision_batch.py); memory verifies it.
+    """
     @_builtins.property
     def candidate(self) -> Global___Candidate:
         """The candidate decided on."""
