@@ -41,7 +41,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import nats
 import psycopg
 from nats.js import api
 
@@ -50,6 +49,7 @@ from services.common.db import run_migrations
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.nats_connect import connect_nats
 from services.relay.bootstrap import libpq_url
 from services.serving.adapters.event_codec import encode_event
 from services.serving.bootstrap import MIGRATIONS_DIR
@@ -105,7 +105,7 @@ def _servers() -> Iterator[tuple[str, str]]:
 
 
 async def _new_stream(nats_url: str, prefix: str) -> None:
-    client = await nats.connect(nats_url)
+    client = await connect_nats(nats_url)
     config = api.StreamConfig(
         name=f"{prefix}_LEARNING".upper(),
         subjects=[f"{prefix}.learning.>"],
@@ -120,7 +120,7 @@ async def _raw_throughput(nats_url: str, count: int) -> float:
     prefix = f"raw{uuid.uuid4().hex[:8]}"
     await _new_stream(nats_url, prefix)
     events = [_event() for _ in range(count)]
-    client = await nats.connect(nats_url)
+    client = await connect_nats(nats_url)
     js = client.jetstream(publish_async_max_pending=WINDOW)
     first_ack: list[float] = []
     for event_id, trace_id, payload in events:
@@ -137,7 +137,7 @@ async def _raw_throughput(nats_url: str, count: int) -> float:
 async def _raw_lag(nats_url: str, rate: float, seconds: float) -> list[float]:
     prefix = f"rawlag{uuid.uuid4().hex[:8]}"
     await _new_stream(nats_url, prefix)
-    client = await nats.connect(nats_url)
+    client = await connect_nats(nats_url)
     js = client.jetstream()
     lags: list[float] = []
 

@@ -21,7 +21,6 @@ import tempfile
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
-import nats
 import pytest
 
 from services.common.infra import InfraError
@@ -30,6 +29,7 @@ from services.common.infra import postgres as pg_infra
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres
 from services.common.infra.processes import ServiceProcess, log_tail, terminate_all
+from services.common.nats_connect import connect_nats
 from tests.helpers import SpawnService, TestInfra, random_ref
 
 DATABASE_URL_ENV = "MEMLOOP_TEST_DATABASE_URL"
@@ -133,7 +133,7 @@ async def _delete_streams(url: str, prefixes: list[str]) -> None:
     """Best effort: a leftover stream on a shared server costs disk, never a wrong result."""
     lowered = tuple(prefix.lower() for prefix in prefixes)
     with contextlib.suppress(Exception):
-        client = await nats.connect(url, connect_timeout=5, allow_reconnect=False)
+        client = await connect_nats(url, connect_timeout=5, allow_reconnect=False)
         try:
             js = client.jetstream()
             names: list[str] = []

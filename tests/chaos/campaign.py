@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import psycopg
 
 from services.cli.stack import Stack
@@ -43,6 +42,7 @@ from services.common.gen.memloop.v1 import learning_event_pb2 as lpb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.grpc_client import sync_channel
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import one_shot_options
 from services.worker.adapters.dead_letters import DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
@@ -464,7 +464,7 @@ class Campaign:
     async def _nats_admin(self) -> Any:
         """A short-lived client of the stack's NATS as its admin (with the operator's certificate under TLS)."""
         access = self.stack.nats_access("admin").connect_options()
-        return await nats.connect(**one_shot_options(self.stack.nats_server_url), **access, connect_timeout=3)
+        return await connect_nats(**one_shot_options(self.stack.nats_server_url), **access, connect_timeout=3)
 
     def _streams(self) -> StreamNames:
         return StreamNames(prefix=self.stack.spec.subject_prefix, learning_stream=self.stack.spec.learning_stream)

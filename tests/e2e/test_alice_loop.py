@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator
 
-import nats
 import pytest
 from google.protobuf import json_format
 
@@ -16,6 +15,7 @@ from services.cli.alice import run_alice
 from services.cli.stack import Stack
 from services.cli.trace import TimelineEntry, collect_timeline, format_timeline
 from services.common.gen.memloop.v1 import learning_event_pb2, memory_service_pb2, serving_service_pb2
+from services.common.nats_connect import connect_nats
 from tests.e2e.support import ALICE, Clients, alice_request, eventually, fresh_tenant
 from tests.helpers import random_ref
 
@@ -85,7 +85,7 @@ def test_the_reply_returns_with_the_worker_stopped_and_the_event_waits(stack: St
 
 
 async def _last_message(stack: Stack, tenant: str) -> tuple[bytes, dict[str, str]]:
-    client = await nats.connect(stack.nats_url)
+    client = await connect_nats(stack.nats_url)
     try:
         js = client.jetstream()
         message = await js.get_last_msg(stack.spec.learning_stream, f"{stack.spec.subject_prefix}.learning.{tenant}")
@@ -96,7 +96,7 @@ async def _last_message(stack: Stack, tenant: str) -> tuple[bytes, dict[str, str
 
 async def _acked_through(stack: Stack, stream_seq: int) -> bool:
     """Whether the worker's durable consumer has acknowledged every message up to `stream_seq`."""
-    client = await nats.connect(stack.nats_url)
+    client = await connect_nats(stack.nats_url)
     try:
         consumer = stack.spec.extra_env.get("MEMLOOP_WORKER_CONSUMER", "memloop-worker")
         info = await client.jetstream().consumer_info(stack.spec.learning_stream, consumer)
@@ -134,7 +134,7 @@ def test_an_event_published_twice_changes_nothing(stack: Stack, clients: Clients
 
     # When the same event is published again under a new message id (past JetStream's dedupe)
     async def republish() -> int:
-        client = await nats.connect(stack.nats_url)
+        client = await connect_nats(stack.nats_url)
         try:
             js = client.jetstream()
             subject = f"{stack.spec.subject_prefix}.learning.{clients.tenant}"

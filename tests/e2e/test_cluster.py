@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import psycopg
 import pytest
 from grpc_health.v1 import health_pb2
@@ -40,6 +39,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1.serving_service_pb2_grpc import ServingServiceStub
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import one_shot_options
 from services.common.tls import channel_credentials
 from tests.chaos.campaign import FAST, TENANT, Campaign, Profile, Report, Statement
@@ -192,7 +192,7 @@ def _holds(index_dir: Path, row_id: int) -> bool:
 async def _stream_event_ids(stack: ClusterStack) -> tuple[int, set[str]]:
     """(messages in the learning stream, distinct event ids among them)."""
     access = stack.nats_access("admin").connect_options()
-    client = await nats.connect(**one_shot_options(stack.nats_server_url), **access, connect_timeout=5)
+    client = await connect_nats(**one_shot_options(stack.nats_server_url), **access, connect_timeout=5)
     stream = stack.spec.learning_stream
     try:
         js = client.jetstream(timeout=10)

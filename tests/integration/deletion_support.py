@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import psycopg
 from nats.js.errors import NotFoundError
 
@@ -27,6 +26,7 @@ from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import memory_service_pb2_grpc as pb_grpc
 from services.common.gen.memloop.v1 import serving_service_pb2_grpc as spb_grpc
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.nats_connect import connect_nats
 from services.common.tls import TlsFiles, channel_credentials
 from tests.helpers import POLICY_KEY_ENV, SpawnService
 
@@ -267,7 +267,7 @@ async def _stream_hits(nats_url: str, streams: list[str], needles: list[bytes]) 
 
 
 async def _messages(nats_url: str, stream: str) -> list[tuple[int, dict[str, str], bytes]]:
-    client = await nats.connect(nats_url, connect_timeout=5, allow_reconnect=False)
+    client = await connect_nats(nats_url, connect_timeout=5, allow_reconnect=False)
     found: list[tuple[int, dict[str, str], bytes]] = []
     try:
         js = client.jetstream()
@@ -286,7 +286,7 @@ async def _messages(nats_url: str, stream: str) -> list[tuple[int, dict[str, str
 
 def publish(nats_url: str, subject: str, payload: bytes, headers: dict[str, str]) -> int:
     async def send() -> int:
-        client = await nats.connect(nats_url, connect_timeout=5, allow_reconnect=False)
+        client = await connect_nats(nats_url, connect_timeout=5, allow_reconnect=False)
         try:
             ack = await client.jetstream().publish(subject, payload, headers=headers, timeout=10)
             return int(ack.seq)

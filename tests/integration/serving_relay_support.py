@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import nats
 import psycopg
 import pytest
 from nats.js.errors import NotFoundError
@@ -23,6 +22,7 @@ from services.common.auth import issue_token
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import learning_event_pb2, serving_service_pb2, serving_service_pb2_grpc
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.nats_connect import connect_nats
 from services.relay.bootstrap import libpq_url
 from tests.fixtures import fixture_path
 from tests.helpers import SpawnService, TestInfra, random_ref
@@ -163,7 +163,7 @@ def read_stream(nats_url: str, stream: str) -> list[StreamMessage]:
     """Every message in the stream, by sequence (an absent stream reads as empty)."""
 
     async def read() -> list[StreamMessage]:
-        client = await nats.connect(nats_url, connect_timeout=5, allow_reconnect=False)
+        client = await connect_nats(nats_url, connect_timeout=5, allow_reconnect=False)
         try:
             js = client.jetstream()
             try:
@@ -183,7 +183,7 @@ def read_stream(nats_url: str, stream: str) -> list[StreamMessage]:
 
 def stream_consumers(nats_url: str, stream: str) -> int:
     async def read() -> int:
-        client = await nats.connect(nats_url, connect_timeout=5, allow_reconnect=False)
+        client = await connect_nats(nats_url, connect_timeout=5, allow_reconnect=False)
         try:
             return int((await client.jetstream().stream_info(stream)).state.consumer_count)
         finally:

@@ -10,7 +10,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import nats
 import psycopg
 import pytest
 from nats.js.api import Header
@@ -23,6 +22,7 @@ from services.common.infra.pg_standby import StreamingStandby
 from services.common.infra.postgres import HOST, SUPERUSER, EmbeddedPostgres
 from services.common.infra.processes import free_port
 from services.common.nats_access import NatsAccess
+from services.common.nats_connect import connect_nats
 from services.common.tls import generate_local_pki
 from services.memory.core.adapters.standby_reads import StandbyFreshness
 
@@ -32,7 +32,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.timeout(180)]
 async def _publish(urls: list[str], first: int, count: int, access: NatsAccess | None = None) -> list[bool]:
     """Publish messages `first`..`first+count-1` with their index as message id; the duplicate flags."""
     options = (access or NatsAccess()).connect_options()
-    client = await nats.connect(urls, connect_timeout=2, max_reconnect_attempts=-1, reconnect_time_wait=0.2, **options)
+    client = await connect_nats(urls, connect_timeout=2, max_reconnect_attempts=-1, reconnect_time_wait=0.2, **options)
     try:
         js = client.jetstream(timeout=10)
         await js.add_stream(name="R3", subjects=["r3.>"], num_replicas=3)
@@ -46,7 +46,7 @@ async def _publish(urls: list[str], first: int, count: int, access: NatsAccess |
 
 
 async def _stored(urls: list[str], access: NatsAccess | None = None) -> int:
-    client = await nats.connect(urls, connect_timeout=2, **(access or NatsAccess()).connect_options())
+    client = await connect_nats(urls, connect_timeout=2, **(access or NatsAccess()).connect_options())
     try:
         return int((await client.jetstream(timeout=10).stream_info("R3")).state.messages)
     finally:
@@ -80,7 +80,7 @@ def _routes(node: ClusterNode) -> set[str]:
 
 async def _refused(urls: list[str], access: NatsAccess) -> str:
     try:
-        client = await nats.connect(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
+        client = await connect_nats(urls, connect_timeout=2, allow_reconnect=False, **access.connect_options())
     except Exception as exc:
         return f"refused: {type(exc).__name__}"
     await client.close()

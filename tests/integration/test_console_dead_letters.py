@@ -7,6 +7,7 @@ import nats
 import pytest
 
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.common.nats_connect import connect_nats
 from services.console.adapters.dead_letters import NatsDeadLetters
 from services.worker.adapters import dead_letters as dlq
 from services.worker.adapters.jetstream import StreamNames, ensure_streams
@@ -34,7 +35,7 @@ async def _file_dead_letter(js: nats.js.JetStreamContext, names: StreamNames, te
 async def test_each_tenant_lists_and_replays_only_its_own_dead_letters(infra: TestInfra, nats_prefix: str) -> None:
     # Given dead letters of two tenants in one dead-letter stream
     names = StreamNames(prefix=nats_prefix, learning_stream=f"{nats_prefix}_LEARNING")
-    client = await nats.connect(infra.nats_url)
+    client = await connect_nats(infra.nats_url)
     try:
         js = client.jetstream()
         await ensure_streams(js, names)

@@ -26,6 +26,7 @@ from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.gen.memloop.v1 import serving_service_pb2 as spb
 from services.common.grpc_errors import error_details
+from services.common.nats_connect import connect_nats
 from services.common.vocabulary import MemoryType
 from services.worker.adapters.jetstream import StreamNames, ensure_streams
 from tests.fixtures import load_fixture
@@ -83,9 +84,8 @@ def rig(
 
 
 async def _streams(url: str, names: StreamNames) -> None:
-    import nats
 
-    client = await nats.connect(url)
+    client = await connect_nats(url)
     try:
         await ensure_streams(client.jetstream(), names)
     finally:

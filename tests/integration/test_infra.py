@@ -14,7 +14,6 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
-import nats
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -23,6 +22,7 @@ from services.common.infra.nats import EmbeddedNats
 from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.common.infra.postgres_runtime import bin_dir, unprivileged_account
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.nats_connect import connect_nats
 from tests.helpers import SpawnService, TestInfra, random_ref
 
 pytestmark = pytest.mark.integration
@@ -90,7 +90,7 @@ def test_the_servers_account_reaches_the_wheels_programs_from_a_private_clone() 
 
 async def test_jetstream_drops_a_republished_message_id(infra: TestInfra, nats_prefix: str) -> None:
     # given
-    client = await nats.connect(infra.nats_url)
+    client = await connect_nats(infra.nats_url)
     try:
         js = client.jetstream()
         await js.add_stream(name=f"{nats_prefix}_dedupe", subjects=[f"{nats_prefix}.dedupe.>"])
@@ -117,7 +117,7 @@ async def test_nats_killed_and_started_on_the_same_store_keeps_stream_messages(
     server = EmbeddedNats(tmp_path / "nats").start()
     stream, subject = f"{nats_prefix}_durable", f"{nats_prefix}.durable.event"
     try:
-        client = await nats.connect(server.url)
+        client = await connect_nats(server.url)
         try:
             js = client.jetstream()
             await js.add_stream(name=stream, subjects=[subject])
@@ -130,7 +130,7 @@ async def test_nats_killed_and_started_on_the_same_store_keeps_stream_messages(
         server.kill()
         server.start()
 
-        client = await nats.connect(server.url)
+        client = await connect_nats(server.url)
         try:
             js = client.jetstream()
             info = await js.stream_info(stream)
@@ -210,6 +210,7 @@ import os, signal, threading
 from concurrent import futures
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from services.common.nats_connect import connect_nats
 
 if os.environ.get("FAKE_SERVICE_CRASH"):
     raise SystemExit("fake service: refusing to start, as asked")

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import grpc
-import nats
 import pytest
 from google.protobuf import json_format
 
 from services.common.gen.memloop.v1 import candidate_pb2 as cpb
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.common.grpc_errors import error_details
+from services.common.nats_connect import connect_nats
 from services.common.vocabulary import MemoryType
 from tests.helpers import SpawnService, TestInfra, random_ref
 from tests.integration.test_memory_support import MemoryCluster, MemoryNode, Stub, apply_request, decision, token
@@ -133,7 +133,7 @@ async def test_review_notice_then_approval_supersedes_and_denial_is_final(
     node: MemoryNode, infra: TestInfra, nats_prefix: str
 ) -> None:
     # Given: a subscriber to acme's review notices and an active meeting preference
-    client = await nats.connect(infra.nats_url)
+    client = await connect_nats(infra.nats_url)
     notices = await client.subscribe(f"{nats_prefix}.review.acme")
     service, reviewer = node.stub(), node.stub(token("acme", ("reviewer",), subject="rita"))
     active = await asyncio.to_thread(

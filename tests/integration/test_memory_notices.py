@@ -12,9 +12,9 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-import nats
 import pytest
 
+from services.common.nats_connect import connect_nats
 from services.memory.core.adapters.notices import NatsNotices, changes_subject
 from tests.helpers import TestInfra, random_ref
 
@@ -35,7 +35,7 @@ async def test_a_change_of_60k_ids_reaches_subscribers_in_notices_under_the_max_
     # Given a subscriber on the change subject, and a change of 60,000 memory ids (about 2 MB of JSON)
     prefix = random_ref("notices").replace("-", "_")
     ids = [uuid.uuid4().hex for _ in range(60_000)]
-    client = await nats.connect(infra.nats_url)
+    client = await connect_nats(infra.nats_url)
     received: list[bytes] = []
     got_all = asyncio.Event()
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-import nats
 import pytest
 
 from services.cli.fixtures import handle_request_from_fixture
@@ -33,6 +32,7 @@ from services.common.gen.memloop.v1 import (
     serving_service_pb2_grpc,
 )
 from services.common.infra.processes import ServiceProcess, free_port
+from services.common.nats_connect import connect_nats
 from services.worker.adapters.dead_letters import DeadLetter, DeadLetterQueue
 from services.worker.adapters.jetstream import StreamNames
 from tests.fixtures import load_fixture
@@ -154,7 +154,7 @@ class LoopRig:
         asyncio.run(self._publish(payload, msg_id, self.streams.learning_subject(tenant)))
 
     async def _publish(self, payload: bytes, msg_id: str, subject: str) -> None:
-        client = await nats.connect(self.infra.nats_url, connect_timeout=5, allow_reconnect=False)
+        client = await connect_nats(self.infra.nats_url, connect_timeout=5, allow_reconnect=False)
         try:
             await client.jetstream().publish(subject, payload, headers={"Nats-Msg-Id": msg_id}, timeout=10)
         finally:
@@ -162,7 +162,7 @@ class LoopRig:
 
     def dead_letters(self) -> list[DeadLetter]:
         async def read() -> list[DeadLetter]:
-            client = await nats.connect(self.infra.nats_url, connect_timeout=5, allow_reconnect=False)
+            client = await connect_nats(self.infra.nats_url, connect_timeout=5, allow_reconnect=False)
             try:
                 return await DeadLetterQueue(client.jetstream(), self.streams).list()
             finally:
