@@ -4,14 +4,10 @@ never outlives the read on the pooled connection."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-from psycopg.pq import Trace
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, text
 
 from services.common.db import run_migrations, url_for_role
 from services.common.vocabulary import MemoryType
@@ -158,60 +154,3 @@ def test_processed_among_names_the_tenants_processed_events_in_one_read(seeded: 
     outcome, processed_at = found["evt-acme"]
     assert outcome == {"event_id": "x", "applied": []} and processed_at is not None
     assert reader.processed_among("acme", []) == {}
-
-
-def _messages(trace: Path) -> Counter[str]:
-    """The protocol messages the client sent, by kind (libpq's trace): `Query` is a simple-protocol
-    message, `Parse`/`Bind`/`Sync` the extended protocol's (a pipeline's)."""
-    sent: Counter[str] = Counter()
-    for line in trace.read_text().splitlines():
-        fields = line.split("\t")
-        if len(fields) > 2 and fields[0] == "F":
-            sent[fields[2].split(" ")[0]] += 1
-    return sent
-
-
-def test_a_recheck_is_one_message_executing_a_statement_prepared_once_per_connection(
-    seeded: tuple[Engine, dict[str, int]], tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    app, row_ids = seeded
-    trace, files = tmp_path / "libpq.trace", []
-
-    @event.listens_for(app, "connect")
-    def _traced(dbapi_connection: Any, record: Any) -> None:
-        out = trace.open("a")
-        files.append(out)
-        dbapi_connection.pgconn.trace(out.fileno())
-        dbapi_connection.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS | Trace.REGRESS_MODE)
-
-    request.addfinalizer(lambda: [out.close() for out in files])
-    app.dispose()  # the pool's one connection is traced from here on
-    reader = SqlActiveReader(app)
-    reader.active_by_row_ids("acme", "alice", [row_ids["a-live"]])  # the first read on the connection prepares
-    trace.write_text("")
-    # When: three more re-checks run on the same pooled connection
-    for _ in range(3):
-        found = reader.active_by_row_ids("acme", "alice", list(row_ids.values()), first=1)
-        assert [r.memory_id for r in found] == ["a-live"]
-    # Then: each was one simple-protocol message (transaction, tenant, rows and commit together:
-    # the client waits once), none prepared again, nothing sent in the extended protocol
-    sent = _messages(trace)
-    assert sent["Query"] == 3 and not (sent.keys() & {"Parse", "Bind", "Sync"}), sent
-    assert "PREPARE" not in trace.read_text()
-    # And the connection it used is idle, unscoped, and holds the statement
-    with app.connect() as connection:
-        assert connection.execute(text("SELECT current_setting('memloop.tenant', true)")).scalar_one() in ("", None)
-        names = connection.execute(text("SELECT name FROM pg_prepared_statements")).scalars().all()
-        assert "memloop_active_by_row_ids" in names
-
-
-def test_a_connection_that_lost_its_statements_prepares_them_again(seeded: tuple[Engine, dict[str, int]]) -> None:
-    app, row_ids = seeded
-    reader = SqlActiveReader(app)
-    assert [r.memory_id for r in reader.active_by_row_ids("acme", "alice", [row_ids["a-live"]])] == ["a-live"]
-    with app.connect() as connection:  # the pool's one connection: as after DISCARD ALL or a pooler's reset
-        connection.execute(text("DEALLOCATE ALL"))
-        connection.commit()
-    # When: the next re-check runs on it, Then: it is answered as before
-    assert [r.memory_id for r in reader.active_by_row_ids("acme", "alice", [row_ids["a-live"]])] == ["a-live"]
-    assert [r.memory_id for r in reader.active_by_row_ids("globex", "alice", [row_ids["g-live"]])] == ["g-live"]
