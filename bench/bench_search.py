@@ -200,8 +200,12 @@ def _ab_rounds(
 ) -> None:
     """Alternating rounds on the same stack and data: memory restarted from `baseline`'s code, then
     from this checkout's (the order swapped every round), each round timing both users; prints each
-    round and the medians, so a change is judged against a baseline measured beside it."""
+    round, the medians, and percentiles over every call of all rounds with the ratio change /
+    baseline (a round's p99 of 100 calls is its second-slowest call: on a loaded machine the pooled
+    tail is the steadier figure), so a change is judged against a baseline measured beside it."""
     results: dict[str, dict[str, list[float]]] = {}
+    pooled: dict[tuple[str, str], dict[str, list[float]]] = {}
+    print(f"   A/B rounds: load average {load_average()} at the start", flush=True)
     for r in range(rounds):
         order = [("baseline", baseline), ("change", None)]
         for variant, code in order if r % 2 == 0 else order[::-1]:
@@ -209,6 +213,9 @@ def _ab_rounds(
             for label, user in (("typical", "u7"), ("large", "whale")):
                 before = load_average()
                 m = measure(stack, user, *kept[user], calls)
+                samples = pooled.setdefault((label, variant), {"search": [], "floor": []})
+                samples["search"] += m["search"]
+                samples["floor"] += m["floor"]
                 figures = {
                     "p50": pct(m["search"], 50),
                     "p99": pct(m["search"], 99),
@@ -222,10 +229,19 @@ def _ab_rounds(
                     f" health check p99 {figures['floor p99']:.2f} ms, recall {figures['recall']:.3f}; load {before}",
                     flush=True,
                 )
-    print(f"   medians of {rounds} rounds:")
+    print(f"   medians of {rounds} rounds (load average {load_average()} at the end):")
     for key, figures in results.items():
         medians = ", ".join(f"{name} {float(np.median(values)):.2f}" for name, values in figures.items())
         print(f"     {key:<17} {medians}")
+    print(f"   over every call of the {rounds} rounds (change / baseline):")
+    for label in ("typical", "large"):
+        base, change = pooled[(label, "baseline")], pooled[(label, "change")]
+        cells = []
+        for q in (50, 90, 99):
+            b, c = pct(base["search"], q), pct(change["search"], q)
+            cells.append(f"p{q} {c:.2f} vs {b:.2f} ms ({c / b:.2f})")
+        floors = f"health check p99 {pct(change['floor'], 99):.2f} vs {pct(base['floor'], 99):.2f} ms"
+        print(f"     {label:<7} ({len(change['search'])} calls each): {', '.join(cells)}; {floors}", flush=True)
 
 
 def run(

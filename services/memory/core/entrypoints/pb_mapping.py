@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 
 from google.protobuf import json_format
 from google.protobuf.struct_pb2 import Struct
@@ -41,12 +41,17 @@ def struct_of(detail: object) -> Struct:
     return json_format.ParseDict(json.loads(json.dumps(detail)), Struct())
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def timestamp(value: datetime | None) -> Timestamp | None:
+    """`Timestamp.FromDatetime`'s value (a naive datetime is UTC), by integer arithmetic on the
+    difference from the epoch: FromDatetime goes through `utctimetuple` and `calendar.timegm` in
+    Python, about half of mapping a search's 10 memories (two timestamps each) to protobuf."""
     if value is None:
         return None
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
+    since = (value if value.tzinfo is not None else value.replace(tzinfo=UTC)) - _EPOCH
+    return Timestamp(seconds=since.days * 86_400 + since.seconds, nanos=since.microseconds * 1000)
 
 
 def memory_to_pb(record: MemoryRecord) -> pb.Memory:
