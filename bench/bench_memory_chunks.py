@@ -66,7 +66,8 @@ def measure(model: object, corpus: list[str], texts: int, rounds: int) -> dict[i
             began = time.process_time()
             encode(call, batch_size=size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
             spent[size].append(1000 * (time.process_time() - began) / len(call))
-        print(f"    round {i + 1}: " + ", ".join(f"{s}: {spent[s][-1]:.1f}" for s in PASSES) + f" (load {load_average()})")
+        figures = ", ".join(f"{s}: {spent[s][-1]:.1f}" for s in PASSES)
+        print(f"    round {i + 1}: {figures} (load {load_average()})")
     return {size: statistics.median(values) for size, values in spent.items()}
 
 
@@ -87,7 +88,8 @@ def main() -> None:
         each = model.encode(call, batch_size=min(PASSES), normalize_embeddings=True)
         cosine = float(np.min(np.sum(one * each, axis=1)))
         figures = ", ".join(f"{s}: {v:.2f}" for s, v in medians.items())
-        print(f"  medians {figures}; 16/64 = {medians[16] / medians[64]:.2f}; min cosine across pass sizes {cosine:.6f}")
+        ratio = medians[16] / medians[64]
+        print(f"  medians {figures}; 16/64 = {ratio:.2f}; min cosine across pass sizes {cosine:.6f}")
 
 
 if __name__ == "__main__":
