@@ -25,7 +25,7 @@ _WORD = re.compile(r"[\w:@.\-]+")
 MINILM = "all-MiniLM-L6-v2"
 # sentence-transformers sorts a call's texts by length and runs them in forward passes of this many,
 # each padded to its own longest text. One pass of 64 padded every text to the call's longest: on
-# the pipeline's candidate sentences (15-45 word pieces) about a third of the model's CPU went to
+# the pipeline's candidate sentences (15-45 word pieces) about a quarter of the model's CPU went to
 # padding (19.4 against 14.3 ms CPU per text in calls of 64: bench/bench_memory_chunks.py).
 # Padding is masked out of the mean, so a text's vector does not depend on the chunking beyond float
 # rounding (cosine > 0.99999). 16 is also the worker encoder's chunk.
