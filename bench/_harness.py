@@ -467,7 +467,8 @@ def run_service(
         env |= {
             "MEMLOOP_BENCH_PROFILE_TARGET": module,
             "MEMLOOP_BENCH_PROFILE_OUT": str(profile_to),
-            "PYTHONPATH": str(REPO_ROOT),
+            # after the service's own PYTHONPATH (an A/B baseline's code), so only the sampler comes from here
+            "PYTHONPATH": os.pathsep.join(p for p in (handle.env.get("PYTHONPATH", ""), str(REPO_ROOT)) if p),
         }
         module = _SAMPLER
     handle.process = ServiceProcess(

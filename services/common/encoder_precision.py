@@ -20,6 +20,13 @@ from services.common.settings import env_str
 
 PRECISIONS = ("int8", "fp32")
 
+# all-MiniLM-L6-v2 was trained on inputs of at most 128 word pieces (its model card);
+# sentence-transformers lets it read 256. Both services read a text by its first 128: a sentence
+# or a stored memory is 10-40 (unchanged), a longer text (a pasted paragraph, a long query) is
+# read by its beginning, which bounds its cost (attention grows with the square of the length)
+# and, in a batch, the padding every shorter text of the batch pays up to the longest one.
+MINILM_MAX_TOKENS = 128
+
 
 def precision_setting(env: Mapping[str, str], name: str, default: str) -> str:
     """The precision `name` asks for (case-insensitive), `default` when unset.

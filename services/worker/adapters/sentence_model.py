@@ -22,16 +22,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.common.encoder_precision import PRECISIONS, quantise_linear_layers
+from services.common.encoder_precision import MINILM_MAX_TOKENS, PRECISIONS, quantise_linear_layers
 from services.worker.domain.sentence_heads import SentenceHeads, heads_from_arrays
 
 HEADS_FILE = Path(__file__).resolve().parent / "extractor_model" / "heads.npz"
 ENCODER_NAME = "all-MiniLM-L6-v2"
 DEFAULT_PRECISION = "int8"
-# all-MiniLM-L6-v2 was trained on inputs of at most 128 word pieces (its card); sentence-transformers
-# lets it read 256. An e-mail sentence is 10-40; a longer one (a pasted paragraph without full stops)
-# is read by its first 128, which bounds its cost (attention grows with the square of the length).
-MAX_TOKENS = 128
+# An e-mail sentence is 10-40 word pieces; a longer one (a pasted paragraph without full stops) is
+# read by its first 128, as memory reads its texts (`services.common.encoder_precision`).
+MAX_TOKENS = MINILM_MAX_TOKENS
 # Sentences are sorted by length and encoded in chunks of this many, each padded to its longest: a
 # batch of many events pads less in chunks of 16 than in one chunk of 64 (fewer wasted tokens).
 CHUNK = 16

