@@ -64,6 +64,7 @@ def variant(spec: str) -> Variant:
 
 # every service whose PostgreSQL backends a lowered thread uses, except serving itself (restarted by
 # every learning-off / learning-on switch) and the relay and worker (stopped while learning is off)
+_SWITCHED = {name for one in VARIANTS.values() for name in one.env}
 RESTARTED = ("policy", "memory", "memory-ingest", "serving-loop")
 SAMPLE_SECONDS = 0.025
 
@@ -138,9 +139,12 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
     """Every service's environment gets the variant's; those with learning backends restart; the
     PostgreSQL settings are set and reloaded. Serving, relay and worker follow at the next switch."""
     stack = bench.stack
-    changed = {name for name, value in variant.env.items() if stack.services["memory"].env.get(name) != value}
+    before = dict(stack.services["memory"].env)
     for handle in stack.services.values():
+        for name in _SWITCHED - variant.env.keys():  # another variant's setting: back to the default
+            handle.env.pop(name, None)
         handle.env.update(variant.env)
+    changed = {name for name in _SWITCHED if before.get(name) != stack.services["memory"].env.get(name)}
     if variant.pg:
         with psycopg.connect(_admin(stack), autocommit=True) as conn:
             for name, value in variant.pg.items():

@@ -17,7 +17,7 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 | MEMLOOP_RELAY_BATCH_SIZE / MAX_IN_FLIGHT | 256 / 1024 | rows per claim / unacknowledged publishes |
 | MEMLOOP_RELAY_POLL_SECONDS | 5 | backstop poll when no NOTIFY arrives |
 | MEMLOOP_RELAY_RETENTION_SECONDS | 604800 | published rows are pruned after this long (7 days) |
-| MEMLOOP_RELAY_SYNCHRONOUS_COMMIT | on | `off`: claims and marks skip the WAL flush wait (`RelaySettings`) |
+| MEMLOOP_RELAY_SYNCHRONOUS_COMMIT | off | `off`: claims and marks skip the WAL flush wait (`RelaySettings`) |
 | MEMLOOP_RELAY_DB_PASSWORD (or _FILE) | — | the relay role's password (else libpq's own sources) |
 | MEMLOOP_STREAM_REPLICAS | 1 | replicas of the learning stream (3 on a JetStream cluster); raised, never lowered |
 | MEMLOOP_FAULT_RELAY_CRASH_AFTER_PUBLISH | off | test hook: SIGKILL self after the first PubAck, before marking |
@@ -67,7 +67,7 @@ class RelaySettings:
     config: RelayConfig
     stream_replicas: int = 1
     learning: LearningPriority = field(default_factory=LearningPriority)
-    synchronous_commit: bool = True
+    synchronous_commit: bool = False
     """Whether the relay's own statements wait for their WAL flush. Nothing is acknowledged on a
     relay commit: a claim is a lease, a mark a note that JetStream has the event. A server crash
     can lose the last fraction of a second of them (never a part of one), which leaves rows
@@ -110,7 +110,7 @@ class RelaySettings:
             config=config,
             stream_replicas=stream_replicas(env),
             learning=LearningPriority.from_env(env),
-            synchronous_commit=_on_off(env, "MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "on"),
+            synchronous_commit=_on_off(env, "MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "off"),
         )
 
 

@@ -55,7 +55,7 @@ class ServingSettings:
     background: LearningPriority = field(default_factory=LearningPriority)
     background_workers: int = 2
     role: str = "all"  # or "loop": the loop's calls only, all at idle priority (module docstring)
-    notify: str = "commit"
+    notify: str = "after"
     """MEMLOOP_SERVING_NOTIFY: `after` wakes the relays in a transaction of its own after a request's
     commit; `commit` inside it (`postgres.new_request.add_new_request` says why `after`)."""
 
@@ -92,7 +92,7 @@ NOTIFY_MODES = ("after", "commit")
 
 
 def _notify(env: Mapping[str, str]) -> str:
-    mode = env_str(env, "MEMLOOP_SERVING_NOTIFY", "commit").lower()
+    mode = env_str(env, "MEMLOOP_SERVING_NOTIFY", "after").lower()
     if mode not in NOTIFY_MODES:
         raise SystemExit(f"setting MEMLOOP_SERVING_NOTIFY={mode!r} must be one of {', '.join(NOTIFY_MODES)}")
     return mode
