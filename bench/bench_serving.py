@@ -24,7 +24,7 @@ One client back to back gives each variant's service time without queueing (inli
 and run-queue wait (time runnable without a core): the direct measure of contention between
 serving and the learning processes on the same cores. Full mode adds two what-ifs, each on a stack
 of its own with its own learning-off base: every process in a session of its own (stop 23's
-arrangement) at 10/s, and learning's database backends at nice 19 instead of SCHED_IDLE at 50/s;
+arrangement) at 10/s, and learning's database backends at SCHED_IDLE instead of nice 19 at 50/s;
 and, if the p99 goal is missed, an extra pass with serving under the sampling profiler (`bench._sampler`).
 
     .venv/bin/python -m bench.bench_serving [--quick]
@@ -408,15 +408,16 @@ def run(quick: bool) -> list[Row]:
     if not quick:
         # what-ifs, each on a stack of its own with its own learning-off base, WHAT_IF_ROUNDS rounds:
         # stop 23's arrangement (every process in a session, so a scheduling group, of its own, the
-        # learning processes' groups at nice 19) at 10/s; learning's database backends at nice 19
-        # instead of SCHED_IDLE (MEMLOOP_LEARNING_BACKENDS=nice) at 50/s, where learning saturates
+        # learning processes' groups at nice 19) at 10/s; learning's database backends at SCHED_IDLE
+        # instead of nice 19 (MEMLOOP_LEARNING_BACKENDS=idle, the default before) at 50/s, where
+        # learning saturates; bench_serving_ab compares such settings on one stack
         with running_stack("serving-own-sessions", "minilm", own_sessions=True) as stack:
             print(f"what-if, own sessions (load average {load_average()}):", flush=True)
             runs.own_sessions = _alternate(ServingBench(stack, sizes), LOW_RATE, sizes.low, WHAT_IF_ROUNDS)
-        nice_backends = {"MEMLOOP_LEARNING_BACKENDS": "nice"}
-        with running_stack("serving-nice-backends", "minilm", extra_env=nice_backends) as stack:
-            print(f"what-if, learning's backends at nice 19 (load average {load_average()}):", flush=True)
-            runs.nice_backends = _alternate(ServingBench(stack, sizes), HIGH_RATE, sizes.high, WHAT_IF_ROUNDS)
+        idle_backends = {"MEMLOOP_LEARNING_BACKENDS": "idle"}
+        with running_stack("serving-idle-backends", "minilm", extra_env=idle_backends) as stack:
+            print(f"what-if, learning's backends at SCHED_IDLE (load average {load_average()}):", flush=True)
+            runs.idle_backends = _alternate(ServingBench(stack, sizes), HIGH_RATE, sizes.high, WHAT_IF_ROUNDS)
     runs.redaction_us = _serving_redaction_us(alice_requests(200, "bench-redaction"))
     return _rows(runs)
 
@@ -442,7 +443,7 @@ class _Runs:
     """Every measurement of one run, filled in as they are taken."""
 
     own_sessions: tuple[Measured, Measured] | None = None
-    nice_backends: tuple[Measured, Measured] | None = None
+    idle_backends: tuple[Measured, Measured] | None = None
     off_low: Measured
     loop_low: Measured
     off_high: Measured
@@ -563,7 +564,7 @@ def _what_if_rows(runs: _Runs) -> list[Row]:
     rows = []
     for pair, rate, what in (
         (runs.own_sessions, LOW_RATE, "every process in a session of its own (stop 23: learning's groups at nice 19)"),
-        (runs.nice_backends, HIGH_RATE, "learning's database backends at nice 19, not SCHED_IDLE"),
+        (runs.idle_backends, HIGH_RATE, "learning's database backends at SCHED_IDLE, not nice 19"),
     ):
         if pair is None:
             continue

@@ -32,8 +32,8 @@ _log = logging.getLogger(__name__)
 _refusal_logged = False
 _IDLE_BACKEND_NICE = 19
 _thread_wants = threading.local()
-_lowered_as = "idle"
-"""What a lowered thread's backends get: `idle` (SCHED_IDLE) or `nice` (SCHED_OTHER at nice 19).
+_lowered_as = "nice"
+"""What a lowered thread's backends get: `nice` (SCHED_OTHER at nice 19) or `idle` (SCHED_IDLE).
 Set once by the process's composition root (MEMLOOP_LEARNING_BACKENDS, `priority.LearningPriority`)."""
 
 

@@ -53,7 +53,7 @@ Learning yields to serving (issue 15; `services/common/priority.py`):
 |---|---|---|
 | MEMLOOP_LEARNING_PRIORITY | idle | `idle`: ingestion threads run at SCHED_IDLE (else nice 19); `normal`: no change |
 | MEMLOOP_LEARNING_THREADS | 1 | torch/OpenMP/BLAS threads for embedding |
-| MEMLOOP_LEARNING_BACKENDS | idle | lowered threads' PostgreSQL backends: `idle` (SCHED_IDLE) or `nice` (nice 19) |
+| MEMLOOP_LEARNING_BACKENDS | nice | lowered threads' PostgreSQL backends: `nice` (nice 19) or `idle` (SCHED_IDLE) |
 | MEMLOOP_INGEST_WORKERS | 4 | threads of the ingestion executor (ApplyLearning, FindConflicts) |
 | MEMLOOP_MEMORY_ROLE | all | `all`: one process (ingestion on idle threads); `retrieval`, `ingest`: see below |
 

@@ -18,6 +18,7 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 | MEMLOOP_RELAY_POLL_SECONDS | 5 | backstop poll when no NOTIFY arrives |
 | MEMLOOP_RELAY_CLAIM_LINGER_MS | 20 | an idle relay woken by NOTIFY waits this long, then claims |
 | MEMLOOP_RELAY_RETENTION_SECONDS | 604800 | published rows are pruned after this long (7 days) |
+| MEMLOOP_RELAY_SYNCHRONOUS_COMMIT | off | `off`: claims and marks skip the WAL flush wait (`RelaySettings`) |
 | MEMLOOP_RELAY_DB_PASSWORD (or _FILE) | — | the relay role's password (else libpq's own sources) |
 | MEMLOOP_STREAM_REPLICAS | 1 | replicas of the learning stream (3 on a JetStream cluster); raised, never lowered |
 | MEMLOOP_FAULT_RELAY_CRASH_AFTER_PUBLISH | off | test hook: SIGKILL self after the first PubAck, before marking |
@@ -67,6 +68,14 @@ class RelaySettings:
     config: RelayConfig
     stream_replicas: int = 1
     learning: LearningPriority = field(default_factory=LearningPriority)
+    synchronous_commit: bool = False
+    """Whether the relay's own statements wait for their WAL flush. Nothing is acknowledged on a
+    relay commit: a claim is a lease, a mark a note that JetStream has the event. A server crash
+    can lose the last fraction of a second of them (never a part of one), which leaves rows
+    unclaimed or unmarked: the state of a relay that died between PubAck and mark, which rule 2 of
+    the relay loop already handles (the row is published again and JetStream's duplicate window
+    drops the copy). Serving's commits, which an agent's answer does wait for, stay synchronous;
+    off, the relay's flushes no longer queue ahead of them on the shared WAL."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RelaySettings:
@@ -103,7 +112,15 @@ class RelaySettings:
             config=config,
             stream_replicas=stream_replicas(env),
             learning=LearningPriority.from_env(env),
+            synchronous_commit=_on_off(env, "MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "off"),
         )
+
+
+def _on_off(env: Mapping[str, str], name: str, default: str) -> bool:
+    value = env_str(env, name, default).lower()
+    if value not in ("on", "off"):
+        raise SystemExit(f"{name} must be 'on' or 'off', not {value!r}")
+    return value == "on"
 
 
 def libpq_url(sqlalchemy_url: str) -> str:
@@ -143,7 +160,7 @@ class _RelayProcess:
 
     async def open(self) -> None:
         settings, timing = self._settings, self._settings.config.timing
-        self._store = await PgOutboxStore.open(settings.conninfo)
+        self._store = await PgOutboxStore.open(settings.conninfo, synchronous_commit=settings.synchronous_commit)
         self._client = await connect_nats(
             settings.nats_url, name=f"memloop-relay-{settings.config.claimer}", access=settings.common.nats
         )

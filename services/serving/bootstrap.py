@@ -55,6 +55,9 @@ class ServingSettings:
     background: LearningPriority = field(default_factory=LearningPriority)
     background_workers: int = 2
     role: str = "all"  # or "loop": the loop's calls only, all at idle priority (module docstring)
+    notify: str = "after"
+    """MEMLOOP_SERVING_NOTIFY: `after` wakes the relays in a transaction of its own after a request's
+    commit; `commit` inside it (`postgres.new_request.add_new_request` says why `after`)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -71,6 +74,7 @@ class ServingSettings:
             background=LearningPriority.from_env(env),
             background_workers=env_int(env, "MEMLOOP_SERVING_BACKGROUND_WORKERS", 2),
             role=_role(env),
+            notify=_notify(env),
         )
 
 
@@ -82,6 +86,16 @@ def _role(env: Mapping[str, str]) -> str:
     if role not in ROLES:
         raise SystemExit(f"setting MEMLOOP_SERVING_ROLE={role!r} must be one of {', '.join(ROLES)}")
     return role
+
+
+NOTIFY_MODES = ("after", "commit")
+
+
+def _notify(env: Mapping[str, str]) -> str:
+    mode = env_str(env, "MEMLOOP_SERVING_NOTIFY", "after").lower()
+    if mode not in NOTIFY_MODES:
+        raise SystemExit(f"setting MEMLOOP_SERVING_NOTIFY={mode!r} must be one of {', '.join(NOTIFY_MODES)}")
+    return mode
 
 
 def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
@@ -108,7 +122,7 @@ def build(settings: ServingSettings) -> App:
     redactor = Redactor(RedactionMode.THOROUGH)  # the worker's coverage, before the transaction opens
 
     def unit_of_work(tenant: str) -> ServingUnitOfWork:
-        return SqlServingUnitOfWork(sessions, tenant)
+        return SqlServingUnitOfWork(sessions, tenant, notify_after_commit=settings.notify == "after")
 
     deps = ServingDeps(
         uow_factory=unit_of_work,

@@ -51,7 +51,10 @@ def _in_idle_thread(work: Callable[[], tuple[int, int]]) -> tuple[int, int]:
     return result[0]
 
 
-def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(engine: Engine) -> None:
+def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backend_priority, "_lowered_as", "idle")  # MEMLOOP_LEARNING_BACKENDS=idle
     pid, policy = _backend(engine)
     assert policy == os.SCHED_OTHER
     idle_pid, idle_policy = _in_idle_thread(lambda: _backend(engine))
@@ -60,6 +63,19 @@ def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(en
     again_pid, again_policy = _backend(engine)
     assert again_pid == pid
     assert again_policy == os.SCHED_OTHER
+
+
+def test_by_default_an_idle_threads_backend_runs_at_nice_19_and_a_normal_thread_gets_it_back(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMLOOP_LEARNING_BACKENDS=nice (the default): a learning backend may hold a lock serving's
+    backends wait for, so it runs SCHED_OTHER at nice 19, ahead of learning's SCHED_IDLE threads."""
+    monkeypatch.setattr(backend_priority, "_lowered_as", "nice")
+    pid, _ = _backend(engine)
+    lowered_pid, lowered_policy = _in_idle_thread(lambda: _backend(engine))
+    assert lowered_pid == pid, "the pool of one handed out another connection"
+    assert (lowered_policy, os.getpriority(os.PRIO_PROCESS, pid)) == (os.SCHED_OTHER, 19)
+    assert _backend(engine)[1] == os.SCHED_OTHER and os.getpriority(os.PRIO_PROCESS, pid) == 0
 
 
 def test_a_pid_that_is_not_this_connections_backend_is_never_recognised(engine: Engine) -> None:
@@ -77,7 +93,7 @@ def test_a_loop_executor_thread_stays_normal_while_its_backend_runs_idle(engine:
     """Serving's pool for the loop's calls: the Python thread is never SCHED_IDLE (it could be parked
     holding the GIL), yet the SQL it sends runs at idle priority in its backend."""
     pid, _ = _backend(engine)
-    executor = loop_executor(LearningPriority("idle"), workers=1, name="t-loop")
+    executor = loop_executor(LearningPriority("idle", backends="idle"), workers=1, name="t-loop")
     try:
         thread_policy, (loop_pid, loop_policy) = executor.submit(
             lambda: (os.sched_getscheduler(0), _backend(engine))

@@ -147,3 +147,27 @@ async def test_settle_marks_the_acked_rows_and_releases_only_the_failed_ones(out
     assert await outbox.store.settle([_receipt(ids[2], 3)], [ids[2]], claimer="b") == 1
     assert await outbox.store.settle([_receipt(ids[0], 9)], [ids[0]], claimer="a") == 0
     assert (await outbox.store.backlog()).count == 1
+
+
+@pytest.mark.parametrize("synchronous", [True, False])
+async def test_the_relays_statements_commit_as_its_synchronous_commit_setting_says(
+    new_database: Callable[[str], str], synchronous: bool
+) -> None:
+    """MEMLOOP_RELAY_SYNCHRONOUS_COMMIT=off: the claim, mark and housekeeping sessions commit
+    without waiting for the WAL flush (nothing is acknowledged on them; a lost claim or mark is a
+    re-publish JetStream deduplicates); on, they wait, as every other session does."""
+    admin_url = new_database("relay_sync")
+    run_migrations(admin_url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+    conninfo = libpq_url(url_for_role(admin_url, "memloop_relay_app"))
+    store = await PgOutboxStore.open(conninfo, synchronous_commit=synchronous)
+    try:
+        seen = []
+        for connection in (store._claims, store._marks, store._house):
+            async with connection.statement() as conn:
+                row = await (await conn.execute("SHOW synchronous_commit")).fetchone()
+                seen.append(row[0] if row else None)
+        assert seen == ["on" if synchronous else "off"] * 3
+        with psycopg.connect(libpq_url(admin_url)) as conn:  # serving's own sessions are untouched
+            assert conn.execute("SHOW synchronous_commit").fetchone() == ("on",)
+    finally:
+        await store.close()

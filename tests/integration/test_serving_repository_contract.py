@@ -34,7 +34,7 @@ from tests.helpers import random_ref
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["in_memory", "postgres"])
+@pytest.fixture(params=["in_memory", "postgres", "postgres-notify-after-commit"])
 def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     if request.param == "in_memory":
         yield InMemoryServingStore().unit_of_work
@@ -45,8 +45,10 @@ def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=2)
     sessions = sessionmaker(engine, expire_on_commit=False)
 
+    notify_after_commit = request.param == "postgres-notify-after-commit"
+
     def factory(tenant: str) -> ServingUnitOfWork:
-        return SqlServingUnitOfWork(sessions, tenant)
+        return SqlServingUnitOfWork(sessions, tenant, notify_after_commit=notify_after_commit)
 
     yield factory
     engine.dispose()

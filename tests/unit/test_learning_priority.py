@@ -160,7 +160,7 @@ def test_another_process_is_lowered_thread_by_thread_and_its_new_threads_inherit
 def test_a_loop_executor_keeps_its_threads_normal_and_asks_idle_backends() -> None:
     """The thread may hold the GIL, so it is never parked at SCHED_IDLE; what its backends are
     given (`backend_priority.thread_priority`) is idle. The submitting thread is untouched."""
-    executor = loop_executor(LearningPriority("idle"), workers=1, name="t-loop")
+    executor = loop_executor(LearningPriority("idle", backends="idle"), workers=1, name="t-loop")
     try:
         (_, lowered), wanted = executor.submit(lambda: (_thread_state(), backend_priority.thread_priority())).result()
     finally:
@@ -263,7 +263,7 @@ def test_memorys_index_catch_up_thread_stays_normal_and_asks_idle_backends() -> 
         def persist(self) -> bool:
             return False
 
-    replica = replica_sync(_Sync(), 0.01, 3600.0, LearningPriority("idle"))  # type: ignore[arg-type]
+    replica = replica_sync(_Sync(), 0.01, 3600.0, LearningPriority("idle", backends="idle"))  # type: ignore[arg-type]
     replica.start()
     try:
         assert polled.wait(10.0), "the catch-up thread never polled"
@@ -297,4 +297,4 @@ def test_a_lowered_threads_backends_run_as_the_setting_says(
 def test_an_unknown_backend_priority_is_refused_by_name() -> None:
     with pytest.raises(SystemExit, match="MEMLOOP_LEARNING_BACKENDS"):
         LearningPriority.from_env({"MEMLOOP_LEARNING_BACKENDS": "low"})
-    assert LearningPriority.from_env({}).backends == "idle"
+    assert LearningPriority.from_env({}).backends == "nice"

@@ -100,9 +100,10 @@ def _receipt_arrays(receipts: Sequence[PublishReceipt], released: Sequence[str])
 class _Connection:
     """One lazily opened connection, used by one job at a time, replaced after it breaks."""
 
-    def __init__(self, conninfo: str, name: str) -> None:
+    def __init__(self, conninfo: str, name: str, *, synchronous_commit: bool = True) -> None:
         self._conninfo = conninfo
         self._name = name
+        self._synchronous_commit = "on" if synchronous_commit else "off"
         self._conn: psycopg.AsyncConnection[TupleRow] | None = None
         self._lock = asyncio.Lock()
 
@@ -111,7 +112,10 @@ class _Connection:
             conn = await psycopg.AsyncConnection.connect(
                 self._conninfo, autocommit=True, application_name=f"memloop-relay-{self._name}"
             )
-            await conn.execute("SELECT set_config('memloop.tenant', '*', false)")
+            await conn.execute(
+                "SELECT set_config('memloop.tenant', '*', false), set_config('synchronous_commit', %s, false)",
+                (self._synchronous_commit,),
+            )
             _follow_priority(conn)
             self._conn = conn
         return self._conn
@@ -137,18 +141,21 @@ class _Connection:
 class PgOutboxStore:
     """OutboxStore on PostgreSQL. Build with `open()`, which waits for serving's schema."""
 
-    def __init__(self, conninfo: str) -> None:
+    def __init__(self, conninfo: str, *, synchronous_commit: bool = True) -> None:
         self._conninfo = conninfo
-        self._claims = _Connection(conninfo, "claim")
-        self._marks = _Connection(conninfo, "mark")
-        self._house = _Connection(conninfo, "housekeeping")
+        self._claims = _Connection(conninfo, "claim", synchronous_commit=synchronous_commit)
+        self._marks = _Connection(conninfo, "mark", synchronous_commit=synchronous_commit)
+        self._house = _Connection(conninfo, "housekeeping", synchronous_commit=synchronous_commit)
         self._news = asyncio.Event()
         self._listener: asyncio.Task[None] | None = None
 
     @classmethod
-    async def open(cls, conninfo: str, *, retry_seconds: float = 0.5) -> PgOutboxStore:
-        """Connect and wait until serving has migrated the outbox (the relay never migrates it)."""
-        store = cls(conninfo)
+    async def open(cls, conninfo: str, *, retry_seconds: float = 0.5, synchronous_commit: bool = True) -> PgOutboxStore:
+        """Connect and wait until serving has migrated the outbox (the relay never migrates it).
+
+        `synchronous_commit=False`: the relay's claims, marks and prunes commit without waiting for
+        their WAL flush (see `RelaySettings.synchronous_commit` for why that loses nothing)."""
+        store = cls(conninfo, synchronous_commit=synchronous_commit)
         while True:
             try:
                 async with store._house.statement() as conn:

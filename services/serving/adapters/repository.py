@@ -45,9 +45,12 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
     so no statement of this unit of work can run unscoped.
     """
 
-    def __init__(self, session_factory: sessionmaker[Session], tenant: str) -> None:
+    def __init__(
+        self, session_factory: sessionmaker[Session], tenant: str, *, notify_after_commit: bool = False
+    ) -> None:
         super().__init__(session_factory, tenant)
         self._tenant_name = tenant
+        self._notify_after_commit = notify_after_commit
         self._scoped = False
         self._entered = False
 
@@ -124,7 +127,12 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
                 if not isinstance(own, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
                     raise TypeError("serving needs the psycopg 3 driver")
                 inserted = add_new_request(
-                    own, new, with_event=with_event, tenant_setting=self._tenant_name, commit=True
+                    own,
+                    new,
+                    with_event=with_event,
+                    tenant_setting=self._tenant_name,
+                    commit=True,
+                    notify_after_commit=self._notify_after_commit,
                 )
             finally:
                 pooled.close()  # back to the pool; a failed pipeline is rolled back on return
@@ -134,7 +142,12 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         if not isinstance(conn, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
             raise TypeError("serving needs the psycopg 3 driver")
         added = add_new_request(
-            conn, new, with_event=with_event, tenant_setting="" if self._scoped else self._tenant_name, commit=commit
+            conn,
+            new,
+            with_event=with_event,
+            tenant_setting="" if self._scoped else self._tenant_name,
+            commit=commit,
+            notify_after_commit=self._notify_after_commit,
         )
         # After a COMMIT the tenant setting (transaction-local) is gone: a later read (a replay's)
         # runs in a new transaction that must be scoped again. SQLAlchemy's own commit is then a

@@ -1,0 +1,236 @@
+"""Serving's p99 with the loop, settings of the learning side compared on ONE stack in ONE run.
+
+Not a test: prints figures. `bench_serving`'s what-ifs each ran on a stack of their own, so a
+setting's effect was mixed with whatever else that stack's minutes held (other work on the machine,
+a fresh database). Here every variant runs on the same stack, in alternating rounds (A, B, B, A,
+A, B, ...), and every round has its own learning-off window right before its loop window: a round's
+ratio is loop p99 / its own learning-off p99. Per variant the p99 is also pooled over its rounds.
+
+A variant is a set of service environment variables (the services whose database backends the
+setting touches are restarted with it) and PostgreSQL settings (ALTER SYSTEM + reload: only
+settings a reload applies). While each window runs, a sampler reads `pg_stat_activity` every 25
+ms and counts what each group of backends (by application name) was waiting for, so the figures
+say what serving's backends waited on, not just how long.
+
+    .venv/bin/python -m bench.bench_serving_ab [--variants idle nice] [--rates 50 10] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import psycopg
+
+from bench._harness import load_average, pct, run_service, running_stack
+from bench.bench_serving import FULL, Measured, ServingBench, Sizes
+from services.cli.stack import Stack
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    env: Mapping[str, str] = field(default_factory=dict)
+    pg: Mapping[str, str] = field(default_factory=dict)
+
+
+VARIANTS = {
+    "idle": Variant("idle", {"MEMLOOP_LEARNING_BACKENDS": "idle"}),
+    "nice": Variant("nice", {"MEMLOOP_LEARNING_BACKENDS": "nice"}),
+    # PostgreSQL's defaults, spelled out, so a variant that changes them can be undone by the other
+    "pgdefault": Variant("pgdefault", pg={"commit_delay": "0", "commit_siblings": "5", "wal_writer_delay": "200ms"}),
+    "groupcommit": Variant("groupcommit", pg={"commit_delay": "200", "commit_siblings": "2"}),
+    "relaysync": Variant("relaysync", {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT": "on"}),
+    "relayasync": Variant("relayasync", {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT": "off"}),
+    "notifycommit": Variant("notifycommit", {"MEMLOOP_SERVING_NOTIFY": "commit"}),
+    "notifyafter": Variant("notifyafter", {"MEMLOOP_SERVING_NOTIFY": "after"}),
+}
+
+
+def variant(spec: str) -> Variant:
+    """A named variant, or several joined by '+' (`nice+relayasync`): their settings together."""
+    parts = [VARIANTS[name] for name in spec.split("+")]
+    env: dict[str, str] = {}
+    pg: dict[str, str] = {}
+    for part in parts:
+        env |= part.env
+        pg |= part.pg
+    return Variant(spec, env, pg)
+
+
+# every service whose PostgreSQL backends a lowered thread uses, except serving itself (restarted by
+# every learning-off / learning-on switch) and the relay and worker (stopped while learning is off)
+_SWITCHED = {name for one in VARIANTS.values() for name in one.env}
+RESTARTED = ("policy", "memory", "memory-ingest", "serving-loop")
+SAMPLE_SECONDS = 0.025
+
+
+def _group(application: str) -> str:
+    if application == "memloop-serving":
+        return "serving"
+    if application.startswith("memloop-relay"):
+        return "relay"
+    if application == "memloop-serving-loop":
+        return "serving-loop"
+    if application.startswith("memloop-memory") and "ingest" in application:
+        return "memory-ingest"
+    if application.startswith("memloop-memory"):
+        return "memory-retrieval"
+    return application or "postgres-internal"
+
+
+class WaitSampler:
+    """What each group of backends was doing, every SAMPLE_SECONDS: (group, wait) -> samples, where
+    wait is 'CPU' for an active backend with no wait event (running or runnable)."""
+
+    def __init__(self, admin_url: str) -> None:
+        self._conninfo = admin_url.replace("postgresql+psycopg://", "postgresql://")
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> WaitSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        with psycopg.connect(self._conninfo, autocommit=True) as conn:
+            while not self._stop.wait(SAMPLE_SECONDS):
+                rows = conn.execute(
+                    "SELECT application_name, backend_type, wait_event_type, wait_event FROM pg_stat_activity "
+                    "WHERE state = 'active' AND pid <> pg_backend_pid() OR backend_type <> 'client backend'"
+                ).fetchall()
+                for application, backend_type, wait_type, wait in rows:
+                    group = _group(application) if backend_type == "client backend" else backend_type
+                    if backend_type != "client backend" and wait_type == "Activity":
+                        continue  # a background process sleeping between rounds
+                    self.counts[(group, f"{wait_type}:{wait}" if wait_type else "CPU")] += 1
+
+    def describe(self, group: str, top: int = 6) -> str:
+        mine = {wait: n for (g, wait), n in self.counts.items() if g == group}
+        total = sum(mine.values())
+        if not total:
+            return f"{group}: no samples"
+        parts = [f"{wait} {100 * n / total:.0f}%" for wait, n in sorted(mine.items(), key=lambda kv: -kv[1])[:top]]
+        return f"{group} ({total} samples): " + ", ".join(parts)
+
+
+@dataclass
+class Round:
+    variant: str
+    rate: float
+    off: Measured
+    loop: Measured
+
+    @property
+    def ratio(self) -> float:
+        return self.loop.p99 / self.off.p99
+
+
+def apply_variant(bench: ServingBench, variant: Variant) -> None:
+    """Every service's environment gets the variant's; those with learning backends restart; the
+    PostgreSQL settings are set and reloaded. Serving, relay and worker follow at the next switch."""
+    stack = bench.stack
+    before = dict(stack.services["memory"].env)
+    for handle in stack.services.values():
+        for name in _SWITCHED - variant.env.keys():  # another variant's setting: back to the default
+            handle.env.pop(name, None)
+        handle.env.update(variant.env)
+    changed = {name for name in _SWITCHED if before.get(name) != stack.services["memory"].env.get(name)}
+    if variant.pg:
+        with psycopg.connect(_admin(stack), autocommit=True) as conn:
+            for name, value in variant.pg.items():
+                conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
+            conn.execute("SELECT pg_reload_conf()")
+    if changed - {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "MEMLOOP_SERVING_NOTIFY"}:
+        for name in RESTARTED:
+            if name in stack.services:
+                run_service(stack, name)
+    bench.mode = ""  # the next learning_off stops relay and worker and restarts serving
+
+
+def _admin(stack: Stack) -> str:
+    postgres = stack.embedded_postgres
+    assert postgres is not None
+    return postgres.admin_url.replace("postgresql+psycopg://", "postgresql://")
+
+
+def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int) -> Round:
+    apply_variant(bench, variant)
+    print(f"-- {variant.name} @ {rate:g}/s (load average {load_average()})", flush=True)
+    bench.learning_off()
+    with WaitSampler(_admin(bench.stack)) as off_waits:
+        off = bench.measure("off", rate=rate, count=count)
+    print("     off  waits: " + off_waits.describe("serving"), flush=True)
+    bench.learning_on()
+    with WaitSampler(_admin(bench.stack)) as loop_waits:
+        loop = bench.measure("loop", rate=rate, count=count)
+    for group in ("serving", "memory-ingest", "serving-loop", "relay", "walwriter", "checkpointer"):
+        print("     loop waits: " + loop_waits.describe(group), flush=True)
+    bench.drain(timeout=900)
+    one = Round(variant.name, rate, off, loop)
+    print(f"   round ratio {variant.name} @ {rate:g}/s: {one.loop.p99:.2f} / {one.off.p99:.2f} = {one.ratio:.2f}")
+    return one
+
+
+def run(variants: list[Variant], rates: list[float], rounds: int, sizes: Sizes) -> list[Round]:
+    done: list[Round] = []
+    with running_stack("serving-ab", "minilm") as stack:
+        bench = ServingBench(stack, sizes)
+        print(f"serving A/B {[v.name for v in variants]} (load average {load_average()})", flush=True)
+        for rate in rates:
+            count = sizes.high if rate >= 30 else sizes.low
+            for r in range(rounds):
+                order = variants if r % 2 == 0 else list(reversed(variants))  # A B C, C B A, ...
+                for variant in order:
+                    done.append(measure_round(bench, variant, rate, count))
+        if any(v.pg for v in variants):
+            with psycopg.connect(_admin(stack), autocommit=True) as conn:
+                conn.execute("ALTER SYSTEM RESET ALL")
+    summarise(done, variants, rates)
+    return done
+
+
+def summarise(done: list[Round], variants: list[Variant], rates: list[float]) -> None:
+    print(f"\nsummary (load average at the end {load_average()}):")
+    for rate in rates:
+        for variant in variants:
+            mine = [r for r in done if r.rate == rate and r.variant == variant.name]
+            if not mine:
+                continue
+            offs = [ms for r in mine for ms in r.off.result.latencies_ms]
+            loops = [ms for r in mine for ms in r.loop.result.latencies_ms]
+            each = ", ".join(f"{r.ratio:.2f}" for r in mine)
+            backlog = max(r.loop.backlog for r in mine)
+            print(
+                f"  {variant.name:<12} @ {rate:g}/s: pooled p99 loop {pct(loops, 99):.2f} / off {pct(offs, 99):.2f} ms"
+                f" = {pct(loops, 99) / pct(offs, 99):.2f}; per round {each}; p50 loop {pct(loops, 50):.2f} / off"
+                f" {pct(offs, 50):.2f}; backlog max {backlog}",
+                flush=True,
+            )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--variants", nargs="+", default=["idle", "nice"], help=f"of {sorted(VARIANTS)}, or a+b")
+    parser.add_argument("--rates", nargs="+", type=float, default=[50.0, 10.0])
+    parser.add_argument("--rounds", type=int, default=2, help="rounds per variant and rate")
+    parser.add_argument("--high", type=int, default=FULL.high, help="requests per window at >= 30/s")
+    parser.add_argument("--low", type=int, default=FULL.low, help="requests per window below 30/s")
+    args = parser.parse_args()
+    sizes = Sizes(**{**FULL.__dict__, "high": args.high, "low": args.low})
+    started = time.monotonic()
+    run([variant(v) for v in args.variants], args.rates, args.rounds, sizes)
+    print(f"took {time.monotonic() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
