@@ -209,7 +209,7 @@ class _Outbox:
             time.sleep(0.05)
 
 
-def _relay(outbox: _Outbox, nats_url: str, log: Path) -> ServiceProcess:
+def _relay(outbox: _Outbox, nats_url: str, log: Path, extra_env: dict[str, str] | None = None) -> ServiceProcess:
     prefix = f"rel{uuid.uuid4().hex[:8]}"
     port = free_port()
     env = {
@@ -223,6 +223,7 @@ def _relay(outbox: _Outbox, nats_url: str, log: Path) -> ServiceProcess:
         "MEMLOOP_RELAY_MAX_IN_FLIGHT": str(WINDOW),
         "MEMLOOP_LOG_LEVEL": "WARNING",
         "MEMLOOP_LEARNING_PRIORITY": "normal",  # the baseline's priority (module docstring)
+        **(extra_env or {}),
     }
     process = ServiceProcess("services.relay.entrypoints.main", env, log_path=log, name="relay").start()
     process.wait_healthy(port, timeout=60)

@@ -16,52 +16,14 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-import uuid
 from pathlib import Path
 
 import psutil  # type: ignore[import-untyped]
 import psycopg
 
-from bench._harness import load_average, median, pct
-from bench.bench_relay import WINDOW, _Outbox, _servers
-from services.common.auth_keys import SigningKey
-from services.common.infra.processes import ServiceProcess, free_port
-
-
-def _relay(outbox: _Outbox, nats_url: str, log: Path, linger_ms: float) -> ServiceProcess:
-    prefix = f"rel{uuid.uuid4().hex[:8]}"
-    port = free_port()
-    env = {
-        "MEMLOOP_AUTH_PUBLIC_KEYS": SigningKey.generate().public_pem(),
-        "MEMLOOP_GRPC_PORT": str(port),
-        "MEMLOOP_METRICS_PORT": str(free_port()),
-        "MEMLOOP_SERVING_DATABASE_URL": outbox.url,
-        "MEMLOOP_NATS_URL": nats_url,
-        "MEMLOOP_SUBJECT_PREFIX": prefix,
-        "MEMLOOP_LEARNING_STREAM": f"{prefix}_LEARNING".upper(),
-        "MEMLOOP_RELAY_MAX_IN_FLIGHT": str(WINDOW),
-        "MEMLOOP_RELAY_CLAIM_LINGER_MS": str(linger_ms),
-        "MEMLOOP_LOG_LEVEL": "WARNING",
-        "MEMLOOP_LEARNING_PRIORITY": "normal",
-    }
-    process = ServiceProcess("services.relay.entrypoints.main", env, log_path=log, name="relay").start()
-    process.wait_healthy(port, timeout=60)
-    return process
-
-
-def _cpu(pid: int, *, tree: bool) -> float:
-    process = psutil.Process(pid)
-    times = process.cpu_times()
-    total = float(times.user + times.system)
-    if tree:
-        total += times.children_user + times.children_system
-        for child in process.children(recursive=True):
-            try:
-                child_times = child.cpu_times()
-                total += child_times.user + child_times.system
-            except psutil.Error:
-                continue
-    return total
+from bench._harness import _cpu, load_average, median, pct
+from bench.bench_relay import _Outbox, _relay, _servers
+from services.common.infra.processes import ServiceProcess
 
 
 def _postgres_pid(conninfo: str) -> int:
@@ -75,11 +37,11 @@ def _round(outbox: _Outbox, relay: ServiceProcess, postgres: int, rate: float, s
     """(relay CPU ms/event, PostgreSQL CPU ms/event, lag p50 ms, lag p99 ms)."""
     with psycopg.connect(outbox.conninfo, autocommit=True) as conn:
         conn.execute("DELETE FROM outbox")
-    relay0, pg0 = _cpu(relay.pid, tree=False), _cpu(postgres, tree=True)
+    relay0, pg0 = _cpu(relay.pid, children=False), _cpu(postgres, children=True)
     count = outbox.commit_at_rate(rate, seconds)
     outbox.wait_published(timeout=120)
-    relay_ms = 1000 * (_cpu(relay.pid, tree=False) - relay0) / count
-    pg_ms = 1000 * (_cpu(postgres, tree=True) - pg0) / count
+    relay_ms = 1000 * (_cpu(relay.pid, children=False) - relay0) / count
+    pg_ms = 1000 * (_cpu(postgres, children=True) - pg0) / count
     with psycopg.connect(outbox.conninfo) as conn:
         rows = conn.execute("SELECT EXTRACT(EPOCH FROM published_at - created_at) * 1000 FROM outbox").fetchall()
     lags = [float(r[0]) for r in rows]
@@ -98,7 +60,7 @@ def main() -> None:
         variants = {"linger 0": 0.0, f"linger {args.linger:g}": args.linger}
         outboxes = {name: _Outbox(admin_url) for name in variants}
         relays = {
-            name: _relay(outboxes[name], nats_url, logs / f"{i}.log", ms)
+            name: _relay(outboxes[name], nats_url, logs / f"{i}.log", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": str(ms)})
             for i, (name, ms) in enumerate(variants.items())
         }
         postgres = _postgres_pid(next(iter(outboxes.values())).conninfo)

@@ -81,21 +81,23 @@ class ServingSettings:
 ROLES = ("all", "loop")
 
 
+def _choice(env: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """The setting `name`, lower-cased, one of `choices` (the first is the default); else exit naming it."""
+    value = env_str(env, name, choices[0]).lower()
+    if value not in choices:
+        raise SystemExit(f"setting {name}={value!r} must be one of {', '.join(choices)}")
+    return value
+
+
 def _role(env: Mapping[str, str]) -> str:
-    role = env_str(env, "MEMLOOP_SERVING_ROLE", "all").lower()
-    if role not in ROLES:
-        raise SystemExit(f"setting MEMLOOP_SERVING_ROLE={role!r} must be one of {', '.join(ROLES)}")
-    return role
+    return _choice(env, "MEMLOOP_SERVING_ROLE", ROLES)
 
 
 NOTIFY_MODES = ("after", "commit")
 
 
 def _notify(env: Mapping[str, str]) -> str:
-    mode = env_str(env, "MEMLOOP_SERVING_NOTIFY", "after").lower()
-    if mode not in NOTIFY_MODES:
-        raise SystemExit(f"setting MEMLOOP_SERVING_NOTIFY={mode!r} must be one of {', '.join(NOTIFY_MODES)}")
-    return mode
+    return _choice(env, "MEMLOOP_SERVING_NOTIFY", NOTIFY_MODES)
 
 
 def _on_off(env: Mapping[str, str], name: str, *, default: bool) -> bool:
