@@ -238,7 +238,15 @@ class Stack:
             # the ingestion processes; everyone else keeps MEMLOOP_MEMORY_TARGET, the retrieval ones
             ingest = [f"127.0.0.1:{self._grpc_port(self.ingest_name(n))}" for n in self.memory_names()]
             env["MEMLOOP_MEMORY_TARGET"] = replicas_target(ingest)
+            if "MEMLOOP_WORKER_PRESSURE_URLS" not in self.spec.extra_env:
+                env["MEMLOOP_WORKER_PRESSURE_URLS"] = self._pressure_urls()
         return env
+
+    def _pressure_urls(self) -> str:
+        """The worker's back-pressure signal (issue 15): agent-facing serving's and the relays'
+        metrics, of the services started before it (START_ORDER puts the worker last)."""
+        watched = [h for n, h in self.services.items() if n == "serving" or n.split("-")[0] == "relay"]
+        return ",".join(f"http://127.0.0.1:{h.metrics_port}/metrics" for h in watched)
 
     def _security_env(self, kind: str) -> dict[str, str]:
         """The service's own certificate (with TLS) and NATS user (when the stack's own NATS has users)."""

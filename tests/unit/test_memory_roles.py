@@ -10,7 +10,7 @@ import grpc
 import pytest
 
 from services.cli.stack import Stack
-from services.cli.stack_spec import StackSpec
+from services.cli.stack_spec import ServiceHandle, StackSpec
 from services.common.auth_keys import SigningKey
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
 from services.memory.entrypoints.grpc_server import INGESTION_RPCS, IngestionServicer
@@ -88,3 +88,17 @@ def test_every_memory_rpc_the_worker_calls_is_served_by_the_ingestion_process() 
     called = set(re.findall(r"[sS]tub\(ch\)\.(\w+)\(", source)) & memory_methods
     assert {"FindConflicts", "BatchFindConflicts", "ApplyLearning"} <= called  # the pattern still finds them
     assert called <= INGESTION_RPCS, called - INGESTION_RPCS
+
+
+def test_the_stack_gives_the_worker_servings_and_the_relays_metrics_as_its_back_pressure_signal(
+    tmp_path: Path,
+) -> None:
+    stack: Any = Stack(StackSpec(data_dir=tmp_path))
+    for port, name in enumerate(("serving", "serving-loop", "relay", "relay-1", "memory", "policy"), start=9000):
+        stack.services[name] = ServiceHandle(name, None, port + 100, port)  # type: ignore[arg-type]
+    urls = stack._kind_env("worker")["MEMLOOP_WORKER_PRESSURE_URLS"].split(",")
+    assert urls == [f"http://127.0.0.1:{p}/metrics" for p in (9000, 9002, 9003)]
+    assert "MEMLOOP_WORKER_PRESSURE_URLS" not in stack._kind_env("serving")
+    # an explicit setting (empty: back-pressure off) is the caller's to keep
+    own: Any = Stack(StackSpec(data_dir=tmp_path, extra_env={"MEMLOOP_WORKER_PRESSURE_URLS": ""}))
+    assert "MEMLOOP_WORKER_PRESSURE_URLS" not in own._kind_env("worker")
