@@ -19,7 +19,7 @@ from sqlalchemy import Engine, text
 from services.common import backend_priority
 from services.common.backend_priority import BackendPriority
 from services.common.db import make_engine
-from services.common.priority import LearningPriority, loop_executor, lower_thread
+from services.common.priority import LearningPriority, idle_backends_start, loop_executor, lower_thread
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +30,18 @@ def engine(new_database: Callable[[str], str]) -> Iterator[Engine]:
     engine.pool._max_overflow = 0  # type: ignore[attr-defined]  # one connection: every checkout is the same backend
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def learning_backends() -> Iterator[Callable[[str], None]]:
+    """Configure the process as a service's composition root does, from MEMLOOP_LEARNING_BACKENDS;
+    the module's default (`nice`) is restored afterwards, whatever the test set."""
+
+    def configure(setting: str) -> None:
+        idle_backends_start(LearningPriority.from_env({"MEMLOOP_LEARNING_BACKENDS": setting}))
+
+    yield configure
+    backend_priority.lowered_backends_run("nice")
 
 
 def _backend(engine: Engine) -> tuple[int, int]:
@@ -52,9 +64,9 @@ def _in_idle_thread(work: Callable[[], tuple[int, int]]) -> tuple[int, int]:
 
 
 def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, learning_backends: Callable[[str], None]
 ) -> None:
-    monkeypatch.setattr(backend_priority, "_lowered_as", "idle")  # MEMLOOP_LEARNING_BACKENDS=idle
+    learning_backends("idle")
     pid, policy = _backend(engine)
     assert policy == os.SCHED_OTHER
     idle_pid, idle_policy = _in_idle_thread(lambda: _backend(engine))
@@ -66,11 +78,12 @@ def test_an_idle_thread_gets_an_idle_backend_and_a_normal_thread_gets_it_back(
 
 
 def test_by_default_an_idle_threads_backend_runs_at_nice_19_and_a_normal_thread_gets_it_back(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
+    engine: Engine, learning_backends: Callable[[str], None]
 ) -> None:
-    """MEMLOOP_LEARNING_BACKENDS=nice (the default): a learning backend may hold a lock serving's
+    """MEMLOOP_LEARNING_BACKENDS unset (`nice`, the default): a learning backend may hold a lock serving's
     backends wait for, so it runs SCHED_OTHER at nice 19, ahead of learning's SCHED_IDLE threads."""
-    monkeypatch.setattr(backend_priority, "_lowered_as", "nice")
+    learning_backends("idle")
+    idle_backends_start(LearningPriority.from_env({}))
     pid, _ = _backend(engine)
     lowered_pid, lowered_policy = _in_idle_thread(lambda: _backend(engine))
     assert lowered_pid == pid, "the pool of one handed out another connection"
