@@ -62,19 +62,22 @@ def export(ref: str) -> Path:
 
 
 @contextlib.contextmanager
-def stacks(base: Path, embedder: str, priority: str, pressure: bool) -> Iterator[dict[str, Stack]]:
+def stacks(
+    base: Path, embedder: str, priority: str, pressure: bool, new_env: dict[str, str]
+) -> Iterator[dict[str, Stack]]:
     """`priority`: MEMLOOP_LEARNING_PRIORITY of both stacks. `normal` keeps a machine loaded by others
     from starving the idle-priority learning path into deadline retries, which would be counted as
     CPU per event of whichever variant was starved. Without `pressure` the worker's back-pressure is
     off, as in bench_pipeline's capacity figure: a burst saturates serving, the AIMD limit then holds
     the worker at a few events in flight, and its batches (so its CPU per event) follow the limit's
-    history more than the code (stop 25, 300 events a round: 9.2 to 16.5 ms per event in one variant)."""
+    history more than the code (stop 25, 300 events a round: 9.2 to 16.5 ms per event in one variant).
+    `new_env`: settings of this checkout's stack only (a what-if of a setting, with `--base HEAD`)."""
     env = {"MEMLOOP_LEARNING_PRIORITY": priority}
     if not pressure:
         env["MEMLOOP_WORKER_PRESSURE_URLS"] = ""
     with (
         running_stack("ab-base", embedder, extra_env={**env, "PYTHONPATH": str(base)}) as old,
-        running_stack("ab-new", embedder, extra_env={**env, "PYTHONPATH": str(REPO_ROOT)}) as new,
+        running_stack("ab-new", embedder, extra_env={**env, **new_env, "PYTHONPATH": str(REPO_ROOT)}) as new,
     ):
         yield {"base": old, "new": new}
 
@@ -142,6 +145,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="hashing")
     parser.add_argument("--priority", default="normal", choices=["normal", "idle"], help="learning path priority")
     parser.add_argument("--pressure", action="store_true", help="keep the worker's back-pressure on")
+    parser.add_argument("--env", nargs="*", default=[], help="KEY=VALUE settings of this checkout's stack only")
     parser.add_argument("--profile", nargs="*", default=[], help="services to sample after the rounds")
     parser.add_argument("--profile-events", type=int, default=300)
     args = parser.parse_args()
@@ -157,10 +161,11 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, base: Path) -> None:
-    with stacks(base, args.embedder, args.priority, args.pressure) as both:
+    new_env = dict(item.split("=", 1) for item in args.env)
+    with stacks(base, args.embedder, args.priority, args.pressure, new_env) as both:
         print(
             f"pipeline A/B, {args.embedder}, learning priority {args.priority}, "
-            f"back-pressure {'on' if args.pressure else 'off'}, base {args.base} vs this checkout "
+            f"back-pressure {'on' if args.pressure else 'off'}, base {args.base} vs this checkout {new_env or ''} "
             f"(load {load_average()})",
             flush=True,
         )
