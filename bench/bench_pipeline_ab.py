@@ -30,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,14 +62,22 @@ def export(ref: str) -> Path:
 
 
 @contextlib.contextmanager
-def stacks(base: Path, embedder: str, priority: str) -> Iterator[dict[str, Stack]]:
+def stacks(
+    base: Path, embedder: str, priority: str, pressure: bool, new_env: dict[str, str]
+) -> Iterator[dict[str, Stack]]:
     """`priority`: MEMLOOP_LEARNING_PRIORITY of both stacks. `normal` keeps a machine loaded by others
     from starving the idle-priority learning path into deadline retries, which would be counted as
-    CPU per event of whichever variant was starved."""
+    CPU per event of whichever variant was starved. Without `pressure` the worker's back-pressure is
+    off, as in bench_pipeline's capacity figure: a burst saturates serving, the AIMD limit then holds
+    the worker at a few events in flight, and its batches (so its CPU per event) follow the limit's
+    history more than the code (stop 25, 300 events a round: 9.2 to 16.5 ms per event in one variant).
+    `new_env`: settings of this checkout's stack only (a what-if of a setting, with `--base HEAD`)."""
     env = {"MEMLOOP_LEARNING_PRIORITY": priority}
+    if not pressure:
+        env["MEMLOOP_WORKER_PRESSURE_URLS"] = ""
     with (
         running_stack("ab-base", embedder, extra_env={**env, "PYTHONPATH": str(base)}) as old,
-        running_stack("ab-new", embedder, extra_env={**env, "PYTHONPATH": str(REPO_ROOT)}) as new,
+        running_stack("ab-new", embedder, extra_env={**env, **new_env, "PYTHONPATH": str(REPO_ROOT)}) as new,
     ):
         yield {"base": old, "new": new}
 
@@ -79,6 +88,7 @@ def one_round(stack: Stack, count: int) -> tuple[float, dict[str, float]]:
     tenant = f"bench-ab-{uuid.uuid4().hex[:8]}"
     watch = ProcessedEvents(stack.memory_db_url, tenant)
     embedded_before = embedded_texts(stack)
+    batches_before = worker_batches(stack)
     with CpuMeter(stack) as meter:
         sent = bench.send(tenant, count)
         watch.wait_for(count, timeout=120 + count)
@@ -90,7 +100,22 @@ def one_round(stack: Stack, count: int) -> tuple[float, dict[str, float]]:
     embedded = embedded_texts(stack)
     per_event["texts"] = sum(embedded.values()) - sum(embedded_before.values())
     per_event["texts"] /= count
+    # the worker's mean batch: its fixed costs per batch are a large part of everyone's CPU per event
+    batches = worker_batches(stack) - batches_before
+    per_event["batch"] = count / batches if batches else 0.0
     return count / span, per_event
+
+
+def worker_batches(stack: Stack) -> float:
+    """Batches the worker has handled (`memloop_worker_batch_size_count`)."""
+    url = f"http://127.0.0.1:{stack.services['worker'].metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        text = answer.read().decode()
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in text.splitlines()
+        if line.startswith("memloop_worker_batch_size_count")
+    )
 
 
 def profile(stacks_: dict[str, Stack], names: list[str], count: int) -> None:
@@ -119,6 +144,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--embedder", default="hashing")
     parser.add_argument("--priority", default="normal", choices=["normal", "idle"], help="learning path priority")
+    parser.add_argument("--pressure", action="store_true", help="keep the worker's back-pressure on")
+    parser.add_argument("--env", nargs="*", default=[], help="KEY=VALUE settings of this checkout's stack only")
     parser.add_argument("--profile", nargs="*", default=[], help="services to sample after the rounds")
     parser.add_argument("--profile-events", type=int, default=300)
     args = parser.parse_args()
@@ -134,9 +161,11 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, base: Path) -> None:
-    with stacks(base, args.embedder, args.priority) as both:
+    new_env = dict(item.split("=", 1) for item in args.env)
+    with stacks(base, args.embedder, args.priority, args.pressure, new_env) as both:
         print(
-            f"pipeline A/B, {args.embedder}, learning priority {args.priority}, base {args.base} vs this checkout "
+            f"pipeline A/B, {args.embedder}, learning priority {args.priority}, "
+            f"back-pressure {'on' if args.pressure else 'off'}, base {args.base} vs this checkout {new_env or ''} "
             f"(load {load_average()})",
             flush=True,
         )
@@ -157,7 +186,7 @@ def run(args: argparse.Namespace, base: Path) -> None:
         print(f"{'':>13} {'base':>8} {'new':>8} {'new/base':>8}")
         rates = {v: median([r for r, _ in results[v]]) for v in results}
         print(f"{'ev/s':>13} {rates['base']:8.1f} {rates['new']:8.1f} {rates['new'] / rates['base']:8.2f}")
-        for name in (*PROCESSES, "total", "texts"):
+        for name in (*PROCESSES, "total", "texts", "batch"):
             b = median([c[name] for _, c in results["base"]])
             n = median([c[name] for _, c in results["new"]])
             print(f"{name:>13} {b:8.2f} {n:8.2f} {n / b if b else 0:8.2f}")

@@ -15,10 +15,11 @@ Settings (environment variable — default — why):
   memory serves them on the gRPC threads its retrieval shares, so learning never holds them all;
 * MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
-* MEMLOOP_WORKER_BATCH_WAIT_MS — 150 — after the first message, how long a pull waits for more
-  (a backlog fills a batch at once; a lone event waits at most this long). At 10 req/s 25 ms made
-  batches of one event; 150 ms makes them about two, and the encoder, the peers' calls and memory's
-  batch apply cost less per event (`bench/bench_encoder.py --stack`: worker CPU per event -24 %);
+* MEMLOOP_WORKER_BATCH_WAIT_MS — 150 — after the first message, how long a pull keeps fetching
+  until the batch is full (a backlog fills it at once, a stream of events within this window; a
+  lone event waits at most this long). At 10 req/s 25 ms made batches of one event; 150 ms makes
+  them about two, and the encoder, the peers' calls and memory's batch apply cost less per event
+  (`bench/bench_encoder.py --stack`: worker CPU per event -24 %);
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);

@@ -328,4 +328,47 @@ async def test_the_consumer_pulls_up_to_n_messages_per_batch_within_the_in_fligh
     assert batches == expected
     assert most_in_flight <= concurrency
     assert (1, 0.05) in subscription.fetches
-    assert all(timeout == 0.005 for size, timeout in subscription.fetches if size > 1)
+    assert all(timeout <= 0.005 for size, timeout in subscription.fetches if size > 1)
+
+
+class TrickleSubscription(FakeSubscription):
+    """Messages arriving one at a time: each fetch finds at most one new message."""
+
+    async def fetch(self, batch: int = 1, timeout: float | None = 5) -> list[Msg]:
+        taken = await super().fetch(1, timeout)
+        self.fetches[-1] = (batch, float(timeout or 0))
+        return taken
+
+
+async def test_a_batch_fills_from_a_stream_of_messages_until_full_or_the_batch_wait_is_over() -> None:
+    # Given six messages that arrive one per fetch (a steady stream), batches of up to four
+    rig = _rig()
+    subscription = TrickleSubscription([rig.event(f"evt-{i}") for i in range(6)])
+    batches: list[int] = []
+
+    async def handle_batch(msgs: list[Msg]) -> None:
+        batches.append(len(msgs))
+
+    consumer = LearningConsumer(
+        subscription,  # type: ignore[arg-type]
+        handle_batch,
+        concurrency=64,
+        batch_size=4,
+        batch_wait=0.5,
+        fetch_timeout=0.05,
+    )
+    stop = asyncio.Event()
+
+    # When the consumer runs until every message was dispatched
+    runner = asyncio.create_task(consumer.run(stop))
+    while sum(batches) < 6:
+        await asyncio.sleep(0.005)
+    stop.set()
+    await runner
+    await consumer.drain(1.0)
+
+    # Then the first batch kept fetching until full (not first message + what had arrived: [2, 2, 2]),
+    # and the last took what came within the batch wait
+    assert batches == [4, 2]
+    assert [size for size, _ in subscription.fetches][:4] == [1, 3, 2, 1]
+    assert all(timeout <= 0.5 for size, timeout in subscription.fetches if size > 1)
