@@ -16,7 +16,10 @@ from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.relay.bootstrap import libpq_url
 from services.serving.adapters.in_memory import InMemoryServingStore
+from services.serving.adapters.postgres.new_request import Notify
+from services.serving.adapters.postgres.relay_waker import RelayWaker, connect_for_notify
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.bootstrap import MIGRATIONS_DIR
 from services.serving.domain.model import (
@@ -34,7 +37,7 @@ from tests.helpers import random_ref
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["in_memory", "postgres", "postgres-notify-after-commit"])
+@pytest.fixture(params=["in_memory", "postgres", "postgres-notify-after-commit", "postgres-relay-waker"])
 def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     if request.param == "in_memory":
         yield InMemoryServingStore().unit_of_work
@@ -45,12 +48,16 @@ def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=2)
     sessions = sessionmaker(engine, expire_on_commit=False)
 
-    notify_after_commit = request.param == "postgres-notify-after-commit"
+    notify: Notify = "after" if request.param == "postgres-notify-after-commit" else "commit"
+    waker = RelayWaker(connect_for_notify(libpq_url(url_for_role(admin_url, "memloop_serving_app"))))
+    wake = waker.wake if request.param == "postgres-relay-waker" else None
+    waker.start()
 
     def factory(tenant: str) -> ServingUnitOfWork:
-        return SqlServingUnitOfWork(sessions, tenant, notify_after_commit=notify_after_commit)
+        return SqlServingUnitOfWork(sessions, tenant, notify=notify, wake_relays=wake)
 
     yield factory
+    waker.stop()
     engine.dispose()
 
 

@@ -15,7 +15,7 @@ import contextlib
 import functools
 import json
 import logging
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
 
@@ -26,6 +26,10 @@ from services.serving.domain.model import NewResult
 
 _log = logging.getLogger(__name__)
 
+Notify = Literal["commit", "after", "none"]
+"""Where a new request's NOTIFY goes: in its transaction, in one of its own after the commit, or
+nowhere (the caller wakes the relays some other way: `relay_waker`)."""
+
 
 def add_new_request(
     conn: psycopg.Connection[Any],
@@ -34,7 +38,7 @@ def add_new_request(
     with_event: bool,
     tenant_setting: str,
     commit: bool = False,
-    notify_after_commit: bool = False,
+    notify: Notify = "commit",
 ) -> bool:
     """Send every row of `new` in one pipeline; True if the result row was inserted (not a replay).
 
@@ -43,22 +47,23 @@ def add_new_request(
     a failed statement aborts the pipeline before the COMMIT, so nothing of a failed request is
     committed.
 
-    `notify_after_commit` (with `commit` and `with_event`): the relays' wake-up goes in a
+    `notify="after"` (with `commit` and `with_event`): the relays' wake-up goes in a
     transaction of its own once the rows are committed, instead of in theirs. PostgreSQL commits
     every notifying transaction under one cluster-wide lock held until its commit record is
     flushed, so with the NOTIFY inside, serving's commits queued behind each other's WAL flushes
     one at a time (half of serving's waits at 50 req/s with the loop running: `Lock:object`,
     `bench/bench_serving_ab.py`). Outside, the rows' commits flush together (group commit) and the
     NOTIFY commits without waiting for its flush (it records nothing: a lost one is the relay's
-    backstop poll). A replay notifies nobody, as before.
+    backstop poll). A replay notifies nobody, as before. `notify="none"` sends no NOTIFY at all.
     """
-    after = commit and with_event and notify_after_commit
-    params = _request_params(new, with_event=with_event, notify=with_event and not after)
+    after = commit and with_event and notify == "after"
+    inside = with_event and notify != "none" and not after
+    params = _request_params(new, with_event=with_event, notify=inside)
     with conn.cursor() as inserted, conn.cursor() as rest:
         with conn.pipeline():
             if tenant_setting:
                 rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
-            inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=with_event and not after), params)
+            inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=inside), params)
             if commit:
                 conn.commit()
         added = inserted.fetchone() is not None
