@@ -112,7 +112,12 @@ def test_a_requests_rows_commit_while_another_notifying_commit_holds_the_notify_
             threading.Thread(
                 target=_quietly(
                     lambda: add_new_request(
-                        serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after" if after else "commit"
+                        serving,
+                        new,
+                        with_event=True,
+                        tenant_setting="acme",
+                        commit=True,
+                        notify="after" if after else "commit",
                     )
                 ),
                 daemon=True,
@@ -152,15 +157,11 @@ def test_after_its_commit_a_new_request_wakes_the_relays_once_and_a_replay_wakes
     try:
         relay.execute(f"LISTEN {NOTIFY_CHANNEL}")
         new = _new()
-        assert add_new_request(
-            serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after"
-        )
+        assert add_new_request(serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after")
         assert len(list(relay.notifies(timeout=2.0, stop_after=1))) == 1
         assert serving.execute("SHOW synchronous_commit").fetchone() == ("on",)  # the NOTIFY's setting was its own
         serving.rollback()
-        again = add_new_request(
-            serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after"
-        )
+        again = add_new_request(serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after")
         assert again is False
         assert list(relay.notifies(timeout=0.5)) == []
     finally:
@@ -240,9 +241,9 @@ def test_many_commits_wake_the_relays_with_fewer_notifies_and_after_the_last_com
         later = list(relay.notifies(timeout=1.0))
         assert 1 <= len(first) + len(later) < len(news)
         request_ids = [new.result.request_id for new in news]
-        assert admin.execute(
-            "SELECT count(*) FROM outbox WHERE request_id = ANY(%s)", (request_ids,)
-        ).fetchone() == (len(news),)
+        assert admin.execute("SELECT count(*) FROM outbox WHERE request_id = ANY(%s)", (request_ids,)).fetchone() == (
+            len(news),
+        )
     finally:
         waker.stop()
         engine.dispose()

@@ -11,7 +11,7 @@ sent, so a wake during a send causes one more send), so the relays are woken aft
 the first wake after a quiet spell is sent at once, and later ones at most every `min_interval`
 (the relay lingers 20 ms after a wake anyway, `MEMLOOP_RELAY_CLAIM_LINGER_MS`). Not promised: that
 a NOTIFY arrives. Nothing depends on it: a failed send is logged and the connection reopened, and
-the relays' backstop poll (`MEMLOOP_RELAY_POLL_INTERVAL`, seconds) finds every committed row.
+the relays' backstop poll (`MEMLOOP_RELAY_POLL_SECONDS`, 5 by default) finds every committed row.
 
 The NOTIFY commits with `synchronous_commit=off`: it records nothing, so it need not wait for its
 WAL flush, and PostgreSQL's cluster-wide notify lock is held only for the commit itself.
@@ -111,7 +111,7 @@ class RelayWaker:
             conn.execute(_NOTIFY, (NOTIFY_CHANNEL,))
             self.sent += 1
             return conn
-        except psycopg.Error as exc:
+        except Exception as exc:  # the thread must outlive any failure: the next wakes need it
             _log.warning("waking the relays failed (%s); their poll will find the events", exc)
             if conn is not None:
                 conn.close()
