@@ -310,3 +310,33 @@ def test_delete_contents_does_what_one_delete_per_blob_does_for_all_of_them_at_o
         assert uow.contents.get(other_tenant.content.content_ref) == other_tenant.content
         kept = uow.results.get(other_tenant.result.request_id)
         assert kept is not None and kept.reply == "ok"
+
+
+def test_a_connection_that_committed_a_request_in_its_round_trip_goes_back_to_the_pool_transactional(
+    new_database: Callable[[str], str],
+) -> None:
+    """Serving's commit path runs its statements as one implicit transaction (autocommit for the
+    call): the next unit of work on that very connection must again be all or nothing."""
+    admin_url = new_database("serving_implicit")
+    run_migrations(admin_url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+    engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=1)
+    engine.pool._max_overflow = 0  # type: ignore[attr-defined]  # one connection: the next unit of work gets it
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    try:
+        # given: a request committed in its round trip, and one refused by RLS, on the one connection
+        first_command, first = _new("acme")
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.add_new_request(first, with_event=True, commit=True)
+        _, refused = _new("globex")
+        with SqlServingUnitOfWork(sessions, "acme") as uow, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            uow.add_new_request(refused, with_event=True, commit=True)
+        # when: a unit of work writes on it and ends without committing
+        second_command, second = _new("acme")
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.add_new_request(second, with_event=True) is True
+        # then: the first request is there, the uncommitted one is not
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.results.get(first_command.request_id) == first.result
+            assert uow.results.get(second_command.request_id) is None
+    finally:
+        engine.dispose()

@@ -18,6 +18,7 @@ import logging
 from typing import Any, Literal
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from services.serving.adapters.event_codec import encode_event
 from services.serving.adapters.postgres.outbox import NOTIFY_CHANNEL
@@ -45,7 +46,8 @@ def add_new_request(
     `tenant_setting` non-empty sends the RLS tenant setting first, in the same round trip. `commit`
     ends the transaction in that round trip too (a replay wrote nothing, so it commits nothing);
     a failed statement aborts the pipeline before the COMMIT, so nothing of a failed request is
-    committed.
+    committed. On a connection with no transaction open, `commit` runs the statements as one
+    implicit transaction ended by the pipeline's Sync (autocommit for the call, then restored).
 
     `notify="after"` (with `commit` and `with_event`): the relays' wake-up goes in a
     transaction of its own once the rows are committed, instead of in theirs. PostgreSQL commits
@@ -59,17 +61,36 @@ def add_new_request(
     after = commit and with_event and notify == "after"
     inside = with_event and notify != "none" and not after
     params = _request_params(new, with_event=with_event, notify=inside)
-    with conn.cursor() as inserted, conn.cursor() as rest:
-        with conn.pipeline():
-            if tenant_setting:
-                rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
-            inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=inside), params)
-            if commit:
-                conn.commit()
-        added = inserted.fetchone() is not None
-        if added and after:
-            _notify_relays(conn)
-        return added
+    # Committing a transaction that has not begun: no BEGIN (psycopg waits for its own round trip
+    # before sending anything else) and no COMMIT, but the pipeline's one Sync ends the implicit
+    # transaction PostgreSQL opens for the statements before it: one round trip, all or nothing.
+    implicit = commit and not conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+    if implicit:
+        conn.autocommit = True
+    try:
+        with conn.cursor() as inserted, conn.cursor() as rest:
+            with conn.pipeline():
+                if tenant_setting:
+                    rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
+                inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=inside), params)
+                if commit and not implicit:
+                    conn.commit()
+            added = inserted.fetchone() is not None
+    finally:
+        if implicit:
+            _leave_autocommit(conn)
+    if added and after:
+        _notify_relays(conn)
+    return added
+
+
+def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:
+    """Back to transactions, as the pool hands connections out; a connection that cannot be is
+    closed, so that the pool replaces it rather than lend it in autocommit."""
+    try:
+        conn.autocommit = False
+    except psycopg.Error:
+        conn.close()
 
 
 def _notify_relays(conn: psycopg.Connection[Any]) -> None:
