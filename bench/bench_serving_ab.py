@@ -48,6 +48,7 @@ VARIANTS = {
     "relayasync": Variant("relayasync", {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT": "off"}),
     "notifycommit": Variant("notifycommit", {"MEMLOOP_SERVING_NOTIFY": "commit"}),
     "notifyafter": Variant("notifyafter", {"MEMLOOP_SERVING_NOTIFY": "after"}),
+    "notifycoalesce": Variant("notifycoalesce", {"MEMLOOP_SERVING_NOTIFY": "coalesce"}),
 }
 
 

@@ -11,7 +11,7 @@ printed with each round.
   from its own folder so it imports its own code;
 - memloop: this tree.
 
-    .venv/bin/python bench/bench_serving_cpu.py [--quick] [--baseline REV] [--clients N]
+    .venv/bin/python -m bench.bench_serving_cpu [--quick] [--baseline REV] [--clients N] [--env NAME=VALUE]
 """
 
 from __future__ import annotations
@@ -196,6 +196,9 @@ def main() -> None:
         help="fixture: Alice's texts as they are (they repeat)",
     )
     parser.add_argument("--profile", action="store_true", help="then one round of this tree under bench._sampler")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="a setting for this tree's serving only"
+    )
     args = parser.parse_args()
     rounds = args.rounds or (2 if args.quick else 5)
     count = args.count or (300 if args.quick else 1000)
@@ -203,14 +206,15 @@ def main() -> None:
     stack = Stack(StackSpec(data_dir=data_dir, embedder="hashing", extra_env=QUIET_ENV))
     print(
         f"serving CPU per HandleRequest, {args.clients} clients closed loop, {rounds} rounds x {count} per side, "
-        f"{args.texts} texts, baseline {args.baseline}"
+        f"{args.texts} texts, baseline {args.baseline}, this tree's settings {args.env or 'default'}"
     )
     print(f"load before: {load_average()}", flush=True)
     sides: list[Side] = []
     try:
         with _baseline_tree(args.baseline) as base:
             stack._start_infra()  # PostgreSQL (and NATS, unused by serving), no service
-            sides = [_start(stack, "baseline", base, {}), _start(stack, "memloop", REPO_ROOT, {})]
+            extra = dict(setting.split("=", 1) for setting in args.env)
+            sides = [_start(stack, "baseline", base, {}), _start(stack, "memloop", REPO_ROOT, extra)]
             for round_ in range(rounds):
                 for side in sides if round_ % 2 == 0 else reversed(sides):
                     _round(stack, side, count, args.clients, warmup=20, texts=args.texts)

@@ -31,6 +31,8 @@ from services.common.grpc_server import Registration, full_service_name
 from services.common.priority import LearningPriority, loop_executor, lower_group_once_started, lower_process
 from services.common.redaction import RedactionMode, Redactor
 from services.common.settings import CommonSettings, app_role_password, database_url_for, env_int, env_str
+from services.serving.adapters.postgres.new_request import Notify
+from services.serving.adapters.postgres.relay_waker import RelayWaker, connect_for_notify
 from services.serving.adapters.redaction_memo import MemoRedact
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.entrypoints.grpc_server import ServingServicer
@@ -55,9 +57,14 @@ class ServingSettings:
     background: LearningPriority = field(default_factory=LearningPriority)
     background_workers: int = 2
     role: str = "all"  # or "loop": the loop's calls only, all at idle priority (module docstring)
-    notify: str = "after"
-    """MEMLOOP_SERVING_NOTIFY: `after` wakes the relays in a transaction of its own after a request's
-    commit; `commit` inside it (`postgres.new_request.add_new_request` says why `after`)."""
+    notify: str = "coalesce"
+    """MEMLOOP_SERVING_NOTIFY: `coalesce` wakes the relays from a thread of its own, one NOTIFY for
+    the commits since its last (`postgres.relay_waker`); `after` in a transaction of its own after
+    each request's commit, on the request's thread; `commit` inside the request's transaction
+    (`postgres.new_request.add_new_request` says why not)."""
+    notify_interval_ms: int = 5
+    """MEMLOOP_SERVING_NOTIFY_INTERVAL_MS (`coalesce`): at most one NOTIFY per this many ms; the
+    first wake after a quiet spell is sent at once."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ServingSettings:
@@ -75,6 +82,7 @@ class ServingSettings:
             background_workers=env_int(env, "MEMLOOP_SERVING_BACKGROUND_WORKERS", 2),
             role=_role(env),
             notify=_notify(env),
+            notify_interval_ms=env_int(env, "MEMLOOP_SERVING_NOTIFY_INTERVAL_MS", 5),
         )
 
 
@@ -93,7 +101,7 @@ def _role(env: Mapping[str, str]) -> str:
     return _choice(env, "MEMLOOP_SERVING_ROLE", ROLES)
 
 
-NOTIFY_MODES = ("after", "commit")
+NOTIFY_MODES = ("coalesce", "after", "commit")
 
 
 def _notify(env: Mapping[str, str]) -> str:
@@ -122,9 +130,19 @@ def build(settings: ServingSettings) -> App:
     )
     sessions = sessionmaker(engine, expire_on_commit=False)
     redactor = Redactor(RedactionMode.THOROUGH)  # the worker's coverage, before the transaction opens
+    waker = (
+        RelayWaker(
+            connect_for_notify(engine.url.set(drivername="postgresql").render_as_string(hide_password=False)),
+            min_interval=settings.notify_interval_ms / 1000,
+        )
+        if settings.notify == "coalesce" and settings.learning and not loop_only
+        else None
+    )
+    notify: Notify = "after" if settings.notify == "after" else "commit"
+    wake_relays = waker.wake if waker is not None else None
 
     def unit_of_work(tenant: str) -> ServingUnitOfWork:
-        return SqlServingUnitOfWork(sessions, tenant, notify_after_commit=settings.notify == "after")
+        return SqlServingUnitOfWork(sessions, tenant, notify=notify, wake_relays=wake_relays)
 
     deps = ServingDeps(
         uow_factory=unit_of_work,
@@ -148,12 +166,16 @@ def build(settings: ServingSettings) -> App:
         full_service_name(serving_service_pb2, "ServingService"),
     )
     on_stop: list[Callable[[], None]] = [engine.dispose]
+    on_start: list[Callable[[], None]] = [lower_group_once_started(settings.background)] if loop_only else []
+    if waker is not None:
+        on_start.append(waker.start)
+        on_stop.insert(0, waker.stop)  # after the server drained: its last wakes are sent
     if background is not None:
         on_stop.insert(0, lambda: background.shutdown(wait=True))
     return App(
         settings.common,
         servicers=[registration],
-        on_start=[lower_group_once_started(settings.background)] if loop_only else [],
+        on_start=on_start,
         on_stop=on_stop,
         max_workers=settings.max_workers,
     )

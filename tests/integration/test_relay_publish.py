@@ -128,3 +128,21 @@ def test_relay_exports_backlog_metrics_and_prunes_published_rows(stack: Stack) -
     wait_until(lambda: len(stack.stream_messages()) == 1, 15, "the event in the stream")
     wait_until(lambda: stack.query("SELECT count(*) FROM outbox")[0][0] == 0, 15, "pruning")
     assert stack.query("SELECT count(*) FROM results")[0][0] == 1
+
+
+def test_serving_wakes_an_idle_relay_that_would_not_poll_for_ten_minutes(stack: Stack) -> None:
+    # Given serving with its default wake-up (its waker thread) and a relay whose backstop poll is
+    # ten minutes away, idle once it has claimed what was there at its start
+    stack.start_relay(MEMLOOP_RELAY_POLL_SECONDS="600")
+    stub = stack.stub(stack.token())
+    warm = alice_request(0)
+    stub.HandleRequest(warm, timeout=30)
+    stack.wait_all_published(timeout=60)
+
+    # When more requests commit their events
+    requests = [alice_request(i % 4) for i in range(1, 6)]
+    with ThreadPoolExecutor(5) as pool:
+        list(pool.map(lambda r: stub.HandleRequest(r, timeout=30), requests))
+
+    # Then the relay publishes them long before its poll would have: a NOTIFY woke it
+    stack.wait_all_published(timeout=60)

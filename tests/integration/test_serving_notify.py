@@ -1,4 +1,5 @@
-"""Serving's commits do not queue behind another transaction's NOTIFY (MEMLOOP_SERVING_NOTIFY=after).
+"""Serving's commits do not queue behind another transaction's NOTIFY (MEMLOOP_SERVING_NOTIFY=after),
+and with the waker (`coalesce`) its requests do not wait for a NOTIFY at all.
 
 PostgreSQL commits every notifying transaction under one cluster-wide lock, held until its commit
 record is flushed. With the relays' wake-up inside a request's transaction, every request's commit
@@ -14,17 +15,22 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import run_migrations, url_for_role
 from services.common.infra.postgres import EmbeddedPostgres, create_database
 from services.relay.bootstrap import libpq_url
 from services.serving.adapters.postgres.new_request import add_new_request
 from services.serving.adapters.postgres.outbox import NOTIFY_CHANNEL
+from services.serving.adapters.postgres.relay_waker import RelayWaker, connect_for_notify
+from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.bootstrap import MIGRATIONS_DIR
 from services.serving.domain.model import Email, HandleRequestCommand, NewResult, ToolOutcome
 from services.serving.service.use_cases import prepare_result
@@ -106,7 +112,12 @@ def test_a_requests_rows_commit_while_another_notifying_commit_holds_the_notify_
             threading.Thread(
                 target=_quietly(
                     lambda: add_new_request(
-                        serving, new, with_event=True, tenant_setting="acme", commit=True, notify_after_commit=after
+                        serving,
+                        new,
+                        with_event=True,
+                        tenant_setting="acme",
+                        commit=True,
+                        notify="after" if after else "commit",
                     )
                 ),
                 daemon=True,
@@ -146,17 +157,132 @@ def test_after_its_commit_a_new_request_wakes_the_relays_once_and_a_replay_wakes
     try:
         relay.execute(f"LISTEN {NOTIFY_CHANNEL}")
         new = _new()
-        assert add_new_request(
-            serving, new, with_event=True, tenant_setting="acme", commit=True, notify_after_commit=True
-        )
+        assert add_new_request(serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after")
         assert len(list(relay.notifies(timeout=2.0, stop_after=1))) == 1
         assert serving.execute("SHOW synchronous_commit").fetchone() == ("on",)  # the NOTIFY's setting was its own
         serving.rollback()
-        again = add_new_request(
-            serving, new, with_event=True, tenant_setting="acme", commit=True, notify_after_commit=True
-        )
+        again = add_new_request(serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after")
         assert again is False
         assert list(relay.notifies(timeout=0.5)) == []
     finally:
         serving.close()
         relay.close()
+
+
+def _backend_waits_on_a_lock(admin: psycopg.Connection[tuple[object, ...]], application_name: str) -> bool:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if admin.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE application_name = %s AND wait_event_type = 'Lock'",
+            (application_name,),
+        ).fetchone():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@contextlib.contextmanager
+def _notify_lock_held(admin: psycopg.Connection[tuple[object, ...]], url: str) -> Iterator[None]:
+    """Another transaction's NOTIFY stalled in its commit, holding the cluster's notify lock."""
+    holder = psycopg.connect(libpq_url(url))
+    thread = threading.Thread(target=_quietly(holder.commit), daemon=True)
+    try:
+        holder.execute("INSERT INTO stall VALUES (1)")
+        holder.execute("NOTIFY elsewhere")
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not admin.execute(
+            "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event = 'SyncRep'", (holder.info.backend_pid,)
+        ).fetchone():
+            assert time.monotonic() < deadline, "the notifying commit never stalled"
+            time.sleep(0.05)
+        yield
+    finally:
+        admin.execute("SELECT pg_cancel_backend(%s)", (holder.info.backend_pid,))
+        thread.join(timeout=10)
+        holder.close()
+
+
+def _serving_sessions(url: str) -> tuple[Engine, sessionmaker[Session]]:
+    """Serving's pool on the stalling server: its commits flush locally, waiting for no standby."""
+    engine = create_engine(
+        url_for_role(url, "memloop_serving_app"),
+        pool_size=8,
+        connect_args={"options": "-c synchronous_commit=local", "application_name": "memloop-serving"},
+    )
+    return engine, sessionmaker(engine, expire_on_commit=False)
+
+
+def test_many_commits_wake_the_relays_with_fewer_notifies_and_after_the_last_commit(stalling_server: str) -> None:
+    admin = psycopg.connect(libpq_url(stalling_server), autocommit=True)
+    relay = psycopg.connect(libpq_url(stalling_server), autocommit=True)
+    relay.execute(f"LISTEN {NOTIFY_CHANNEL}")
+    engine, sessions = _serving_sessions(stalling_server)
+    waker = RelayWaker(connect_for_notify(libpq_url(url_for_role(stalling_server, "memloop_serving_app"))))
+    waker.start()
+    news = [_new() for _ in range(24)]
+    try:
+        with _notify_lock_held(admin, stalling_server):
+            # given: the waker's first NOTIFY is in flight (held up by the notify lock)
+            with SqlServingUnitOfWork(sessions, "acme", wake_relays=waker.wake) as uow:
+                assert uow.add_new_request(news[0], with_event=True, commit=True)
+            assert _backend_waits_on_a_lock(admin, "memloop-serving-notify")
+
+            # when: many requests commit concurrently meanwhile
+            def handle(new: NewResult) -> bool:
+                with SqlServingUnitOfWork(sessions, "acme", wake_relays=waker.wake) as uow:
+                    return uow.add_new_request(new, with_event=True, commit=True)
+
+            with ThreadPoolExecutor(8) as pool:
+                assert all(pool.map(handle, news[1:]))  # all committed while the NOTIFY waits
+        # then: once the lock is free, fewer NOTIFYs than commits arrive, and after the last
+        # of them every event is committed (the relay would claim them all)
+        first = list(relay.notifies(timeout=10.0, stop_after=1))
+        later = list(relay.notifies(timeout=1.0))
+        assert 1 <= len(first) + len(later) < len(news)
+        request_ids = [new.result.request_id for new in news]
+        assert admin.execute("SELECT count(*) FROM outbox WHERE request_id = ANY(%s)", (request_ids,)).fetchone() == (
+            len(news),
+        )
+    finally:
+        waker.stop()
+        engine.dispose()
+        relay.close()
+        admin.close()
+
+
+@pytest.mark.parametrize("mode", ["coalesce", "after"])
+def test_a_request_does_not_wait_for_the_relays_notify_when_coalesced(stalling_server: str, mode: str) -> None:
+    admin = psycopg.connect(libpq_url(stalling_server), autocommit=True)
+    engine, sessions = _serving_sessions(stalling_server)
+    waker = RelayWaker(connect_for_notify(libpq_url(url_for_role(stalling_server, "memloop_serving_app"))))
+    waker.start()
+    wake = waker.wake if mode == "coalesce" else None
+    new = _new()
+    returned = threading.Event()
+
+    def handle() -> None:
+        with SqlServingUnitOfWork(sessions, "acme", notify="after", wake_relays=wake) as uow:
+            uow.add_new_request(new, with_event=True, commit=True)
+        returned.set()
+
+    thread = threading.Thread(target=_quietly(handle), daemon=True)
+    try:
+        with _notify_lock_held(admin, stalling_server):
+            # given: the notify lock held; when: a request commits its event
+            thread.start()
+            # then: its rows commit; coalesced, the request has returned and the waker's NOTIFY
+            # waits for the lock; after each commit, the request's own thread waits for it
+            assert _committed(admin, new.result.request_id, within=10.0)
+            if mode == "coalesce":
+                assert returned.wait(timeout=10.0)
+                assert _backend_waits_on_a_lock(admin, "memloop-serving-notify")
+            else:
+                assert _backend_waits_on_a_lock(admin, "memloop-serving")
+                assert not returned.is_set()
+    finally:
+        thread.join(timeout=10)
+        waker.stop()
+        engine.dispose()
+        admin.close()
+    assert returned.is_set()

@@ -16,7 +16,10 @@ from sqlalchemy.orm import sessionmaker
 
 from services.common.db import make_engine, run_migrations, url_for_role
 from services.common.gen.memloop.v1 import learning_event_pb2
+from services.relay.bootstrap import libpq_url
 from services.serving.adapters.in_memory import InMemoryServingStore
+from services.serving.adapters.postgres.new_request import Notify
+from services.serving.adapters.postgres.relay_waker import RelayWaker, connect_for_notify
 from services.serving.adapters.repository import SqlServingUnitOfWork
 from services.serving.bootstrap import MIGRATIONS_DIR
 from services.serving.domain.model import (
@@ -34,7 +37,7 @@ from tests.helpers import random_ref
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["in_memory", "postgres", "postgres-notify-after-commit"])
+@pytest.fixture(params=["in_memory", "postgres", "postgres-notify-after-commit", "postgres-relay-waker"])
 def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     if request.param == "in_memory":
         yield InMemoryServingStore().unit_of_work
@@ -45,12 +48,16 @@ def uow_factory(request: pytest.FixtureRequest) -> Iterator[UnitOfWorkFactory]:
     engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=2)
     sessions = sessionmaker(engine, expire_on_commit=False)
 
-    notify_after_commit = request.param == "postgres-notify-after-commit"
+    notify: Notify = "after" if request.param == "postgres-notify-after-commit" else "commit"
+    waker = RelayWaker(connect_for_notify(libpq_url(url_for_role(admin_url, "memloop_serving_app"))))
+    wake = waker.wake if request.param == "postgres-relay-waker" else None
+    waker.start()
 
     def factory(tenant: str) -> ServingUnitOfWork:
-        return SqlServingUnitOfWork(sessions, tenant, notify_after_commit=notify_after_commit)
+        return SqlServingUnitOfWork(sessions, tenant, notify=notify, wake_relays=wake)
 
     yield factory
+    waker.stop()
     engine.dispose()
 
 
@@ -303,3 +310,33 @@ def test_delete_contents_does_what_one_delete_per_blob_does_for_all_of_them_at_o
         assert uow.contents.get(other_tenant.content.content_ref) == other_tenant.content
         kept = uow.results.get(other_tenant.result.request_id)
         assert kept is not None and kept.reply == "ok"
+
+
+def test_a_connection_that_committed_a_request_in_its_round_trip_goes_back_to_the_pool_transactional(
+    new_database: Callable[[str], str],
+) -> None:
+    """Serving's commit path runs its statements as one implicit transaction (autocommit for the
+    call): the next unit of work on that very connection must again be all or nothing."""
+    admin_url = new_database("serving_implicit")
+    run_migrations(admin_url, MIGRATIONS_DIR, app_role="memloop_serving_app")
+    engine = make_engine(url_for_role(admin_url, "memloop_serving_app"), pool_size=1)
+    engine.pool._max_overflow = 0  # type: ignore[attr-defined]  # one connection: the next unit of work gets it
+    sessions = sessionmaker(engine, expire_on_commit=False)
+    try:
+        # given: a request committed in its round trip, and one refused by RLS, on the one connection
+        first_command, first = _new("acme")
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.add_new_request(first, with_event=True, commit=True)
+        _, refused = _new("globex")
+        with SqlServingUnitOfWork(sessions, "acme") as uow, pytest.raises(psycopg.errors.InsufficientPrivilege):
+            uow.add_new_request(refused, with_event=True, commit=True)
+        # when: a unit of work writes on it and ends without committing
+        second_command, second = _new("acme")
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.add_new_request(second, with_event=True) is True
+        # then: the first request is there, the uncommitted one is not
+        with SqlServingUnitOfWork(sessions, "acme") as uow:
+            assert uow.results.get(first_command.request_id) == first.result
+            assert uow.results.get(second_command.request_id) is None
+    finally:
+        engine.dispose()

@@ -1,4 +1,4 @@
-"""How the loop's writes commit beside serving's: serving's NOTIFY after its commit, the relay's
+"""How the loop's writes commit beside serving's: serving's NOTIFY off its requests' path, the relay's
 statements without waiting for their WAL flush (issue 15: serving's p99 at 50 req/s), both
 settings with defaults and a refusal by name for anything else."""
 
@@ -15,8 +15,10 @@ _SERVING = {"MEMLOOP_DATABASE_URL": "postgresql+psycopg://u@127.0.0.1:1/db", "ME
 _RELAY = {"MEMLOOP_SERVING_DATABASE_URL": "postgresql+psycopg://u@db:5432/serving", "MEMLOOP_AUTH_PUBLIC_KEYS": _KEYS}
 
 
-def test_serving_wakes_the_relays_after_its_commit_unless_told_to_inside_it() -> None:
-    assert ServingSettings.from_env(_SERVING).notify == "after"
+def test_serving_wakes_the_relays_from_its_waker_unless_told_to_after_each_commit_or_inside_it() -> None:
+    assert ServingSettings.from_env(_SERVING).notify == "coalesce"
+    assert ServingSettings.from_env(_SERVING).notify_interval_ms == 5
+    assert ServingSettings.from_env({**_SERVING, "MEMLOOP_SERVING_NOTIFY": "after"}).notify == "after"
     assert ServingSettings.from_env({**_SERVING, "MEMLOOP_SERVING_NOTIFY": "COMMIT"}).notify == "commit"
 
 

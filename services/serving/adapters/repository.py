@@ -12,6 +12,7 @@ returns it at once, without the session's bookkeeping (~0.2 ms of CPU per reques
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from types import TracebackType
 from typing import Self
@@ -23,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from services.common.db import SqlAlchemyUnitOfWork, set_tenant
 from services.serving.adapters import bulk_forget
 from services.serving.adapters.postgres.contents import SqlContentRepository
-from services.serving.adapters.postgres.new_request import add_new_request
+from services.serving.adapters.postgres.new_request import Notify, add_new_request
 from services.serving.adapters.postgres.outbox import NOTIFY_CHANNEL, SqlOutboxRepository
 from services.serving.adapters.postgres.results import SqlResultRepository
 from services.serving.domain.model import NewResult
@@ -46,16 +47,27 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
     """
 
     def __init__(
-        self, session_factory: sessionmaker[Session], tenant: str, *, notify_after_commit: bool = False
+        self,
+        session_factory: sessionmaker[Session],
+        tenant: str,
+        *,
+        notify: Notify = "commit",
+        wake_relays: Callable[[], None] | None = None,
     ) -> None:
+        """`notify`: where a new request's NOTIFY goes (`postgres.new_request`). `wake_relays`
+        instead (a `RelayWaker.wake`): no NOTIFY in SQL; called once the new request's event is
+        committed, it must return at once."""
         super().__init__(session_factory, tenant)
         self._tenant_name = tenant
-        self._notify_after_commit = notify_after_commit
+        self._notify: Notify = "none" if wake_relays is not None else notify
+        self._wake_relays = wake_relays
         self._scoped = False
         self._entered = False
+        self._wake_after_commit = False
 
     def __enter__(self) -> Self:
         self._entered, self._committed, self._scoped = True, False, False
+        self._wake_after_commit = False
         return self
 
     @property
@@ -74,6 +86,9 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         if self._session is not None:
             self._session.commit()
         self._committed = True
+        if self._wake_after_commit:
+            self._wake_after_commit = False
+            self._wake_relays_if(True)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -132,11 +147,12 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
                     with_event=with_event,
                     tenant_setting=self._tenant_name,
                     commit=True,
-                    notify_after_commit=self._notify_after_commit,
+                    notify=self._notify,
                 )
             finally:
                 pooled.close()  # back to the pool; a failed pipeline is rolled back on return
             self._committed = True
+            self._wake_relays_if(inserted and with_event)
             return inserted
         conn = self.session.connection().connection.dbapi_connection
         if not isinstance(conn, psycopg.Connection):  # pragma: no cover - the engine is psycopg 3
@@ -147,7 +163,7 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
             with_event=with_event,
             tenant_setting="" if self._scoped else self._tenant_name,
             commit=commit,
-            notify_after_commit=self._notify_after_commit,
+            notify=self._notify,
         )
         # After a COMMIT the tenant setting (transaction-local) is gone: a later read (a replay's)
         # runs in a new transaction that must be scoped again. SQLAlchemy's own commit is then a
@@ -155,4 +171,11 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         self._scoped = not commit
         if commit:
             self.commit()
+            self._wake_relays_if(added and with_event)
+        elif added and with_event and self._wake_relays is not None:
+            self._wake_after_commit = True
         return added
+
+    def _wake_relays_if(self, event_committed: bool) -> None:
+        if event_committed and self._wake_relays is not None:
+            self._wake_relays()

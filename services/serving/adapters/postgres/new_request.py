@@ -15,9 +15,10 @@ import contextlib
 import functools
 import json
 import logging
-from typing import Any
+from typing import Any, Literal
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from services.serving.adapters.event_codec import encode_event
 from services.serving.adapters.postgres.outbox import NOTIFY_CHANNEL
@@ -25,6 +26,10 @@ from services.serving.adapters.postgres.rows import attachment_row, outcome_row,
 from services.serving.domain.model import NewResult
 
 _log = logging.getLogger(__name__)
+
+Notify = Literal["commit", "after", "none"]
+"""Where a new request's NOTIFY goes: in its transaction, in one of its own after the commit, or
+nowhere (the caller wakes the relays some other way: `relay_waker`)."""
 
 
 def add_new_request(
@@ -34,37 +39,58 @@ def add_new_request(
     with_event: bool,
     tenant_setting: str,
     commit: bool = False,
-    notify_after_commit: bool = False,
+    notify: Notify = "commit",
 ) -> bool:
     """Send every row of `new` in one pipeline; True if the result row was inserted (not a replay).
 
     `tenant_setting` non-empty sends the RLS tenant setting first, in the same round trip. `commit`
     ends the transaction in that round trip too (a replay wrote nothing, so it commits nothing);
     a failed statement aborts the pipeline before the COMMIT, so nothing of a failed request is
-    committed.
+    committed. On a connection with no transaction open, `commit` runs the statements as one
+    implicit transaction ended by the pipeline's Sync (autocommit for the call, then restored).
 
-    `notify_after_commit` (with `commit` and `with_event`): the relays' wake-up goes in a
+    `notify="after"` (with `commit` and `with_event`): the relays' wake-up goes in a
     transaction of its own once the rows are committed, instead of in theirs. PostgreSQL commits
     every notifying transaction under one cluster-wide lock held until its commit record is
     flushed, so with the NOTIFY inside, serving's commits queued behind each other's WAL flushes
     one at a time (half of serving's waits at 50 req/s with the loop running: `Lock:object`,
     `bench/bench_serving_ab.py`). Outside, the rows' commits flush together (group commit) and the
     NOTIFY commits without waiting for its flush (it records nothing: a lost one is the relay's
-    backstop poll). A replay notifies nobody, as before.
+    backstop poll). A replay notifies nobody, as before. `notify="none"` sends no NOTIFY at all.
     """
-    after = commit and with_event and notify_after_commit
-    params = _request_params(new, with_event=with_event, notify=with_event and not after)
-    with conn.cursor() as inserted, conn.cursor() as rest:
-        with conn.pipeline():
-            if tenant_setting:
-                rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
-            inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=with_event and not after), params)
-            if commit:
-                conn.commit()
-        added = inserted.fetchone() is not None
-        if added and after:
-            _notify_relays(conn)
-        return added
+    after = commit and with_event and notify == "after"
+    inside = with_event and notify != "none" and not after
+    params = _request_params(new, with_event=with_event, notify=inside)
+    # Committing a transaction that has not begun: no BEGIN (psycopg waits for its own round trip
+    # before sending anything else) and no COMMIT, but the pipeline's one Sync ends the implicit
+    # transaction PostgreSQL opens for the statements before it: one round trip, all or nothing.
+    implicit = commit and not conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+    if implicit:
+        conn.autocommit = True
+    try:
+        with conn.cursor() as inserted, conn.cursor() as rest:
+            with conn.pipeline():
+                if tenant_setting:
+                    rest.execute("SELECT set_config('memloop.tenant', %s, true)", (tenant_setting,))
+                inserted.execute(_statement(bool(new.tool_outcomes), with_event, notify=inside), params)
+                if commit and not implicit:
+                    conn.commit()
+            added = inserted.fetchone() is not None
+    finally:
+        if implicit:
+            _leave_autocommit(conn)
+    if added and after:
+        _notify_relays(conn)
+    return added
+
+
+def _leave_autocommit(conn: psycopg.Connection[Any]) -> None:
+    """Back to transactions, as the pool hands connections out; a connection that cannot be is
+    closed, so that the pool replaces it rather than lend it in autocommit."""
+    try:
+        conn.autocommit = False
+    except psycopg.Error:
+        conn.close()
 
 
 def _notify_relays(conn: psycopg.Connection[Any]) -> None:
