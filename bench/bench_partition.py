@@ -7,12 +7,16 @@ this thread's CPU time (`time.thread_time_ns`: the machine is shared, CPU is ste
 the gate's look at the coarse quantizer, the codes' scan, the float gather with the exact re-rank,
 and the whole `Partition.search`. recall@10 is tie-aware against numpy exact, as bench_search's.
 
-Variants are measured interleaved, query by query, on the same queries: the partition as built,
-then the same codes with other re-rank counts or nprobes (`--rerank`, `--nprobe`), and a rebuild
-with another list count (`--nlist-factor`). The process's thread count before and after the
-searches shows whether a single query starts OpenMP threads.
+Variants are measured interleaved, query by query, on the same queries: the partition as built
+(also with OpenMP bound to this thread when more are allowed), then the same codes with other
+re-rank counts (at least 4 x 40 = 160 whatever is asked) or nprobes (`--rerank`, `--nprobe`), and
+a rebuild with another list count (`--nlist-factor`). The other threads' CPU during each search
+and the process's thread count show whether a single query starts OpenMP threads; recall is
+computed after the timed calls, and the bench is meant to run with OPENBLAS_NUM_THREADS=1: numpy's
+exact product over 1e5 rows wakes OpenBLAS's threads, which spin on after it (1.95 ms of other
+threads' CPU per search was theirs, not faiss's, when recall ran between the calls).
 
-    .venv/bin/python -m bench.bench_partition [--n 100000] [--queries 400] [--rerank 64 128] \
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python -m bench.bench_partition [--n 100000] [--queries 400] [--rerank 64 128] \
         [--nprobe 96 128] [--nlist-factor 4]
 """
 
