@@ -38,9 +38,8 @@ def keep_freed_heap() -> bool:
         _log.info("no glibc mallopt here; heap trimming left as the allocator does it")
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    mmap_fixed: bool = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-    trim_fixed: bool = mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1
-    fixed = mmap_fixed and trim_fixed
+    fixed = mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
+    fixed = mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1 and fixed
     if not fixed:
         _log.warning("glibc refused the malloc thresholds; heap trimming left as the allocator does it")
     return fixed
