@@ -37,7 +37,6 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
-from services.common.heap import keep_freed_heap
 from services.common.priority import (
     LearningPriority,
     background_executor,
@@ -179,7 +178,6 @@ def build(settings: MemorySettings) -> App:
     check_socket_on_checkout(read_engine)
     follow_thread_priority(read_engine)
     sessions = sessionmaker(engine)
-    keep_freed_heap()  # before the index loads: no heap trim of tens of MiB inside a search
     bound_math_threads(settings.learning.threads)  # env before torch loads...
     metrics = PrometheusMemoryMetrics(settings.replica_id)
     # each text once; concurrent calls together; memloop_embedded_texts_total counts what the model ran on
