@@ -37,6 +37,7 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
+from services.common.heap import release_freed_heap
 from services.common.priority import (
     LearningPriority,
     background_executor,
@@ -105,6 +106,7 @@ class _Replica:
 
     def start(self) -> None:
         self.sync.start()
+        release_freed_heap()  # the load's garbage, before a search's protobuf frees trigger upb's trim
         self.bus.subscribe(changes_subject(self.settings.subject_prefix), self.replica.on_notice)
         if not self.bus.start():
             _log.warning("NATS not reachable yet; replica %s relies on polling meanwhile", self.sync.replica_id)

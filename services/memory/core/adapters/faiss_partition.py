@@ -40,6 +40,8 @@ from services.memory.core.adapters.faiss_quantised import FloatStore, build_code
 
 IVF_THRESHOLD = 20_000
 REBUILD_FACTOR = 4
+NLIST_FACTOR = 2.0
+"""nlist = NLIST_FACTOR x sqrt(n) lists for a partition of n vectors."""
 
 Matrix = npt.NDArray[np.float32]
 _HASHTABLE: int = faiss.DirectMap.Hashtable  # type: ignore[attr-defined]
@@ -59,7 +61,7 @@ class Built:
 
 
 def _build(ids: npt.NDArray[np.int64], vectors: Matrix) -> Built:
-    nlist = max(16, int(2 * math.sqrt(len(vectors))))
+    nlist = max(16, int(NLIST_FACTOR * math.sqrt(len(vectors))))
     codes, floats = build_codes(ids, vectors, nlist), FloatStore.of(ids, vectors)
 
     def search(queries: Matrix, k: int, nprobe: int) -> tuple[Matrix, npt.NDArray[np.int64]]:
@@ -159,7 +161,7 @@ class Partition:
         """(version, ids, vectors): cheap copies taken under the owner's lock."""
         ids = np.fromiter(self.types, dtype=np.int64, count=len(self.types))
         if self.floats is not None:
-            return self.version, ids, self.floats.get(ids.tolist())
+            return self.version, ids, self.floats.get(ids)
         return self.version, ids, self.index.reconstruct_batch(ids)  # IDMap2's map or IVF's direct map
 
     @staticmethod
