@@ -23,6 +23,7 @@ threads' CPU per search was theirs, not faiss's, when recall ran between the cal
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import time
 from collections.abc import Callable
@@ -103,12 +104,13 @@ def main() -> None:
         return {"gate": t_gate, "scan": t_scan, "re-rank": t_rerank}, top
 
     variants: dict[str, Callable[[np.ndarray], tuple[dict[str, float], list[int]]]] = {}
-    types = frozenset()
+    types: frozenset[MemoryType] = frozenset()
 
     def whole(q: np.ndarray) -> tuple[dict[str, float], list[int]]:
-        process, wall = time.process_time_ns(), time.perf_counter_ns()
+        process_ns, wall_ns = time.process_time_ns(), time.perf_counter_ns()
         t, hits = _cpu_ms(lambda: partition.search(q.reshape(1, -1), FETCH, types))
-        process, wall = (time.process_time_ns() - process) / 1e6, (time.perf_counter_ns() - wall) / 1e6
+        process = (time.process_time_ns() - process_ns) / 1e6
+        wall = (time.perf_counter_ns() - wall_ns) / 1e6
         return {"whole": t, "(other threads' CPU)": process - t, "(wall)": wall}, [i for i, _ in hits]
 
     variants["Partition.search as built"] = whole
@@ -127,10 +129,10 @@ def main() -> None:
         q, narrow, faiss_quantised.RERANK
     )
     for r in args.rerank:
-        variants[f"staged nprobe {narrow} rerank {r}"] = lambda q, r=r: staged(q, narrow, r)
+        variants[f"staged nprobe {narrow} rerank {r}"] = functools.partial(staged, nprobe=narrow, rerank=r)
     for p in args.nprobe:
-        variants[f"staged nprobe {p} rerank {faiss_quantised.RERANK}"] = lambda q, p=p: staged(
-            q, p, faiss_quantised.RERANK
+        variants[f"staged nprobe {p} rerank {faiss_quantised.RERANK}"] = functools.partial(
+            staged, nprobe=p, rerank=faiss_quantised.RERANK
         )
     for factor in args.nlist_factor:
         started = time.perf_counter()
