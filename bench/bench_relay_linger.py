@@ -18,19 +18,11 @@ import argparse
 import tempfile
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
 import psycopg
 
 from bench._harness import _cpu, load_average, median, pct
-from bench.bench_relay import _Outbox, _relay, _servers
+from bench.bench_relay import _Outbox, _relay, _servers, postgres_pid
 from services.common.infra.processes import ServiceProcess
-
-
-def _postgres_pid(conninfo: str) -> int:
-    with psycopg.connect(conninfo) as conn:
-        backend = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert backend is not None
-    return int(psutil.Process(int(backend[0])).ppid())
 
 
 def _round(outbox: _Outbox, relay: ServiceProcess, postgres: int, rate: float, seconds: float) -> tuple[float, ...]:
@@ -63,7 +55,7 @@ def main() -> None:
             name: _relay(outboxes[name], nats_url, logs / f"{i}.log", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": str(ms)})
             for i, (name, ms) in enumerate(variants.items())
         }
-        postgres = _postgres_pid(next(iter(outboxes.values())).conninfo)
+        postgres = postgres_pid(next(iter(outboxes.values())).conninfo)
         results: dict[str, list[tuple[float, ...]]] = {name: [] for name in variants}
         print(f"relay claim linger at {args.rate:g} rows/s (load {load_average()})", flush=True)
         try:
