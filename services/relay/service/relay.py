@@ -53,7 +53,8 @@ class RelayConfig:
     committed meanwhile go in the same claim. Without it, at serving's steady pace every commit
     was a claim of one row, an empty claim after it and a settle of one: three statements and a
     publish round per event, where a claim of several costs PostgreSQL and the relay about what one
-    does. A backlog is claimed at once (no news wait, no linger); only learning waits, never a reply."""
+    does. A backlog (a claim of a whole batch) is claimed again at once (no news wait, no linger);
+    only learning waits, never a reply."""
     retention_seconds: float = 7 * 24 * 3600.0
     prune_interval_seconds: float = 60.0
     prune_batch: int = 5000
@@ -107,7 +108,11 @@ class Relay:
             await asyncio.gather(*background, return_exceptions=True)
 
     async def publish_round(self, stop: asyncio.Event) -> int:
-        """Claim one batch and send it; wait for news when there is none. Returns rows sent."""
+        """Claim one batch and send it; after a claim short of a batch (the outbox is drained), wait
+        for news of a commit the claim did not see, then linger. Returns rows sent.
+
+        Claiming again at once after a short claim took, at serving's steady pace, the one or two
+        rows committed during the claim and then nothing: three claims per linger where one does."""
         if not await self._ready(stop):
             return 0
         try:
@@ -118,12 +123,12 @@ class Relay:
             _log.warning("claiming outbox rows failed; retrying", exc_info=True)
             self._consecutive_failures += 1
             return 0
-        if not rows:
+        if rows:
+            self._in_flight += len(rows)
+            self._idle.clear()
+            await self._publisher.publish(rows, _Batch(self, rows))
+        if len(rows) < self._batch_size:
             await _first_of(self._news_then_linger(), stop.wait())
-            return 0
-        self._in_flight += len(rows)
-        self._idle.clear()
-        await self._publisher.publish(rows, _Batch(self, rows))
         return len(rows)
 
     async def _news_then_linger(self) -> None:
