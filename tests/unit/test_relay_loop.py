@@ -318,3 +318,23 @@ async def test_a_whole_batch_is_followed_by_another_claim_at_once() -> None:
     await _run_until(relay, lambda: len(store.published()) == 25 and store.waiting)
     # Then the backlog went out in back-to-back claims, with no news needed between them
     assert store.claims == [10, 10, 5] and len(store.published()) == 25
+
+
+async def test_news_long_after_the_last_claim_is_claimed_at_once_the_linger_only_spaces_claims() -> None:
+    # Given a relay lingering 1 s whose last claim (empty) began longer ago than that
+    store, stream = _AllClaims(), InMemoryJetStream()
+    relay, _ = _relay(store, stream, claim_linger_seconds=1.0, poll_interval_seconds=30.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    await _until(lambda: store.waiting)
+    await asyncio.sleep(1.1)
+    # When one row commits, and another a moment later
+    first, second = _rows(2)
+    store.add(first)
+    await asyncio.sleep(0.05)
+    store.add(second)
+    await _until(lambda: len(store.published()) == 2)
+    stop.set()
+    await task
+    # Then the first was claimed on its news, without a linger; the second, within the linger, waited for it
+    assert store.claims == [0, 1, 1]

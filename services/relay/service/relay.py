@@ -49,8 +49,8 @@ class RelayConfig:
     timing: RelayTiming = field(default_factory=RelayTiming)
     poll_interval_seconds: float = 5.0
     claim_linger_seconds: float = 0.02
-    """After news of a commit wakes an idle relay, how long it waits before claiming, so the rows
-    committed meanwhile go in the same claim. Without it, at serving's steady pace every commit
+    """When news of a commit wakes an idle relay, it claims no sooner than this long after its last
+    claim began, so the rows committed meanwhile go in the same claim. Without it, at serving's steady pace every commit
     was a claim of one row, an empty claim after it and a settle of one: three statements and a
     publish round per event, where a claim of several costs PostgreSQL and the relay about what one
     does. A backlog (a claim of a whole batch) is claimed again at once (no news wait, no linger);
@@ -89,6 +89,7 @@ class Relay:
         self._marks_waiting = asyncio.Event()
         self._batch_size = max(1, min(config.batch_size, config.max_in_flight))
         self._consecutive_failures = 0
+        self._claimed_at = 0.0
 
     async def run(self, stop: asyncio.Event) -> None:
         background = [
@@ -115,6 +116,7 @@ class Relay:
         rows committed during the claim and then nothing: three claims per linger where one does."""
         if not await self._ready(stop):
             return 0
+        self._claimed_at = asyncio.get_running_loop().time()
         try:
             rows = await self._store.claim_batch(
                 self._batch_size, lease_seconds=self._config.timing.lease_seconds, claimer=self._config.claimer
@@ -132,12 +134,13 @@ class Relay:
         return len(rows)
 
     async def _news_then_linger(self) -> None:
-        """Wait for news (or the poll interval), then `claim_linger_seconds` for more of it."""
-        if (
-            await self._store.wait_for_new_rows(self._config.poll_interval_seconds)
-            and self._config.claim_linger_seconds
-        ):
-            await asyncio.sleep(self._config.claim_linger_seconds)
+        """Wait for news (or the poll interval), then until `claim_linger_seconds` after the last
+        claim began: the linger spaces claims, so the time already spent claiming and waiting for
+        news counts towards it (at a steady pace claims are that far apart, not linger + claim)."""
+        if await self._store.wait_for_new_rows(self._config.poll_interval_seconds):
+            rest = self._claimed_at + self._config.claim_linger_seconds - asyncio.get_running_loop().time()
+            if rest > 0:
+                await asyncio.sleep(rest)
 
     async def _ready(self, stop: asyncio.Event) -> bool:
         """Wait out a backoff, a NATS outage and a window without room for a whole batch; False
