@@ -281,10 +281,10 @@ def _relay_throughput(
 
 def postgres_pid(conninfo: str) -> int:
     """The postmaster of the server behind `conninfo` (its backends are its children)."""
-    with psycopg.connect(conninfo) as conn:
+    with psycopg.connect(conninfo) as conn:  # asked while the backend lives: it exits with the connection
         backend = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert backend is not None
-    return int(psutil.Process(int(backend[0])).ppid())
+        assert backend is not None
+        return int(psutil.Process(int(backend[0])).ppid())
 
 
 PROBE_RATE = 20.0
