@@ -257,7 +257,14 @@ def _relay(
 
 
 def _relay_throughput(
-    admin_url: str, nats_url: str, count: int, log: Path, *, code: Path | None = None, profile_to: Path | None = None
+    admin_url: str,
+    nats_url: str,
+    count: int,
+    log: Path,
+    *,
+    code: Path | None = None,
+    profile_to: Path | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> tuple[float, float, float, float]:
     """(events/s between first and last PubAck, events/s of the wall time including start-up, relay
     CPU ms/event and PostgreSQL CPU ms/event, both from the relay's health to the drain)."""
@@ -265,7 +272,7 @@ def _relay_throughput(
     outbox.preload(count)
     postgres = postgres_pid(outbox.conninfo)
     started = time.perf_counter()
-    relay = _relay(outbox, nats_url, log, code=code, profile_to=profile_to)
+    relay = _relay(outbox, nats_url, log, extra_env, code=code, profile_to=profile_to)
     try:
         relay0, pg0 = _cpu(relay.pid, children=False), _cpu(postgres, children=True)
         done0 = outbox.one("SELECT count(*) FROM outbox WHERE published_at IS NOT NULL")[0]
@@ -372,10 +379,11 @@ def run(quick: bool, rounds: int | None = None) -> list[dict[str, Any]]:
     ]
 
 
-def compare(base_ref: str, quick: bool, rounds: int, profile: bool) -> None:
+def compare(base_ref: str, quick: bool, rounds: int, profile: bool, new_env: dict[str, str]) -> None:
     """Throughput of this checkout's relay against `base_ref`'s and raw publish_async, alternating
     (raw, base, new, then reversed) on the same servers; with `profile`, one more round of this
-    checkout's relay under `bench._sampler`, and its busiest frames."""
+    checkout's relay under `bench._sampler`, and its busiest frames. `new_env`: settings for this
+    checkout's relay only (a setting's A/B: `--base HEAD --new-env MEMLOOP_RELAY_BATCH_SIZE=512`)."""
     from bench.bench_pipeline_ab import export  # only this mode needs a baseline tree
 
     count = 5_000 if quick else 30_000
@@ -387,7 +395,7 @@ def compare(base_ref: str, quick: bool, rounds: int, profile: bool) -> None:
     cpu: dict[str, list[tuple[float, float]]] = {"base": [], "new": []}
     try:
         with _servers() as (admin_url, nats_url):
-            print(f"relay throughput, {count} events, base {base_ref} vs this checkout (load {load_average()})")
+            print(f"relay throughput, {count} events, base {base_ref} vs this tree {new_env} (load {load_average()})")
             for i in range(rounds):
                 for side in ("raw", "base", "new") if i % 2 == 0 else ("new", "base", "raw"):
                     note = ""
@@ -395,7 +403,10 @@ def compare(base_ref: str, quick: bool, rounds: int, profile: bool) -> None:
                         rate = asyncio.run(_raw_throughput(nats_url, count))
                     else:
                         code = base if side == "base" else REPO_ROOT
-                        rate, _, relay_ms, pg_ms = _relay_throughput(admin_url, nats_url, count, log, code=code)
+                        env = new_env if side == "new" else None
+                        rate, _, relay_ms, pg_ms = _relay_throughput(
+                            admin_url, nats_url, count, log, code=code, extra_env=env
+                        )
                         cpu[side].append((relay_ms, pg_ms))
                         note = f", relay {relay_ms:.3f} + postgres {pg_ms:.3f} CPU ms/event"
                     sides[side].append(rate)
@@ -413,7 +424,7 @@ def compare(base_ref: str, quick: bool, rounds: int, profile: bool) -> None:
             print(f"new/base {statistics.median(sides['new']) / statistics.median(sides['base']):.3f}")
             if profile:
                 out = neutral / "relay-profile.json"
-                _relay_throughput(admin_url, nats_url, count, log, profile_to=out)
+                _relay_throughput(admin_url, nats_url, count, log, profile_to=out, extra_env=new_env)
                 report = json.loads(out.read_text())
                 print("\n".join(summarise(report, top=25)))
     finally:
@@ -428,9 +439,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="raw/relay rounds, alternating (median)")
     parser.add_argument("--base", help="git ref: throughput only, this relay against the ref's and raw")
     parser.add_argument("--profile", action="store_true", help="with --base: one more sampled round of this relay")
+    parser.add_argument("--new-env", nargs="*", default=[], help="with --base: NAME=VALUE settings of this relay only")
     args = parser.parse_args()
     if args.base:
-        compare(args.base, args.quick, args.rounds, args.profile)
+        compare(args.base, args.quick, args.rounds, args.profile, dict(v.split("=", 1) for v in args.new_env))
         return
     rows = run(args.quick, rounds=args.rounds)
     print(f"{'figure':<78} {'memloop':>10} {'baseline':>10} {'ratio':>7}  {'goal':<40} met")
