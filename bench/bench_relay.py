@@ -15,7 +15,8 @@ the same PostgreSQL, nats-server and cores:
    median, so a load change on a shared machine does not land on one side only.
 2. Lag. Rows are committed one per transaction with `NOTIFY` — exactly the statements serving's
    commit ends with — at a fixed offered rate while the relay runs; lag = PubAck time - commit
-   time per row (p50/p99). Baseline: raw publish→PubAck latency at the same rate.
+   time per row (p50/p99). Baseline: raw publish→PubAck latency at the same rate; and a raw probe at
+   20/s during the relay's own phase, whose p99 shows a stall of the server or the host there.
 
 Servers: an embedded PostgreSQL and nats-server under a temporary folder, or the ones named by
 MEMLOOP_BENCH_DATABASE_URL (an admin URL) and MEMLOOP_BENCH_NATS_URL. The embedded nats-server
