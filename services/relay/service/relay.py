@@ -48,17 +48,17 @@ class RelayConfig:
     """Half the default window: a claim walks past the rows still in flight (oldest first, still
     unpublished) before it reaches free ones, so with 1024 in flight and claims of 256 each claimed
     row cost PostgreSQL about four visits; two batches in flight still overlap a claim with the
-    PubAcks of the other. Measured in bench_relay's throughput phase: PostgreSQL CPU per event 0.82-0.95x."""
+    PubAcks of the other. bench_relay's throughput phase: PostgreSQL CPU per event 0.82-0.95x."""
     max_in_flight: int = 1024
     timing: RelayTiming = field(default_factory=RelayTiming)
     poll_interval_seconds: float = 5.0
     claim_linger_seconds: float = 0.02
     """When news of a commit wakes an idle relay, it claims no sooner than this long after its last
-    claim began, so the rows committed meanwhile go in the same claim. Without it, at serving's steady pace every commit
-    was a claim of one row, an empty claim after it and a settle of one: three statements and a
-    publish round per event, where a claim of several costs PostgreSQL and the relay about what one
-    does. A backlog (a claim of a whole batch) is claimed again at once (no news wait, no linger);
-    only learning waits, never a reply."""
+    claim began, so the rows committed meanwhile go in the same claim. Without it, at serving's
+    steady pace every commit was a claim of one row, an empty claim after it and a settle of one:
+    three statements and a publish round per event, where a claim of several costs PostgreSQL and
+    the relay about what one does. A backlog (a claim of a whole batch) is claimed again at once
+    (no news wait, no linger); only learning waits, never a reply."""
     retention_seconds: float = 7 * 24 * 3600.0
     prune_interval_seconds: float = 60.0
     prune_batch: int = 5000
