@@ -10,27 +10,21 @@ and measures that relay's CPU and PostgreSQL's (every backend: only the round's 
 event, and commit→PubAck lag.
 
     .venv/bin/python -m bench.bench_relay_linger --rate 150 --seconds 6 --rounds 4
+    .venv/bin/python -m bench.bench_relay_linger --base main --rate 500   # a ref's relay against this one
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
-import psutil  # type: ignore[import-untyped]
 import psycopg
 
 from bench._harness import _cpu, load_average, median, pct
-from bench.bench_relay import _Outbox, _relay, _servers
+from bench.bench_relay import REPO_ROOT, _Outbox, _relay, _servers, postgres_pid
 from services.common.infra.processes import ServiceProcess
-
-
-def _postgres_pid(conninfo: str) -> int:
-    with psycopg.connect(conninfo) as conn:
-        backend = conn.execute("SELECT pg_backend_pid()").fetchone()
-    assert backend is not None
-    return int(psutil.Process(int(backend[0])).ppid())
 
 
 def _round(outbox: _Outbox, relay: ServiceProcess, postgres: int, rate: float, seconds: float) -> tuple[float, ...]:
@@ -54,16 +48,31 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--linger", type=float, default=20.0, help="the linger (ms) measured against 0")
+    parser.add_argument(
+        "--base", help="git ref: its relay against this one, both at --linger, instead of 0 vs --linger"
+    )
     args = parser.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="memloop-bench-linger-"))
+    base_code = None
+    if args.base:
+        from bench.bench_pipeline_ab import export  # only this mode needs a baseline tree
+
+        base_code = export(args.base)
+        os.chdir(logs)  # `python -m` puts the cwd first on a relay's sys.path: not this checkout
     with _servers() as (admin_url, nats_url):
-        variants = {"linger 0": 0.0, f"linger {args.linger:g}": args.linger}
+        variants: dict[str, tuple[float, Path | None]] = (
+            {f"base {args.base}": (args.linger, base_code), "this tree": (args.linger, REPO_ROOT)}
+            if base_code
+            else {"linger 0": (0.0, None), f"linger {args.linger:g}": (args.linger, None)}
+        )
         outboxes = {name: _Outbox(admin_url) for name in variants}
         relays = {
-            name: _relay(outboxes[name], nats_url, logs / f"{i}.log", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": str(ms)})
-            for i, (name, ms) in enumerate(variants.items())
+            name: _relay(
+                outboxes[name], nats_url, logs / f"{i}.log", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": str(ms)}, code=code
+            )
+            for i, (name, (ms, code)) in enumerate(variants.items())
         }
-        postgres = _postgres_pid(next(iter(outboxes.values())).conninfo)
+        postgres = postgres_pid(next(iter(outboxes.values())).conninfo)
         results: dict[str, list[tuple[float, ...]]] = {name: [] for name in variants}
         print(f"relay claim linger at {args.rate:g} rows/s (load {load_average()})", flush=True)
         try:

@@ -14,9 +14,9 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 | MEMLOOP_RELAY_BACKOFF_MAX_SECONDS | 5 | longest pause between attempts while NATS is down |
 | MEMLOOP_RELAY_RETRY_HORIZON_SECONDS | 600 | longest span in which one event may be published again |
 | MEMLOOP_RELAY_DUPLICATE_WINDOW_SECONDS | 3600 | the stream's duplicate window; must exceed the horizon |
-| MEMLOOP_RELAY_BATCH_SIZE / MAX_IN_FLIGHT | 256 / 1024 | rows per claim / unacknowledged publishes |
+| MEMLOOP_RELAY_BATCH_SIZE / MAX_IN_FLIGHT | 512 / 1024 | rows per claim / unacknowledged publishes |
 | MEMLOOP_RELAY_POLL_SECONDS | 5 | backstop poll when no NOTIFY arrives |
-| MEMLOOP_RELAY_CLAIM_LINGER_MS | 20 | an idle relay woken by NOTIFY waits this long, then claims |
+| MEMLOOP_RELAY_CLAIM_LINGER_MS | 20 | an idle relay woken by NOTIFY claims no sooner than this after its last claim |
 | MEMLOOP_RELAY_RETENTION_SECONDS | 604800 | published rows are pruned after this long (7 days) |
 | MEMLOOP_RELAY_SYNCHRONOUS_COMMIT | off | `off`: claims and marks skip the WAL flush wait (`RelaySettings`) |
 | MEMLOOP_RELAY_DB_PASSWORD (or _FILE) | — | the relay role's password (else libpq's own sources) |
@@ -92,7 +92,7 @@ class RelaySettings:
             raise SystemExit(f"relay timing settings are inconsistent: {exc}") from exc
         config = RelayConfig(
             claimer=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}",
-            batch_size=env_int(env, "MEMLOOP_RELAY_BATCH_SIZE", 256),
+            batch_size=env_int(env, "MEMLOOP_RELAY_BATCH_SIZE", RelayConfig.batch_size),
             max_in_flight=env_int(env, "MEMLOOP_RELAY_MAX_IN_FLIGHT", 1024),
             timing=timing,
             poll_interval_seconds=env_float(env, "MEMLOOP_RELAY_POLL_SECONDS", 5.0),

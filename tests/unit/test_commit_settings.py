@@ -35,3 +35,9 @@ def test_the_relay_commits_without_waiting_for_its_flush_unless_told_to_wait() -
 def test_an_unknown_relay_commit_mode_is_refused_by_name() -> None:
     with pytest.raises(SystemExit, match="MEMLOOP_RELAY_SYNCHRONOUS_COMMIT"):
         RelaySettings.from_env({**_RELAY, "MEMLOOP_RELAY_SYNCHRONOUS_COMMIT": "local"})
+
+
+def test_a_relay_claims_half_its_window_at_a_time_by_default() -> None:
+    config = RelaySettings.from_env(_RELAY).config
+    assert (config.batch_size, config.max_in_flight) == (512, 1024)
+    assert RelaySettings.from_env({**_RELAY, "MEMLOOP_RELAY_BATCH_SIZE": "64"}).config.batch_size == 64

@@ -275,3 +275,66 @@ async def test_an_idle_relay_woken_by_news_lingers_so_one_claim_takes_the_rows_c
     # Then all five went out in ONE claim (not one claim for the first and another for the rest)
     assert len(store.published()) == 5
     assert store.claims == [5]
+
+
+class _AllClaims(InMemoryOutboxStore):
+    """Records the size of every claim, empty ones included."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claims: list[int] = []
+
+    async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
+        rows = await super().claim_batch(limit, lease_seconds=lease_seconds, claimer=claimer)
+        self.claims.append(len(rows))
+        return rows
+
+
+async def test_a_claim_short_of_a_batch_waits_for_news_instead_of_claiming_again_at_once() -> None:
+    # Given an idle relay (batches of 10) parked on news
+    store, stream = _AllClaims(), InMemoryJetStream()
+    relay, _ = _relay(store, stream, claim_linger_seconds=0.0, poll_interval_seconds=30.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    await _until(lambda: store.waiting)
+    # When three rows commit
+    for row in _rows(3):
+        store.add(row)
+    await _until(lambda: len(store.published()) == 3 and store.waiting)
+    stop.set()
+    await task
+    # Then one claim took them and the relay went back to waiting: no empty claim after a short one
+    assert store.claims == [0, 3]
+
+
+async def test_a_whole_batch_is_followed_by_another_claim_at_once() -> None:
+    # Given 25 rows waiting and a relay with batches of 10 that would wait 30 s for news
+    store, stream = _AllClaims(), InMemoryJetStream()
+    for row in _rows(25):
+        store.add(row)
+    store.news.clear()
+    relay, _ = _relay(store, stream, batch_size=10, max_in_flight=40, poll_interval_seconds=30.0)
+    # When it runs
+    await _run_until(relay, lambda: len(store.published()) == 25 and store.waiting)
+    # Then the backlog went out in back-to-back claims, with no news needed between them
+    assert store.claims == [10, 10, 5] and len(store.published()) == 25
+
+
+async def test_news_long_after_the_last_claim_is_claimed_at_once_the_linger_only_spaces_claims() -> None:
+    # Given a relay lingering 1 s whose last claim (empty) began longer ago than that
+    store, stream = _AllClaims(), InMemoryJetStream()
+    relay, _ = _relay(store, stream, claim_linger_seconds=1.0, poll_interval_seconds=30.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    await _until(lambda: store.waiting)
+    await asyncio.sleep(1.1)
+    # When one row commits, and another a moment later
+    first, second = _rows(2)
+    store.add(first)
+    await asyncio.sleep(0.05)
+    store.add(second)
+    await _until(lambda: len(store.published()) == 2)
+    stop.set()
+    await task
+    # Then the first was claimed on its news, without a linger; the second, within the linger, waited for it
+    assert store.claims == [0, 1, 1]

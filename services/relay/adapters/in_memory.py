@@ -31,6 +31,8 @@ class InMemoryOutboxStore:
     rows: dict[str, _Row] = field(default_factory=dict)
     news: asyncio.Event = field(default_factory=asyncio.Event)
     settle_calls: int = 0
+    waiting: bool = False
+    """Whether the relay is parked in `wait_for_new_rows`: what a test waits on instead of a sleep."""
 
     def add(self, row: OutboxRow) -> None:
         self.rows[row.event_id] = _Row(row)
@@ -43,6 +45,7 @@ class InMemoryOutboxStore:
         return self.rows[event_id].attempts
 
     async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
+        self.news.clear()
         now = time.monotonic()
         free = [r for r in self.rows.values() if r.published is None and r.claimed_until < now]
         free.sort(key=lambda r: r.row.created_at)
@@ -83,10 +86,13 @@ class InMemoryOutboxStore:
         return BacklogStats(len(pending), age)
 
     async def wait_for_new_rows(self, timeout: float) -> bool:
+        self.waiting = True
         try:
             await asyncio.wait_for(self.news.wait(), timeout)
         except TimeoutError:
             return False
+        finally:
+            self.waiting = False
         self.news.clear()
         return True
 

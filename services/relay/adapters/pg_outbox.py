@@ -177,6 +177,7 @@ class PgOutboxStore:
 
     async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
         async with self._claims.statement() as conn:
+            self._news.clear()  # the statement's snapshot is newer than every NOTIFY received so far
             cursor = await conn.execute(_CLAIM, {"limit": limit, "lease": lease_seconds, "claimer": claimer})
             rows = await cursor.fetchall()
         claimed = [OutboxRow(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]

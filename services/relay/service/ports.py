@@ -17,7 +17,9 @@ class OutboxStore(Protocol):
         """Lease up to `limit` unpublished, unleased rows (oldest first) and commit the lease.
 
         Rows leased by another live relay are skipped, never waited for (SKIP LOCKED), so relays
-        claim disjoint sets. No lock is held once this returns.
+        claim disjoint sets. No lock is held once this returns. News that arrived before the claim
+        is forgotten (the claim sees those rows): `wait_for_new_rows` then waits for commits the
+        claim may have missed, not for the ones it took.
         """
         ...
 
@@ -46,7 +48,7 @@ class OutboxStore(Protocol):
     async def wait_for_new_rows(self, timeout: float) -> bool:
         """Wait for a NOTIFY from serving (True) or the timeout (False), whichever is first.
 
-        A notification that arrived since the last call returns at once, so none is lost.
+        A notification that arrived since the last call or claim returns at once, so none is lost.
         """
         ...
 
