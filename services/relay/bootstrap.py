@@ -49,7 +49,7 @@ from services.common.settings import (
     env_str,
     stream_replicas,
 )
-from services.relay.adapters.jetstream import JetStreamPublisher, StreamSpec, connect_nats, ensure_stream
+from services.relay.adapters.jetstream import JetStreamPublisher, StreamSpec, connect_until_reachable, ensure_stream
 from services.relay.adapters.metrics import PrometheusRelayMetrics
 from services.relay.adapters.pg_outbox import PgOutboxStore
 from services.relay.domain.model import RelayTiming, TimingError
@@ -161,7 +161,7 @@ class _RelayProcess:
     async def open(self) -> None:
         settings, timing = self._settings, self._settings.config.timing
         self._store = await PgOutboxStore.open(settings.conninfo, synchronous_commit=settings.synchronous_commit)
-        self._client = await connect_nats(
+        self._client = await connect_until_reachable(
             settings.nats_url, name=f"memloop-relay-{settings.config.claimer}", access=settings.common.nats
         )
         publisher = JetStreamPublisher(

@@ -23,7 +23,7 @@ from opentelemetry import trace
 
 from services.common import telemetry
 from services.common.nats_access import NatsAccess
-from services.common.nats_connect import connect_nats as connect_once
+from services.common.nats_connect import connect_nats
 from services.common.nats_urls import nats_servers
 from services.relay.adapters.publish_spans import PublishSpan, PublishSpans
 from services.relay.domain.model import OutboxRow, stream_subjects, subject_for
@@ -56,7 +56,7 @@ class StreamSpec:
         )
 
 
-async def connect_nats(
+async def connect_until_reachable(
     url: str, *, name: str, connect_retry_seconds: float = 0.5, access: NatsAccess | None = None
 ) -> NatsClient:
     """Connect (retrying until the server answers), then reconnect forever after any drop."""
@@ -76,7 +76,7 @@ async def connect_nats(
 
     while True:
         try:
-            return await connect_once(
+            return await connect_nats(
                 nats_servers(url),
                 name=name,
                 allow_reconnect=True,
