@@ -34,7 +34,10 @@ What `MEMLOOP_MEMORY_ENCODER_PRECISION` changes, measured before choosing its de
   and a rebuild embed) and single (one query per call, as SearchMemories embeds), one torch thread
   (MEMLOOP_LEARNING_THREADS' default), rounds alternating the two precisions, medians reported.
 
-    .venv/bin/python -m bench.bench_memory_encoder [--quick]
+    .venv/bin/python -m bench.bench_memory_encoder [--quick] [--other int8|bf16]
+
+`--other bf16` measures bfloat16 autocast (`services/common/encoder_precision.py`) the same way,
+in place of int8.
 """
 
 from __future__ import annotations
@@ -62,7 +65,9 @@ from services.memory.core.service.ports import Tuning
 from tests.fixtures import load_fixture
 
 Matrix = npt.NDArray[np.float32]
-PRECISIONS = ("fp32", "int8")
+OTHER = "int8"
+"""The precision measured against fp32: `int8` (the default) or `bf16` (`--other`)."""
+PRECISIONS = ("fp32", OTHER)
 K = 10
 RECALL_GOAL = 0.95
 _TIE = 1e-5
@@ -172,7 +177,7 @@ def _speed(embedders: dict[str, Any], texts: Sequence[str], batch: int, rounds: 
     for r in range(rounds):
         for p in PRECISIONS if r % 2 == 0 else tuple(reversed(PRECISIONS)):
             times[p].append(_cpu_ms_per_text(embedders[p], texts, batch))
-    print(f"    calls of {batch}: CPU ms per text fp32 {_fmt(times['fp32'])} int8 {_fmt(times['int8'])}", flush=True)
+    print(f"    calls of {batch}: CPU ms per text fp32 {_fmt(times['fp32'])} {OTHER} {_fmt(times[OTHER])}", flush=True)
     return {p: statistics.median(times[p]) for p in PRECISIONS}
 
 
@@ -185,28 +190,28 @@ def _quality(embedders: dict[str, Any], corpus_list: Sequence[Corpus]) -> tuple[
     worst_recall = 1.0
     for corpus in corpus_list:
         vectors = {p: (embedders[p].embed(corpus.texts), _alone(embedders[p], corpus.queries)) for p in PRECISIONS}
-        recalls = recall_at_k(vectors["fp32"], vectors["int8"])
+        recalls = recall_at_k(vectors["fp32"], vectors[OTHER])
         batched_queries = {p: embedders[p].embed(corpus.queries, kind="query") for p in PRECISIONS}
         batched = statistics.fmean(
-            recall_at_k((vectors["fp32"][0], batched_queries["fp32"]), (vectors["int8"][0], batched_queries["int8"]))
+            recall_at_k((vectors["fp32"][0], batched_queries["fp32"]), (vectors[OTHER][0], batched_queries[OTHER]))
         )
-        cosines = np.sum(vectors["fp32"][0] * vectors["int8"][0], axis=1)
+        cosines = np.sum(vectors["fp32"][0] * vectors[OTHER][0], axis=1)
         mean = statistics.fmean(recalls)
         worst_recall = min(worst_recall, mean)
         below = sum(r < 0.8 for r in recalls)
         drift = {p: np.sum(vectors[p][1] * batched_queries[p], axis=1) for p in PRECISIONS}
         print(
-            f"  {corpus.name}: {len(corpus.texts)} texts, {len(corpus.queries)} queries; recall@{K} int8 vs fp32 "
+            f"  {corpus.name}: {len(corpus.texts)} texts, {len(corpus.queries)} queries; recall@{K} {OTHER} vs fp32 "
             f"exact {mean:.4f} (min {min(recalls):.1f}, {below} queries below 0.8; {batched:.4f} with the queries "
-            f"embedded in calls of 64 instead of alone); cosine int8·fp32 min {cosines.min():.4f} p1 "
+            f"embedded in calls of 64 instead of alone); cosine {OTHER}·fp32 min {cosines.min():.4f} p1 "
             f"{np.percentile(cosines, 1):.4f} mean {cosines.mean():.4f}; one text alone vs in a call of 64, "
-            f"cosine min/mean fp32 {drift['fp32'].min():.4f}/{drift['fp32'].mean():.4f} int8 "
-            f"{drift['int8'].min():.4f}/{drift['int8'].mean():.4f}",
+            f"cosine min/mean fp32 {drift['fp32'].min():.4f}/{drift['fp32'].mean():.4f} {OTHER} "
+            f"{drift[OTHER].min():.4f}/{drift[OTHER].mean():.4f}",
             flush=True,
         )
         rows.append(
             row(
-                f"memory embedder recall@{K}, int8 search vs fp32 exact, {corpus.name} corpus "
+                f"memory embedder recall@{K}, {OTHER} search vs fp32 exact, {corpus.name} corpus "
                 f"({len(corpus.texts)} texts, {len(corpus.queries)} queries)",
                 round(mean, 4),
                 1.0,
@@ -217,7 +222,7 @@ def _quality(embedders: dict[str, Any], corpus_list: Sequence[Corpus]) -> tuple[
         )
         rows.append(
             row(
-                f"memory embedder cosine of int8 and fp32 vectors of one text, {corpus.name} corpus (min / mean)",
+                f"memory embedder cosine of {OTHER} and fp32 vectors of one text, {corpus.name} corpus (min / mean)",
                 round(float(cosines.min()), 4),
                 round(float(cosines.mean()), 4),
                 None,
@@ -225,9 +230,9 @@ def _quality(embedders: dict[str, Any], corpus_list: Sequence[Corpus]) -> tuple[
         )
         rows.append(
             row(
-                f"memory embedder cosine of one text's vector alone and in a call of 64, int8 (baseline fp32), "
+                f"memory embedder cosine of one text's vector alone and in a call of 64, {OTHER} (baseline fp32), "
                 f"{corpus.name} queries (min)",
-                round(float(drift["int8"].min()), 4),
+                round(float(drift[OTHER].min()), 4),
                 round(float(drift["fp32"].min()), 4),
                 None,
             )
@@ -264,22 +269,22 @@ def _thresholds(embedders: dict[str, Any]) -> tuple[list[Row], bool]:
     fixtures_same = True
     print(f"  conflict threshold {cut} (FindConflicts; MEMLOOP_CONFLICT_SIMILARITY):", flush=True)
     for name, texts, pairs in _pair_sets():
-        fp32, int8 = embedders["fp32"].embed(texts), embedders["int8"].embed(texts)
-        found = threshold_flips(fp32, int8, pairs, cut)
+        fp32, other = embedders["fp32"].embed(texts), embedders[OTHER].embed(texts)
+        found = threshold_flips(fp32, other, pairs, cut)
         flips = found["flips"]
         if not name.startswith("extraction"):
             fixtures_same = fixtures_same and not flips
         print(
-            f"    {name}: {found['pairs']} pairs, close at fp32 {found['close_fp32']}, at int8 "
+            f"    {name}: {found['pairs']} pairs, close at fp32 {found['close_fp32']}, at {OTHER} "
             f"{found['close_int8']}, changed side {len(flips)}; fp32 within 0.02 of the cut "
-            f"{found['within_0.02']}; largest |fp32 - int8| similarity {found['max_shift']:.4f}",
+            f"{found['within_0.02']}; largest |fp32 - {OTHER}| similarity {found['max_shift']:.4f}",
             flush=True,
         )
         for i, j, s32, s8 in flips if not name.startswith("extraction") else flips[:5]:
-            print(f"      {texts[i]!r} ~ {texts[j]!r}: fp32 {s32:.4f}, int8 {s8:.4f}")
+            print(f"      {texts[i]!r} ~ {texts[j]!r}: fp32 {s32:.4f}, {OTHER} {s8:.4f}")
         rows.append(
             row(
-                f"pairs on the other side of the conflict threshold {cut} at int8, {name} ({found['pairs']} pairs, "
+                f"pairs on the other side of the conflict threshold {cut} at {OTHER}, {name} ({found['pairs']} pairs, "
                 f"{found['close_fp32']} close at fp32)",
                 len(flips),
                 0,
@@ -291,7 +296,9 @@ def _thresholds(embedders: dict[str, Any]) -> tuple[list[Row], bool]:
     return rows, fixtures_same
 
 
-def run(quick: bool) -> list[Row]:
+def run(quick: bool, other: str = "int8") -> list[Row]:
+    global OTHER, PRECISIONS  # a bench script's one switch, read by every figure's label
+    OTHER, PRECISIONS = other, ("fp32", other)
     from services.common.priority import bound_math_threads
     from services.memory.core.adapters.embedders import MiniLmEmbedder
 
@@ -310,14 +317,14 @@ def run(quick: bool) -> list[Row]:
     single = _speed(embedders, queries, 1, rounds)
     speed = [
         row(
-            f"memory embedder CPU ms per text, {what}: int8 vs fp32 (median of {rounds} alternating rounds)",
-            round(measured["int8"], 2),
+            f"memory embedder CPU ms per text, {what}: {OTHER} vs fp32 (median of {rounds} alternating rounds)",
+            round(measured[OTHER], 2),
             round(measured["fp32"], 2),
-            round(measured["int8"] / measured["fp32"], 2),
+            round(measured[OTHER] / measured["fp32"], 2),
         )
         for what, measured in (("calls of 64 stored texts", batched), ("one query per call", single))
     ]
-    verdict = "int8" if recall_met and thresholds_same else "fp32"
+    verdict = OTHER if recall_met and thresholds_same else "fp32"
     print(
         f"  default by the rule (recall@{K} >= {RECALL_GOAL} on every corpus and the fixtures' pairs on the same "
         f"side of the threshold): {verdict} (load average {load_average()})",
@@ -329,8 +336,9 @@ def run(quick: bool) -> list[Row]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="smaller corpora and fewer rounds")
+    parser.add_argument("--other", choices=("int8", "bf16"), default="int8", help="the precision measured against fp32")
     args = parser.parse_args()
-    for measured in run(args.quick):
+    for measured in run(args.quick, args.other):
         print(
             f"{measured['figure']}: {measured['memloop']} (baseline {measured['baseline']}, ratio {measured['ratio']})"
         )

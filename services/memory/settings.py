@@ -9,7 +9,7 @@ Embedding (`core/adapters/embedders.py`):
 | variable | default | meaning |
 |---|---|---|
 | MEMLOOP_EMBEDDER | minilm | `minilm` (all-MiniLM-L6-v2, offline) or `hashing` (lexical, no model) |
-| MEMLOOP_MEMORY_ENCODER_PRECISION | fp32 | MiniLM precision: `fp32` (as shipped) or `int8` (quantised linear layers) |
+| MEMLOOP_MEMORY_ENCODER_PRECISION | fp32 | MiniLM: `fp32` (as shipped), `int8` or `bf16` (linear layers) |
 | MEMLOOP_CONFLICT_SIMILARITY | 0.75 | FindConflicts: a same-type memory this similar to a candidate is a conflict |
 
 int8 costs 0.55 of fp32's CPU per query embedded alone and 0.67 per stored text in calls of 64, but
@@ -192,7 +192,7 @@ class MemorySettings:
     standby_max_lag_seconds: float = 1.0
     # issue 15: `all` (one process), or one half of a split replica: `retrieval` or `ingest`
     role: str = "all"
-    # MiniLM's precision (MEMLOOP_MEMORY_ENCODER_PRECISION; the minilm embedder only): `int8` or `fp32`
+    # MiniLM's precision (MEMLOOP_MEMORY_ENCODER_PRECISION; the minilm embedder only): `fp32`, `int8` or `bf16`
     encoder_precision: str = DEFAULT_ENCODER_PRECISION
 
     @property

@@ -28,7 +28,8 @@ Settings (environment variable — default — why):
   sentence classifier over the offline MiniLM model; the hashing-embedder mode keeps the rules alone;
 * MEMLOOP_WORKER_ENCODER_PRECISION — int8 — the `learned` extractor's sentence encoder: `int8`
   (dynamically quantised linear layers, about 40 % less CPU per sentence; the extraction report's
-  figures unchanged, `scripts/extraction_report.py --precision`) or `fp32` (the model as shipped);
+  figures unchanged, `scripts/extraction_report.py --precision`), `fp32` (the model as shipped) or
+  `bf16` (bfloat16 linear layers, for CPUs with native bfloat16: `services/common/encoder_precision.py`);
 * MEMLOOP_LEARNING_PRIORITY — idle — the whole worker process runs at SCHED_IDLE (else nice 19),
   so learning never takes a core a reply needs (issue 15; `normal` turns it off);
 * MEMLOOP_LEARNING_THREADS — 1 — OpenMP/BLAS/torch threads;

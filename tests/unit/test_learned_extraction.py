@@ -300,7 +300,7 @@ def _worker_env(**extra: str) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(("value", "expected"), [(None, "int8"), ("int8", "int8"), ("FP32", "fp32")])
+@pytest.mark.parametrize(("value", "expected"), [(None, "int8"), ("int8", "int8"), ("FP32", "fp32"), ("bf16", "bf16")])
 def test_the_encoder_precision_is_a_worker_setting_defaulting_to_int8(value: str | None, expected: str) -> None:
     # Given the worker's environment with or without MEMLOOP_WORKER_ENCODER_PRECISION  When read
     extra = {} if value is None else {"MEMLOOP_WORKER_ENCODER_PRECISION": value}
@@ -354,3 +354,23 @@ def test_the_encoder_reads_at_most_128_word_pieces(fp32_encoder: MiniLmSentenceE
     # And a short sentence is read whole: a different ending changes its row
     short = fp32_encoder.embed(["We reviewed the plan and it went well.", "We reviewed the plan but the vendor lied."])
     assert float(short[0] @ short[1]) < 0.99
+
+
+def test_the_bf16_encoder_runs_in_bfloat16_and_its_rows_and_the_heads_readings_stay_with_fp32(
+    fp32_encoder: MiniLmSentenceEncoder,
+) -> None:
+    # Given the bf16 encoder and the fp32 one, and held-out sentences embedded one at a time
+    bf16 = MiniLmSentenceEncoder(precision="bf16")
+    report = _script("extraction_report")
+    texts = [row["text"] for row in report.load_rows()[::12]]
+    rows = np.concatenate([bf16.embed([text]) for text in texts])
+    exact = np.concatenate([fp32_encoder.embed([text]) for text in texts])
+    # Then its linear layers really are bfloat16 (none left fp32) and its rows are not fp32's bit for bit
+    assert bf16.precision == "bf16" and not [m for m in bf16._model.modules() if type(m) is torch.nn.Linear]
+    assert not np.array_equal(rows, exact)
+    # And its rows are unit length and all but equal to fp32's, so the heads read them the same
+    assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-4)
+    assert (rows * exact).sum(axis=1).min() > 0.999
+    heads = load_heads()
+    same = [a.type == b.type for a, b in zip(heads.predict(rows), heads.predict(exact), strict=True)]
+    assert sum(same) / len(same) >= 0.98

