@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from services.common.encoder_precision import PRECISIONS  # noqa: E402 - after the path fix
 from services.common.redaction import RedactionMode, Redactor  # noqa: E402 - after the path fix
 from services.common.vocabulary import Candidate, Decision, Outcome  # noqa: E402
 from services.policy.domain.rules import DEFAULT_THRESHOLDS, Conflict, PolicyThresholds, evaluate  # noqa: E402
@@ -292,7 +293,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--report", type=Path, default=REPORT)
-    parser.add_argument("--precision", choices=("int8", "fp32"), default="int8", help="the worker's encoder precision")
+    parser.add_argument("--precision", choices=PRECISIONS, default="int8", help="the worker's encoder precision")
     args = parser.parse_args()
     rows = load_rows(args.data)
     learned_results = run(rows, learned_extractor(rows, args.precision))
