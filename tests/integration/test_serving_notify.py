@@ -87,53 +87,31 @@ def test_a_requests_rows_commit_while_another_notifying_commit_holds_the_notify_
     stalling_server: str, after: bool
 ) -> None:
     admin = psycopg.connect(libpq_url(stalling_server), autocommit=True)
-    holder = psycopg.connect(libpq_url(stalling_server))
     # serving's own session flushes locally and waits for no standby: only the NOTIFY lock can hold it
     serving = psycopg.connect(
         libpq_url(url_for_role(stalling_server, "memloop_serving_app")), options="-c synchronous_commit=local"
     )
-    threads: list[threading.Thread] = []
+    new = _new()
+    request = threading.Thread(
+        target=_quietly(
+            lambda: add_new_request(
+                serving, new, with_event=True, tenant_setting="acme", commit=True, notify="after" if after else "commit"
+            )
+        ),
+        daemon=True,
+    )
     try:
         # given: another transaction's NOTIFY stalled in its commit, holding the cluster's notify lock
-        holder.execute("INSERT INTO stall VALUES (1)")
-        holder.execute("NOTIFY elsewhere")
-        threads.append(threading.Thread(target=_quietly(holder.commit), daemon=True))
-        threads[-1].start()
-        deadline = time.monotonic() + 10
-        while not admin.execute(
-            "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND wait_event = 'SyncRep'", (holder.info.backend_pid,)
-        ).fetchone():
-            assert time.monotonic() < deadline, "the notifying commit never stalled"
-            time.sleep(0.05)
-
-        # when: serving commits a new request with its learning event
-        new = _new()
-        threads.append(
-            threading.Thread(
-                target=_quietly(
-                    lambda: add_new_request(
-                        serving,
-                        new,
-                        with_event=True,
-                        tenant_setting="acme",
-                        commit=True,
-                        notify="after" if after else "commit",
-                    )
-                ),
-                daemon=True,
-            )
-        )
-        threads[-1].start()
-
-        # then: after its commit the rows are there although the lock is still held; inside, they wait
-        assert _committed(admin, new.result.request_id, within=3.0 if after else 1.0) is after
-    finally:
-        admin.execute("SELECT pg_cancel_backend(%s)", (holder.info.backend_pid,))  # its commit completes locally
-        for thread in threads:
-            thread.join(timeout=10)
-        for conn in (serving, holder, admin):
+        with _notify_lock_held(admin, stalling_server):
+            # when: serving commits a new request with its learning event
+            request.start()
+            # then: after its commit the rows are there although the lock is still held; inside, they wait
+            assert _committed(admin, new.result.request_id, within=3.0 if after else 1.0) is after
+    finally:  # the lock is free once the stalled commit was cancelled (it completes locally)
+        request.join(timeout=10)
+        for conn in (serving, admin):
             conn.close()
-    assert not any(thread.is_alive() for thread in threads)
+    assert not request.is_alive()
     if not after:  # and once the lock is free, the in-transaction NOTIFY's request commits too
         with psycopg.connect(libpq_url(stalling_server), autocommit=True) as check:
             assert _committed(check, new.result.request_id, within=3.0)

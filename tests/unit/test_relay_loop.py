@@ -240,15 +240,16 @@ async def test_a_batch_is_claimed_only_when_the_window_has_room_for_all_of_it() 
 
 
 class _ClaimCounting(InMemoryOutboxStore):
-    """Records the size of every claim that found rows."""
+    """Records the size of every claim that found rows, or of every claim with `empty_too`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, empty_too: bool = False) -> None:
         super().__init__()
         self.claims: list[int] = []
+        self._empty_too = empty_too
 
     async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
         rows = await super().claim_batch(limit, lease_seconds=lease_seconds, claimer=claimer)
-        if rows:
+        if rows or self._empty_too:
             self.claims.append(len(rows))
         return rows
 
@@ -277,22 +278,9 @@ async def test_an_idle_relay_woken_by_news_lingers_so_one_claim_takes_the_rows_c
     assert store.claims == [5]
 
 
-class _AllClaims(InMemoryOutboxStore):
-    """Records the size of every claim, empty ones included."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.claims: list[int] = []
-
-    async def claim_batch(self, limit: int, *, lease_seconds: float, claimer: str) -> list[OutboxRow]:
-        rows = await super().claim_batch(limit, lease_seconds=lease_seconds, claimer=claimer)
-        self.claims.append(len(rows))
-        return rows
-
-
 async def test_a_claim_short_of_a_batch_waits_for_news_instead_of_claiming_again_at_once() -> None:
     # Given an idle relay (batches of 10) parked on news
-    store, stream = _AllClaims(), InMemoryJetStream()
+    store, stream = _ClaimCounting(empty_too=True), InMemoryJetStream()
     relay, _ = _relay(store, stream, claim_linger_seconds=0.0, poll_interval_seconds=30.0)
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
@@ -309,7 +297,7 @@ async def test_a_claim_short_of_a_batch_waits_for_news_instead_of_claiming_again
 
 async def test_a_whole_batch_is_followed_by_another_claim_at_once() -> None:
     # Given 25 rows waiting and a relay with batches of 10 that would wait 30 s for news
-    store, stream = _AllClaims(), InMemoryJetStream()
+    store, stream = _ClaimCounting(empty_too=True), InMemoryJetStream()
     for row in _rows(25):
         store.add(row)
     store.news.clear()
@@ -322,7 +310,7 @@ async def test_a_whole_batch_is_followed_by_another_claim_at_once() -> None:
 
 async def test_news_long_after_the_last_claim_is_claimed_at_once_the_linger_only_spaces_claims() -> None:
     # Given a relay lingering 1 s whose last claim (empty) began longer ago than that
-    store, stream = _AllClaims(), InMemoryJetStream()
+    store, stream = _ClaimCounting(empty_too=True), InMemoryJetStream()
     relay, _ = _relay(store, stream, claim_linger_seconds=1.0, poll_interval_seconds=30.0)
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))

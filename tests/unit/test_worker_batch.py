@@ -313,15 +313,9 @@ async def test_the_consumer_pulls_up_to_n_messages_per_batch_within_the_in_fligh
         batch_wait=0.005,
         fetch_timeout=0.05,
     )
-    stop = asyncio.Event()
 
     # When the consumer runs until every message was dispatched
-    runner = asyncio.create_task(consumer.run(stop))
-    while sum(batches) < 10:
-        await asyncio.sleep(0.005)
-    stop.set()
-    await runner
-    await consumer.drain(1.0)
+    await _run_until_dispatched(consumer, batches, 10)
 
     # Then the batches were at most N and never more than the limit in flight; the rest of a batch
     # was fetched with the short batch wait, the first message with the long fetch timeout
@@ -329,6 +323,16 @@ async def test_the_consumer_pulls_up_to_n_messages_per_batch_within_the_in_fligh
     assert most_in_flight <= concurrency
     assert (1, 0.05) in subscription.fetches
     assert all(timeout <= 0.005 for size, timeout in subscription.fetches if size > 1)
+
+
+async def _run_until_dispatched(consumer: LearningConsumer, batches: list[int], count: int) -> None:
+    stop = asyncio.Event()
+    runner = asyncio.create_task(consumer.run(stop))
+    while sum(batches) < count:
+        await asyncio.sleep(0.005)
+    stop.set()
+    await runner
+    await consumer.drain(1.0)
 
 
 class TrickleSubscription(FakeSubscription):
@@ -357,15 +361,9 @@ async def test_a_batch_fills_from_a_stream_of_messages_until_full_or_the_batch_w
         batch_wait=0.5,
         fetch_timeout=0.05,
     )
-    stop = asyncio.Event()
 
     # When the consumer runs until every message was dispatched
-    runner = asyncio.create_task(consumer.run(stop))
-    while sum(batches) < 6:
-        await asyncio.sleep(0.005)
-    stop.set()
-    await runner
-    await consumer.drain(1.0)
+    await _run_until_dispatched(consumer, batches, 6)
 
     # Then the first batch kept fetching until full (not first message + what had arrived: [2, 2, 2]),
     # and the last took what came within the batch wait
