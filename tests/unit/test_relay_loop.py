@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -34,14 +35,23 @@ def _relay(
     return Relay(store, stream, metrics, replace(base, **config), crash=crash), metrics
 
 
-async def _run_until(relay: Relay, done: Callable[[], bool], timeout: float = 5.0) -> None:
+@contextlib.asynccontextmanager
+async def _running(relay: Relay) -> AsyncIterator[None]:
+    """The relay runs for the block, and has stopped when it ends."""
     stop = asyncio.Event()
     task = asyncio.create_task(relay.run(stop))
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not done() and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.01)
-    stop.set()
-    await asyncio.wait_for(task, 5)
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+
+
+async def _run_until(relay: Relay, done: Callable[[], bool], timeout: float = 5.0) -> None:
+    async with _running(relay):
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not done() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.01)
 
 
 async def test_every_row_is_published_once_and_marked_with_its_puback() -> None:
@@ -258,21 +268,15 @@ async def test_an_idle_relay_woken_by_news_lingers_so_one_claim_takes_the_rows_c
     # Given an idle relay (its first claim found nothing) that lingers 0.5 s after news
     store, stream = _ClaimCounting(), InMemoryJetStream()
     relay, _ = _relay(store, stream, claim_linger_seconds=0.5, poll_interval_seconds=30.0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(relay.run(stop))
-    await asyncio.sleep(0.05)
-    # When one row commits, and four more a moment later (while it lingers)
-    first, *rest = _rows(5)
-    store.add(first)
-    await asyncio.sleep(0.05)
-    for row in rest:
-        store.add(row)
-    for _ in range(300):
-        if len(store.published()) == 5:
-            break
-        await asyncio.sleep(0.01)
-    stop.set()
-    await task
+    async with _running(relay):
+        await _until(lambda: store.waiting)
+        # When one row commits, and four more a moment later (while it lingers)
+        first, *rest = _rows(5)
+        store.add(first)
+        await asyncio.sleep(0.05)
+        for row in rest:
+            store.add(row)
+        await _until(lambda: len(store.published()) == 5)
     # Then all five went out in ONE claim (not one claim for the first and another for the rest)
     assert len(store.published()) == 5
     assert store.claims == [5]
@@ -282,15 +286,12 @@ async def test_a_claim_short_of_a_batch_waits_for_news_instead_of_claiming_again
     # Given an idle relay (batches of 10) parked on news
     store, stream = _ClaimCounting(empty_too=True), InMemoryJetStream()
     relay, _ = _relay(store, stream, claim_linger_seconds=0.0, poll_interval_seconds=30.0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(relay.run(stop))
-    await _until(lambda: store.waiting)
-    # When three rows commit
-    for row in _rows(3):
-        store.add(row)
-    await _until(lambda: len(store.published()) == 3 and store.waiting)
-    stop.set()
-    await task
+    async with _running(relay):
+        await _until(lambda: store.waiting)
+        # When three rows commit
+        for row in _rows(3):
+            store.add(row)
+        await _until(lambda: len(store.published()) == 3 and store.waiting)
     # Then one claim took them and the relay went back to waiting: no empty claim after a short one
     assert store.claims == [0, 3]
 
@@ -312,17 +313,21 @@ async def test_news_long_after_the_last_claim_is_claimed_at_once_the_linger_only
     # Given a relay lingering 1 s whose last claim (empty) began longer ago than that
     store, stream = _ClaimCounting(empty_too=True), InMemoryJetStream()
     relay, _ = _relay(store, stream, claim_linger_seconds=1.0, poll_interval_seconds=30.0)
-    stop = asyncio.Event()
-    task = asyncio.create_task(relay.run(stop))
-    await _until(lambda: store.waiting)
-    await asyncio.sleep(1.1)
-    # When one row commits, and another a moment later
-    first, second = _rows(2)
-    store.add(first)
-    await asyncio.sleep(0.05)
-    store.add(second)
-    await _until(lambda: len(store.published()) == 2)
-    stop.set()
-    await task
-    # Then the first was claimed on its news, without a linger; the second, within the linger, waited for it
+    loop = asyncio.get_running_loop()
+    async with _running(relay):
+        await _until(lambda: store.waiting)
+        await asyncio.sleep(1.1)  # the linger's whole second passes with the relay idle: time itself is the condition
+        # When one row commits, and another once the first is out
+        first, second = _rows(2)
+        committed = loop.time()
+        store.add(first)
+        await _until(lambda: len(store.published()) == 1)
+        first_out = loop.time()
+        store.add(second)
+        await _until(lambda: len(store.published()) == 2)
+        second_out = loop.time()
+    # Then the first was claimed on its news, without lingering its second; the second, committed
+    # within the linger since that claim, waited out the linger and went in a claim of its own
+    assert first_out - committed < 0.9
+    assert second_out - first_out > 0.8
     assert store.claims == [0, 1, 1]
