@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 from typing import Any, cast
 
 import psycopg
@@ -36,15 +38,28 @@ class _FakeConnection:
             assert self.sent.wait_for(lambda: len(self.notifies) >= count, timeout=10)
 
 
-def _waker(conn: _FakeConnection) -> RelayWaker:
-    return RelayWaker(lambda: cast(psycopg.Connection[Any], conn))
+@contextlib.contextmanager
+def _running(*connections: _FakeConnection) -> Iterator[RelayWaker]:
+    """A started waker opening `connections` in turn; on leaving, every blocked send is released and
+    the waker stopped."""
+    pending = list(connections)
+
+    def connect() -> psycopg.Connection[Any]:
+        return cast(psycopg.Connection[Any], pending.pop(0))
+
+    waker = RelayWaker(connect)
+    waker.start()
+    try:
+        yield waker
+    finally:
+        for conn in connections:
+            conn.release.set()
+        waker.stop()
 
 
 def test_wakes_during_a_send_make_one_more_notify_not_one_each() -> None:
     conn = _FakeConnection()
-    waker = _waker(conn)
-    waker.start()
-    try:
+    with _running(conn) as waker:
         # given: a first wake whose NOTIFY is in flight
         waker.wake()
         assert conn.sending.wait(timeout=10)
@@ -54,25 +69,18 @@ def test_wakes_during_a_send_make_one_more_notify_not_one_each() -> None:
         conn.release.set()
         # then: one more NOTIFY follows them, sent after the last wake, not fifty
         conn.wait_for(2)
-    finally:
-        waker.stop()
     assert len(conn.notifies) == 2
     assert conn.closed
 
 
 def test_a_wake_returns_without_waiting_for_a_send_in_flight() -> None:
     conn = _FakeConnection()
-    waker = _waker(conn)
-    waker.start()
-    try:
+    with _running(conn) as waker:
         waker.wake()
         assert conn.sending.wait(timeout=10)
         # a send is blocked on the database: waking again returns at once (this thread would hang otherwise)
         waker.wake()
         assert conn.notifies == []
-    finally:
-        conn.release.set()
-        waker.stop()
 
 
 def test_a_failed_send_is_retried_on_a_new_connection() -> None:
@@ -82,12 +90,7 @@ def test_a_failed_send_is_retried_on_a_new_connection() -> None:
 
     good = _FakeConnection()
     good.release.set()
-    connections: list[_FakeConnection] = [_Failing(), good]
-    waker = RelayWaker(lambda: cast(psycopg.Connection[Any], connections.pop(0)))
-    waker.start()
-    try:
+    with _running(_Failing(), good) as waker:
         waker.wake()
         good.wait_for(1)
-    finally:
-        waker.stop()
     assert len(good.notifies) == 1
