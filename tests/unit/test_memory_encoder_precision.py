@@ -57,6 +57,12 @@ def test_an_unknown_precision_stops_memory_naming_the_setting(value: str) -> Non
         MiniLmEmbedder(precision=value)
 
 
+def _extraction_texts() -> list[str]:
+    """Every tenth sentence of the extraction set: memory texts of the project's own kind."""
+    rows = [json.loads(line) for line in _SENTENCES.read_text(encoding="utf-8").splitlines()]
+    return [row["text"] for row in rows[::10]]
+
+
 @pytest.fixture(scope="module")
 def embedders() -> dict[str, MiniLmEmbedder]:
     return {precision: MiniLmEmbedder(precision=precision) for precision in ("fp32", "int8", "bf16")}
@@ -74,8 +80,7 @@ def test_each_precision_stores_its_vectors_under_its_own_name(embedders: dict[st
 
 def test_int8_vectors_are_quantised_unit_length_and_near_fp32(embedders: dict[str, MiniLmEmbedder]) -> None:
     # Given memory texts from the extraction set, embedded in one batch and one at a time
-    rows = [json.loads(line) for line in _SENTENCES.read_text(encoding="utf-8").splitlines()]
-    texts = [row["text"] for row in rows[::10]]
+    texts = _extraction_texts()
     int8, fp32 = embedders["int8"], embedders["fp32"]
     quantised, exact = int8.embed(texts), fp32.embed(texts)
     single = np.concatenate([int8.embed([text], kind="query") for text in texts[:20]])
@@ -96,8 +101,7 @@ def test_int8_vectors_are_quantised_unit_length_and_near_fp32(embedders: dict[st
 
 def test_bf16_rows_are_bfloat16_products_unit_length_and_all_but_fp32s(embedders: dict[str, MiniLmEmbedder]) -> None:
     # Given memory texts from the extraction set, embedded in one batch and one at a time
-    rows = [json.loads(line) for line in _SENTENCES.read_text(encoding="utf-8").splitlines()]
-    texts = [row["text"] for row in rows[::10]]
+    texts = _extraction_texts()
     bf16, fp32 = embedders["bf16"], embedders["fp32"]
     batched, exact = bf16.embed(texts), fp32.embed(texts)
     alone = np.concatenate([bf16.embed([text], kind="query") for text in texts[:20]])
