@@ -86,9 +86,8 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         if self._session is not None:
             self._session.commit()
         self._committed = True
-        if self._wake_after_commit:
-            self._wake_after_commit = False
-            self._wake_relays_if(True)
+        self._wake_relays_if(self._wake_after_commit)
+        self._wake_after_commit = False
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -169,11 +168,9 @@ class SqlServingUnitOfWork(SqlAlchemyUnitOfWork):
         # runs in a new transaction that must be scoped again. SQLAlchemy's own commit is then a
         # no-op on the idle connection.
         self._scoped = not commit
+        self._wake_after_commit = added and with_event  # `commit()` wakes the relays once it has committed
         if commit:
             self.commit()
-            self._wake_relays_if(added and with_event)
-        elif added and with_event and self._wake_relays is not None:
-            self._wake_after_commit = True
         return added
 
     def _wake_relays_if(self, event_committed: bool) -> None:
