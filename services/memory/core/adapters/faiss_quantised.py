@@ -130,10 +130,8 @@ class FloatStore:
                 self._recent.pop(row_id, None)
                 gone.append(row_id)
         if gone and len(self._sorted_ids):
-            wanted = np.asarray(gone, dtype=np.int64)
-            at = np.minimum(np.searchsorted(self._sorted_ids, wanted), len(self._sorted_ids) - 1)
-            marked = at[self._sorted_ids[at] == wanted]
-            self._sorted_slots[marked] = -1
+            at, found = self._sorted_positions(np.asarray(gone, dtype=np.int64))
+            self._sorted_slots[at[found]] = -1
 
     def get(self, ids: Iterable[int] | Ids) -> Matrix:
         """The vectors of `ids` (every one held, else KeyError), in that order; `ids` any iterable
@@ -151,9 +149,14 @@ class FloatStore:
         removed since."""
         if not len(self._sorted_ids):
             return np.full(len(wanted), -1, dtype=np.intp)
-        at = np.minimum(np.searchsorted(self._sorted_ids, wanted), len(self._sorted_ids) - 1)
-        slots: npt.NDArray[np.intp] = np.where(self._sorted_ids[at] == wanted, self._sorted_slots[at], -1)
+        at, found = self._sorted_positions(wanted)
+        slots: npt.NDArray[np.intp] = np.where(found, self._sorted_slots[at], -1)
         return slots
+
+    def _sorted_positions(self, wanted: Ids) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.bool_]]:
+        """Where each wanted row sits in the sorted ids (clamped to the last entry), and whether it is there."""
+        at = np.minimum(np.searchsorted(self._sorted_ids, wanted), len(self._sorted_ids) - 1)
+        return at, self._sorted_ids[at] == wanted
 
 
 def reranked(index: faiss.Index, store: FloatStore, queries: Matrix, k: int, params: Any) -> tuple[Matrix, Ids]:
