@@ -69,16 +69,28 @@ def test_an_event_published_twice_under_different_ids_gives_one_set_of_decisions
     rig.publish(event.payload, event.event_id)
     rig.publish(event.payload, f"{event.event_id}:republished")
     wait_until(lambda: rig.processed(event.event_id), 60, "the event to be processed")
-    wait_until(
-        lambda: metric_value(rig.metrics(), "memloop_worker_deliveries_total") >= 3,
-        30,
-        "the worker to settle all three deliveries",
-    )
+    wait_until(lambda: len(settled(rig, event.event_id)) >= 2, 30, "the worker to settle both deliveries")
 
     # Then memory holds one set of decisions: the same as the control's, one audit trail, no duplicates
     assert rig.outcome("alice") == rig.outcome("control")
     assert rig.audit_actions(event.event_id) == rig.audit_actions(control.event_id)
-    assert 'memloop_worker_deliveries_total{result="duplicate"} 1.0' in rig.metrics()
+    # And the worker applied the event once and acknowledged the other copy as already processed.
+    # Counted from this event's own log lines: a late redelivery of the control (an ack past its
+    # deadline on a loaded machine) is also a duplicate, so the process-wide metric cannot tell.
+    assert sorted(settled(rig, event.event_id)) == ["applied", "duplicate"]
+    assert metric_value(rig.metrics(), 'memloop_worker_deliveries_total{result="duplicate"}') >= 1
+
+
+def settled(rig: LoopRig, event_id: str) -> list[str]:
+    """How the worker settled each delivery of `event_id`, from its log: applied or duplicate."""
+    words = {"event applied": "applied", "event already processed": "duplicate"}
+    return [
+        word
+        for line in json_lines(rig.processes["worker"].log_text())
+        if line.get("event_id") == event_id
+        for prefix, word in words.items()
+        if line["msg"].startswith(prefix)
+    ]
 
 
 def test_malformed_and_unresolvable_events_are_dead_lettered_and_never_block_the_next(rig: LoopRig) -> None:
