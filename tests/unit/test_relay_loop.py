@@ -188,6 +188,22 @@ async def test_a_failed_puback_leaves_only_its_row_unpublished_and_it_is_retried
     assert metrics.failed_total == 1
 
 
+async def test_a_row_whose_puback_failed_is_retried_after_the_backoff_not_the_next_news() -> None:
+    # Given a relay that would wait 30 s for news after a short claim, and one row whose PubAck is lost
+    store, stream = InMemoryOutboxStore(), InMemoryJetStream()
+    row = _rows(1)[0]
+    store.add(row)
+    stream.lose_ack_once.add(row.event_id)
+    relay, metrics = _relay(store, stream, poll_interval_seconds=30.0)
+
+    # When no other row commits, the release of the failed row wakes the relay
+    await _run_until(relay, lambda: row.event_id in store.published())
+
+    # Then it went out again within the backoff (0.05 s here), not after the 30 s poll
+    assert metrics.failed_total == 1
+    assert store.published()[row.event_id].duplicate is True
+
+
 class _HeldAcks(InMemoryJetStream):
     """Stores what is sent but holds every PubAck until the test releases it."""
 

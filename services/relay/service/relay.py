@@ -7,8 +7,9 @@ Three rules make "exactly once in the stream" hold:
 2. A row is marked published only after JetStream acknowledged it. A crash in between leaves the
    row claimed; when the lease lapses it is published again and JetStream's duplicate window,
    keyed on `Nats-Msg-Id` = event id, drops the copy (the PubAck says `duplicate`).
-3. A failed publish (NATS down, PubAck timeout) releases the row for retry after a backoff:
-   nothing is ever given up on, so nothing is dead-lettered by the relay.
+3. A failed publish (NATS down, PubAck timeout) releases the row for retry after a backoff (a relay
+   waiting for news is woken by the release, then waits the backoff): nothing is ever given up on,
+   so nothing is dead-lettered by the relay.
 
 Publishes are pipelined: up to `max_in_flight` await their PubAck at once, and a batch is claimed
 only when the window has room for all of it. A claimed batch is settled as a whole once every one
@@ -91,6 +92,9 @@ class Relay:
         self._receipts: list[PublishReceipt] = []
         self._failed: list[str] = []
         self._marks_waiting = asyncio.Event()
+        self._released = asyncio.Event()
+        """Set when failed rows went back to the outbox: they are news the database never announces
+        (no commit of serving's), so a relay waiting for news would leave them for the poll."""
         self._batch_size = max(1, min(config.batch_size, config.max_in_flight))
         self._consecutive_failures = 0
         self._claimed_at = 0.0
@@ -121,6 +125,7 @@ class Relay:
         if not await self._ready(stop):
             return 0
         self._claimed_at = asyncio.get_running_loop().time()
+        self._released.clear()
         try:
             rows = await self._store.claim_batch(
                 self._batch_size, lease_seconds=self._config.timing.lease_seconds, claimer=self._config.claimer
@@ -134,7 +139,7 @@ class Relay:
             self._idle.clear()
             await self._publisher.publish(rows, _Batch(self, rows))
         if len(rows) < self._batch_size:
-            await _first_of(self._news_then_linger(), stop.wait())
+            await _first_of(self._news_then_linger(), self._released.wait(), stop.wait())
         return len(rows)
 
     async def _news_then_linger(self) -> None:
@@ -216,6 +221,7 @@ class Relay:
                 self._metrics.published(len(receipts), sum(r.duplicate for r in receipts))
             if failed:
                 self._metrics.failed(len(failed))
+                self._released.set()
         except Exception:
             _log.warning("recording %d PubAcks failed; will retry", len(receipts), exc_info=True)
             self._receipts[:0] = receipts
