@@ -11,8 +11,8 @@ with fsync on, embedded nats-server), and in one run on this machine:
    M / (last process_time - first commit_time).
 2. Raw embedder: the texts memory embedded for those events (the `memories` rows each event
    created: its STORE decisions), embedded in the benchmark process by the same embedder class,
-   (a) one `embed()` call per event, as memory does inside each ApplyLearning — **the baseline of
-   the goal** — and (b) all texts in batches of 64, the ceiling if memory batched across events.
+   (a) one `embed()` call per event, as memory once did inside each ApplyLearning, and (b) all texts
+   in batches of 64 — **the baseline of the MiniLM goal** (≥ 0.7x); the hashing goal is 300 events/s.
    Both are reported as events/s (events without a stored text cost the raw embedder nothing),
    as the median of three rounds.
 3. Lag: requests at half the measured throughput (open loop, scheduled by the clock) for a fixed
@@ -68,6 +68,10 @@ from services.common.grpc_client import sync_channel
 from services.memory.core.adapters.embedders import HashingEmbedder, MiniLmEmbedder
 
 GOAL = 0.70
+"""Issue 15, MiniLM: events/s at least this share of the raw embedder batched by 64 on the same texts."""
+HASHING_GOAL = 300.0
+"""Issue 15, hashing embedder: at least this many events/s (its raw embedder is ~100x faster than the
+loop, so a ratio to it says nothing; the loop's own per-event cost is what this measures)."""
 RAW_ROUNDS = 3
 CLIENTS = 8
 RPC_TIMEOUT = 60.0
@@ -288,8 +292,10 @@ def _embedder_rows(embedder: str, sizes: Sizes, quick: bool) -> list[Row]:
         lags = bench.lag(rate, sizes.lag_seconds)
         load = load_average()
         ratio = measured.events_per_s / measured.raw_single
+        batch_ratio = measured.events_per_s / measured.raw_batch
+        met = measured.events_per_s >= HASHING_GOAL if embedder == "hashing" else batch_ratio >= GOAL
         profile = ["profile skipped in --quick mode"] if quick else []
-        if ratio < GOAL and not quick:
+        if not met and not quick:
             profile = bench.profile(sizes.profile_events)
     detail = {"cpu": measured.cpu, "load_average": load, "texts": measured.texts, "profile": profile}
     embedded = measured.memory_embedded
@@ -300,8 +306,7 @@ def _embedder_rows(embedder: str, sizes: Sizes, quick: bool) -> list[Row]:
             round(measured.events_per_s, 1),
             round(measured.raw_single, 1),
             round(ratio, 3),
-            f"≥ {GOAL:.0%} of raw embedder",
-            ratio >= GOAL,
+            *((f"≥ {HASHING_GOAL:.0f} events/s", met) if embedder == "hashing" else ()),
         )
         | {"detail": detail},
         row(
@@ -315,7 +320,8 @@ def _embedder_rows(embedder: str, sizes: Sizes, quick: bool) -> list[Row]:
             f"pipeline events/s, {embedder}, vs raw {embedder} in batches of 64 (the ceiling if memory batched)",
             round(measured.events_per_s, 1),
             round(measured.raw_batch, 1),
-            round(measured.events_per_s / measured.raw_batch, 3),
+            round(batch_ratio, 3),
+            *((f"≥ {GOAL:.0%} of raw batched by 64", met) if embedder != "hashing" else ()),
         ),
         row(
             f"end-to-end lag p50 / p99 ms commit→processed, {embedder} @ {rate:g}/s (half the measured rate)",
