@@ -136,3 +136,27 @@ def test_a_save_rewrites_only_the_partitions_that_changed_and_loads_back_the_sam
     again = FaissVectorIndex(tmp_path, DIM)
     assert again.load(database_id="db", embedder="e", dim=DIM) == manifest
     assert again.size() == index.size() == 1_526
+
+
+def test_what_a_save_remembers_of_a_partition_does_not_grow_the_collectors_work_per_vector(tmp_path: Path) -> None:
+    """The index keeps each partition's listing entry for the next save's links; kept as parsed
+    [row id, type] pairs, a million vectors were a million lists every full collection walked."""
+    import gc
+
+    index = FaissVectorIndex(tmp_path, DIM)
+    index.apply(_changes(_vectors(20_000), "whale"))
+    manifest = IndexManifest(database_id="db", embedder="e", dim=DIM, cursor=FeedCursor(seq=1, xmin=1), vectors=1)
+    gc.collect()
+    before = len(gc.get_objects())
+    index.save(manifest)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 1_000
+    loaded = FaissVectorIndex(tmp_path, DIM)
+    loaded.load(database_id="db", embedder="e", dim=DIM)
+    gc.collect()
+    held = len(gc.get_objects())
+    loaded.save(manifest)  # linked from the loaded generation: the same entries, written back intact
+    gc.collect()
+    assert len(gc.get_objects()) - held < 1_000
+    again = FaissVectorIndex(tmp_path, DIM)
+    assert again.load(database_id="db", embedder="e", dim=DIM) == manifest and again.size() == 20_000
