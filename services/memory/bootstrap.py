@@ -37,7 +37,7 @@ from services.common.gen.memloop.v1 import (
     memory_service_pb2_grpc,
 )
 from services.common.grpc_server import Registration, full_service_name
-from services.common.heap import release_freed_heap
+from services.common.heap import freeze_long_lived, release_freed_heap
 from services.common.priority import (
     LearningPriority,
     background_executor,
@@ -106,6 +106,7 @@ class _Replica:
 
     def start(self) -> None:
         self.sync.start()
+        freeze_long_lived()  # the index, out of the cycle collector's full passes
         release_freed_heap()  # the load's garbage, before a search's protobuf frees trigger upb's trim
         self.bus.subscribe(changes_subject(self.settings.subject_prefix), self.replica.on_notice)
         if not self.bus.start():

@@ -37,3 +37,24 @@ def test_freed_heap_pages_leave_the_process_when_released() -> None:
     assert _returned_mib("kept") < 4
     # When they are released, they leave the process
     assert _returned_mib("released") > 24
+
+
+def test_what_lives_at_freeze_is_never_walked_by_a_full_collection_again() -> None:
+    # Given a process holding a million small lists (an index's per-vector entries, say)
+    # When it freezes what it holds
+    # Then a full collection walks far less than before (the lists are out of its reach)
+    child = """
+import gc, time
+from services.common.heap import freeze_long_lived
+held = [[i, "semantic"] for i in range(1_000_000)]
+def full_ms():
+    start = time.perf_counter(); gc.collect(); return (time.perf_counter() - start) * 1000
+before = min(full_ms() for _ in range(3))
+freeze_long_lived()
+after = min(full_ms() for _ in range(3))
+print(before, after, gc.get_freeze_count() >= len(held))
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, check=True)
+    before, after, frozen = done.stdout.split()
+    assert frozen == "True"
+    assert float(after) < float(before) / 5
