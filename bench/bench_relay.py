@@ -246,6 +246,7 @@ def _relay(
     module = "services.relay.entrypoints.main"
     if code is not None:
         env["PYTHONPATH"] = str(code)
+        env["PYTHONSAFEPATH"] = "1"  # else `python -m` puts the working folder (this checkout) first
     if profile_to is not None:
         env |= {"MEMLOOP_BENCH_PROFILE_TARGET": module, "MEMLOOP_BENCH_PROFILE_OUT": str(profile_to)}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (env.get("PYTHONPATH", ""), str(REPO_ROOT)) if p)

@@ -185,6 +185,9 @@ def _restart_memory(
         module = "bench._search_probe"
     if code is not None:
         env["PYTHONPATH"] = f"{code}:{Path(__file__).resolve().parents[1]}"
+        # `python -m` puts the working folder (this checkout) first on sys.path, ahead of PYTHONPATH:
+        # without this the "baseline" ran this checkout's services and every A/B was an A/A.
+        env["PYTHONSAFEPATH"] = "1"
     memory.process = ServiceProcess(
         module,
         {**memory.env, **env},
