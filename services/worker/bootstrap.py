@@ -9,17 +9,19 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_BACKOFF_INITIAL_SECONDS / _MAX_SECONDS — 1 / 60 — nak delay, doubled per attempt;
 * MEMLOOP_WORKER_ACK_WAIT_SECONDS — 30 — redelivery after a silent worker (crash); heartbeats
   (`in_progress`) every third of it keep a long event alive;
-* MEMLOOP_WORKER_MAX_IN_FLIGHT — 64 — the consumer's MaxAckPending: the bounded in-flight window;
-* MEMLOOP_WORKER_CONCURRENCY — 64 — events in flight in this process (across its batches);
+* MEMLOOP_WORKER_MAX_IN_FLIGHT — 128 — the consumer's MaxAckPending: the bounded in-flight window;
+* MEMLOOP_WORKER_CONCURRENCY — 128 — events in flight in this process (two full batches);
 * MEMLOOP_WORKER_MEMORY_CALLS — 8 — ApplyLearning and FindConflicts calls in flight at once:
   memory serves them on the gRPC threads its retrieval shares, so learning never holds them all;
-* MEMLOOP_WORKER_BATCH_SIZE — 32 — at most this many messages per pull (at most 256, the batch
+* MEMLOOP_WORKER_BATCH_SIZE — 64 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
-* MEMLOOP_WORKER_BATCH_WAIT_MS — 150 — after the first message, how long a pull keeps fetching
+* MEMLOOP_WORKER_BATCH_WAIT_MS — 1000 — after the first message, how long a pull keeps fetching
   until the batch is full (a backlog fills it at once, a stream of events within this window; a
-  lone event waits at most this long). At 10 req/s 25 ms made batches of one event; 150 ms makes
-  them about two, and the encoder, the peers' calls and memory's batch apply cost less per event
-  (`bench/bench_encoder.py --stack`: worker CPU per event -24 %);
+  lone event waits at most this long before it is learned). Every batch pays a content read, a
+  policy call, three memory calls and an index catch-up whatever its size, so the window is the
+  lever on CPU per event: at 10 req/s 25 ms made batches of one event, 150 ms about two, 1 s about
+  ten, and serving's p99 beside the loop went from 1.52x to 0.98x learning-off in the same run
+  (`bench/bench_serving_ab.py`, docs/performance-history.md). A reply never waits for it;
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
@@ -133,12 +135,12 @@ class WorkerSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
         env = os.environ if env is None else env
-        max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 64), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
-        concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 64), "MEMLOOP_WORKER_CONCURRENCY")
-        batch_size = _positive(env_int(env, "MEMLOOP_WORKER_BATCH_SIZE", 32), "MEMLOOP_WORKER_BATCH_SIZE")
+        max_in_flight = _positive(env_int(env, "MEMLOOP_WORKER_MAX_IN_FLIGHT", 128), "MEMLOOP_WORKER_MAX_IN_FLIGHT")
+        concurrency = _positive(env_int(env, "MEMLOOP_WORKER_CONCURRENCY", 128), "MEMLOOP_WORKER_CONCURRENCY")
+        batch_size = _positive(env_int(env, "MEMLOOP_WORKER_BATCH_SIZE", 64), "MEMLOOP_WORKER_BATCH_SIZE")
         if batch_size > MAX_BATCH_SIZE:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_SIZE={batch_size} must be at most {MAX_BATCH_SIZE}")
-        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 150.0)
+        batch_wait_ms = env_float(env, "MEMLOOP_WORKER_BATCH_WAIT_MS", 1000.0)
         if not batch_wait_ms >= 1.0:
             raise SystemExit(f"setting MEMLOOP_WORKER_BATCH_WAIT_MS={batch_wait_ms} must be at least 1")
         embedder = env_str(env, "MEMLOOP_EMBEDDER", "minilm").lower()

@@ -28,9 +28,9 @@ def _settings(**env: str) -> WorkerSettings:
     return WorkerSettings.from_env({**required, "MEMLOOP_SERVICE_TOKEN": "t", "MEMLOOP_AUTH_PUBLIC_KEYS": keys, **env})
 
 
-def test_batches_default_to_32_messages_or_150_ms_with_two_batches_in_flight() -> None:
+def test_batches_default_to_64_messages_or_1_s_with_two_batches_in_flight() -> None:
     settings = _settings()
-    assert (settings.batch_size, settings.batch_wait_seconds, settings.concurrency) == (32, 0.150, 64)
+    assert (settings.batch_size, settings.batch_wait_seconds, settings.concurrency) == (64, 1.0, 128)
     assert settings.memory_calls == 8
     assert settings.consumer.max_ack_pending >= settings.concurrency
 
