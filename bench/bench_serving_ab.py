@@ -36,6 +36,8 @@ class Variant:
     name: str
     env: Mapping[str, str] = field(default_factory=dict)
     pg: Mapping[str, str] = field(default_factory=dict)
+    memory_db: Mapping[str, str] = field(default_factory=dict)
+    """Settings of memory's database (ALTER DATABASE ... SET): its sessions only, from their next start."""
 
 
 VARIANTS = {
@@ -49,6 +51,14 @@ VARIANTS = {
     "notifycommit": Variant("notifycommit", {"MEMLOOP_SERVING_NOTIFY": "commit"}),
     "notifyafter": Variant("notifyafter", {"MEMLOOP_SERVING_NOTIFY": "after"}),
     "notifycoalesce": Variant("notifycoalesce", {"MEMLOOP_SERVING_NOTIFY": "coalesce"}),
+    # the worker's batch window: every batch's fixed costs against how bursty learning's work is
+    "wait150": Variant("wait150", {"MEMLOOP_WORKER_BATCH_WAIT_MS": "150"}),
+    "wait300": Variant("wait300", {"MEMLOOP_WORKER_BATCH_WAIT_MS": "300"}),
+    "wait1000": Variant("wait1000", {"MEMLOOP_WORKER_BATCH_WAIT_MS": "1000"}),
+    # memory's commits not waiting for the WAL flush (a diagnosis: does learning's WAL slow serving's
+    # commits? Not a safe setting: an applied event the worker acked could be lost with the host)
+    "memoryasync": Variant("memoryasync", memory_db={"synchronous_commit": "off"}),
+    "memorysync": Variant("memorysync", memory_db={"synchronous_commit": "on"}),
 }
 
 
@@ -57,10 +67,12 @@ def variant(spec: str) -> Variant:
     parts = [VARIANTS[name] for name in spec.split("+")]
     env: dict[str, str] = {}
     pg: dict[str, str] = {}
+    memory_db: dict[str, str] = {}
     for part in parts:
         env |= part.env
         pg |= part.pg
-    return Variant(spec, env, pg)
+        memory_db |= part.memory_db
+    return Variant(spec, env, pg, memory_db)
 
 
 # every service whose PostgreSQL backends a lowered thread uses, except serving itself (restarted by
@@ -136,6 +148,10 @@ class Round:
         return self.loop.p99 / self.off.p99
 
 
+_memory_db_applied: dict[str, str] = {}
+"""The memory database's settings as the last variant left them (one stack per run)."""
+
+
 def apply_variant(bench: ServingBench, variant: Variant) -> None:
     """Every service's environment gets the variant's; those with learning backends restart; the
     PostgreSQL settings are set and reloaded. Serving, relay and worker follow at the next switch."""
@@ -151,7 +167,16 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
             for name, value in variant.pg.items():
                 conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
             conn.execute("SELECT pg_reload_conf()")
-    if changed - {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "MEMLOOP_SERVING_NOTIFY"}:
+    memory_db_changed = dict(variant.memory_db) != _memory_db_applied
+    if memory_db_changed:  # another variant's database settings undone, this one's set
+        database = stack.memory_db_url.rsplit("/", 1)[1].split("?")[0]
+        with psycopg.connect(_admin(stack), autocommit=True) as conn:
+            conn.execute(f'ALTER DATABASE "{database}" RESET ALL')
+            for name, value in variant.memory_db.items():
+                conn.execute(f"ALTER DATABASE \"{database}\" SET {name} = '{value}'")
+        _memory_db_applied.clear()
+        _memory_db_applied.update(variant.memory_db)
+    if memory_db_changed or changed - {"MEMLOOP_RELAY_SYNCHRONOUS_COMMIT", "MEMLOOP_SERVING_NOTIFY"}:
         for name in RESTARTED:
             if name in stack.services:
                 run_service(stack, name)
