@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import psycopg
 
-from bench._harness import load_average, pct, run_service, running_stack
+from bench._harness import load_average, pct, run_service, running_stack, stop_service
 from bench.bench_serving import FULL, Measured, ServingBench, Sizes
 from services.cli.stack import Stack
 
@@ -38,6 +38,9 @@ class Variant:
     pg: Mapping[str, str] = field(default_factory=dict)
     memory_db: Mapping[str, str] = field(default_factory=dict)
     """Settings of memory's database (ALTER DATABASE ... SET): its sessions only, from their next start."""
+    consumers: bool = True
+    """False: the loop window runs serving with learning on (outbox rows, wake-ups) but the relay
+    and worker stopped, so no learning work runs beside it: serving's own share of the loop's cost."""
 
 
 VARIANTS = {
@@ -59,6 +62,7 @@ VARIANTS = {
     # commits? Not a safe setting: an applied event the worker acked could be lost with the host)
     "memoryasync": Variant("memoryasync", memory_db={"synchronous_commit": "off"}),
     "memorysync": Variant("memorysync", memory_db={"synchronous_commit": "on"}),
+    "outboxonly": Variant("outboxonly", consumers=False),
 }
 
 
@@ -72,7 +76,7 @@ def variant(spec: str) -> Variant:
         env |= part.env
         pg |= part.pg
         memory_db |= part.memory_db
-    return Variant(spec, env, pg, memory_db)
+    return Variant(spec, env, pg, memory_db, consumers=all(part.consumers for part in parts))
 
 
 # every service whose PostgreSQL backends a lowered thread uses, except serving itself (restarted by
@@ -197,8 +201,14 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         off = bench.measure("off", rate=rate, count=count)
     print("     off  waits: " + off_waits.describe("serving"), flush=True)
     bench.learning_on()
+    if not variant.consumers:
+        stop_service(bench.stack, "worker")
+        stop_service(bench.stack, "relay")
+        bench.mode = ""  # the next learning_on starts them again
     with WaitSampler(_admin(bench.stack)) as loop_waits:
         loop = bench.measure("loop", rate=rate, count=count)
+    if not variant.consumers:
+        bench.learning_on()  # the relay and worker learn what the window left, before the drain
     for group in ("serving", "memory-ingest", "serving-loop", "relay", "walwriter", "checkpointer"):
         print("     loop waits: " + loop_waits.describe(group), flush=True)
     bench.drain(timeout=900)
