@@ -18,6 +18,8 @@ say what serving's backends waited on, not just how long.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import threading
 import time
 from collections import Counter
@@ -38,6 +40,10 @@ class Variant:
     pg: Mapping[str, str] = field(default_factory=dict)
     memory_db: Mapping[str, str] = field(default_factory=dict)
     """Settings of memory's database (ALTER DATABASE ... SET): its sessions only, from their next start."""
+    pin_learning: bool = False
+    """True: every learning process (worker, relay, memory-ingest, policy, nats-server) and
+    learning's database backends are confined to the last core during the loop window; serving, its
+    backends and retrieval keep every core. A what-if: are shared cores and caches the gap?"""
     consumers: bool = True
     """False: the loop window runs serving with learning on (outbox rows, wake-ups) but the relay
     and worker stopped, so no learning work runs beside it: serving's own share of the loop's cost."""
@@ -63,6 +69,7 @@ VARIANTS = {
     "memoryasync": Variant("memoryasync", memory_db={"synchronous_commit": "off"}),
     "memorysync": Variant("memorysync", memory_db={"synchronous_commit": "on"}),
     "outboxonly": Variant("outboxonly", consumers=False),
+    "pinlearning": Variant("pinlearning", pin_learning=True),
 }
 
 
@@ -76,7 +83,14 @@ def variant(spec: str) -> Variant:
         env |= part.env
         pg |= part.pg
         memory_db |= part.memory_db
-    return Variant(spec, env, pg, memory_db, consumers=all(part.consumers for part in parts))
+    return Variant(
+        spec,
+        env,
+        pg,
+        memory_db,
+        pin_learning=any(part.pin_learning for part in parts),
+        consumers=all(part.consumers for part in parts),
+    )
 
 
 # every service whose PostgreSQL backends a lowered thread uses, except serving itself (restarted by
@@ -187,6 +201,38 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
     bench.mode = ""  # the next learning_off stops relay and worker and restarts serving
 
 
+LEARNING_PROCESSES = ("worker", "relay", "memory-ingest", "policy", "serving-loop")
+LEARNING_BACKENDS = ("memory-ingest", "relay", "serving-loop")
+
+
+def pin_learning(stack: Stack, cores: set[int] | None = None) -> None:
+    """Every thread of the learning processes and of learning's database backends on `cores`, by
+    default the last one (threads started later inherit their creator's mask); every core again
+    with `cores` = all of them, so the next variant's window starts unpinned."""
+    last = cores if cores is not None else {max(os.sched_getaffinity(0))}
+    pids = [h.process.pid for name, h in stack.services.items() if name in LEARNING_PROCESSES and h.process.is_running]
+    nats = stack.embedded_nats
+    if nats is not None and nats.pid is not None:
+        pids.append(nats.pid)
+    with psycopg.connect(_admin(stack), autocommit=True) as conn:
+        rows = conn.execute("SELECT pid, application_name FROM pg_stat_activity WHERE backend_type = 'client backend'")
+        pids += [pid for pid, application in rows.fetchall() if _group(application) in LEARNING_BACKENDS]
+    pinned = 0
+    for pid in pids:
+        for task in _tasks(pid):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(task, last)
+                pinned += 1
+    print(f"     pinned {pinned} threads of {len(pids)} learning processes and backends to cores {last}", flush=True)
+
+
+def _tasks(pid: int) -> list[int]:
+    try:
+        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return []
+
+
 def _admin(stack: Stack) -> str:
     postgres = stack.embedded_postgres
     assert postgres is not None
@@ -205,8 +251,12 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         stop_service(bench.stack, "worker")
         stop_service(bench.stack, "relay")
         bench.mode = ""  # the next learning_on starts them again
+    if variant.pin_learning:
+        pin_learning(bench.stack)
     with WaitSampler(_admin(bench.stack)) as loop_waits:
         loop = bench.measure("loop", rate=rate, count=count)
+    if variant.pin_learning:
+        pin_learning(bench.stack, os.sched_getaffinity(0))
     if not variant.consumers:
         bench.learning_on()  # the relay and worker learn what the window left, before the drain
     for group in ("serving", "memory-ingest", "serving-loop", "relay", "walwriter", "checkpointer"):
