@@ -20,17 +20,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
+import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import psycopg
 
 from bench._harness import load_average, pct, run_service, running_stack, stop_service
 from bench.bench_serving import FULL, Measured, ServingBench, Sizes
 from services.cli.stack import Stack
+from services.common.infra.postgres import EmbeddedPostgres
 
 
 @dataclass(frozen=True)
@@ -267,9 +271,33 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     return one
 
 
-def run(variants: list[Variant], rates: list[float], rounds: int, sizes: Sizes) -> list[Round]:
+@contextlib.contextmanager
+def memory_cluster(separate: bool) -> Iterator[str]:
+    """An admin URL for memory's database: a second embedded PostgreSQL (fsync on, same disk, its
+    own WAL) when `separate`, else "" (beside serving's, as the stack does by default)."""
+    if not separate:
+        yield ""
+        return
+    folder = Path(tempfile.mkdtemp(prefix="memloop-bench-memory-pg-"))
+    postgres = EmbeddedPostgres(folder / "postgres")
+    postgres.start()
+    try:
+        yield postgres.admin_url
+    finally:
+        postgres.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def run(
+    variants: list[Variant], rates: list[float], rounds: int, sizes: Sizes, *, separate_memory: bool = False
+) -> list[Round]:
     done: list[Round] = []
-    with running_stack("serving-ab", "minilm") as stack:
+    with (
+        memory_cluster(separate_memory) as memory_admin,
+        running_stack("serving-ab", "minilm", memory_database_admin_url=memory_admin) as stack,
+    ):
+        if separate_memory:
+            print("memory's database on a PostgreSQL server of its own", flush=True)
         bench = ServingBench(stack, sizes)
         print(f"serving A/B {[v.name for v in variants]} (load average {load_average()})", flush=True)
         for rate in rates:
@@ -311,10 +339,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="rounds per variant and rate")
     parser.add_argument("--high", type=int, default=FULL.high, help="requests per window at >= 30/s")
     parser.add_argument("--low", type=int, default=FULL.low, help="requests per window below 30/s")
+    parser.add_argument(
+        "--separate-memory-cluster", action="store_true", help="memory's database on a PostgreSQL server of its own"
+    )
     args = parser.parse_args()
     sizes = Sizes(**{**FULL.__dict__, "high": args.high, "low": args.low})
     started = time.monotonic()
-    run([variant(v) for v in args.variants], args.rates, args.rounds, sizes)
+    variants = [variant(v) for v in args.variants]
+    run(variants, args.rates, args.rounds, sizes, separate_memory=args.separate_memory_cluster)
     print(f"took {time.monotonic() - started:.0f} s")
 
 

@@ -143,7 +143,8 @@ class Stack:
             self._postgres.start()
             admin_url = self._postgres.admin_url
         self.serving_db_url = create_database(admin_url, f"{self.spec.database_prefix}_serving")
-        self.memory_db_url = create_database(admin_url, f"{self.spec.database_prefix}_memory")
+        memory_admin_url = self.spec.memory_database_admin_url or admin_url
+        self.memory_db_url = create_database(memory_admin_url, f"{self.spec.database_prefix}_memory")
         if self.spec.tls:
             self.pki = generate_local_pki(self.spec.data_dir / TLS_DIR, TLS_NAMES)
         self.nats_url = self.nats_server_url = self.spec.nats_url

@@ -37,6 +37,9 @@ class StackSpec:
 
     data_dir: Path
     database_admin_url: str = ""
+    memory_database_admin_url: str = ""
+    """Memory's database on a server of its own (its own WAL: learning's commits then never share
+    a flush with serving's); empty: beside serving's, on `database_admin_url` or the embedded one."""
     nats_url: str = ""
     database_prefix: str = "memloop"
     subject_prefix: str = "memloop"
