@@ -35,6 +35,7 @@ from bench._harness import load_average, pct, run_service, running_stack, stop_s
 from bench.bench_serving import FULL, Measured, ServingBench, Sizes
 from services.cli.stack import Stack
 from services.common.infra.postgres import EmbeddedPostgres
+from services.common.priority import task_ids
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
             conn.execute("SELECT pg_reload_conf()")
     memory_db_changed = dict(variant.memory_db) != _memory_db_applied
     if memory_db_changed:  # another variant's database settings undone, this one's set
-        database = stack.memory_db_url.rsplit("/", 1)[1].split("?")[0]
+        database = f"{stack.spec.database_prefix}_memory"
         with psycopg.connect(_admin(stack), autocommit=True) as conn:
             conn.execute(f'ALTER DATABASE "{database}" RESET ALL')
             for name, value in variant.memory_db.items():
@@ -209,11 +210,22 @@ LEARNING_PROCESSES = ("worker", "relay", "memory-ingest", "policy", "serving-loo
 LEARNING_BACKENDS = ("memory-ingest", "relay", "serving-loop")
 
 
-def pin_learning(stack: Stack, cores: set[int] | None = None) -> None:
-    """Every thread of the learning processes and of learning's database backends on `cores`, by
-    default the last one (threads started later inherit their creator's mask); every core again
-    with `cores` = all of them, so the next variant's window starts unpinned."""
-    last = cores if cores is not None else {max(os.sched_getaffinity(0))}
+@contextlib.contextmanager
+def learning_pinned(stack: Stack, pin: bool) -> Iterator[None]:
+    """While inside (when `pin`): every thread of the learning processes and of learning's database
+    backends on the last core (threads started meanwhile inherit their creator's mask); every core
+    again after, so the next variant's window starts unpinned."""
+    if not pin:
+        yield
+        return
+    _set_learning_cores(stack, {max(os.sched_getaffinity(0))})
+    try:
+        yield
+    finally:
+        _set_learning_cores(stack, os.sched_getaffinity(0))
+
+
+def _set_learning_cores(stack: Stack, cores: set[int]) -> None:
     pids = [h.process.pid for name, h in stack.services.items() if name in LEARNING_PROCESSES and h.process.is_running]
     nats = stack.embedded_nats
     if nats is not None and nats.pid is not None:
@@ -223,18 +235,11 @@ def pin_learning(stack: Stack, cores: set[int] | None = None) -> None:
         pids += [pid for pid, application in rows.fetchall() if _group(application) in LEARNING_BACKENDS]
     pinned = 0
     for pid in pids:
-        for task in _tasks(pid):
+        for task in task_ids(pid):
             with contextlib.suppress(OSError):
-                os.sched_setaffinity(task, last)
+                os.sched_setaffinity(task, cores)
                 pinned += 1
-    print(f"     pinned {pinned} threads of {len(pids)} learning processes and backends to cores {last}", flush=True)
-
-
-def _tasks(pid: int) -> list[int]:
-    try:
-        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        return []
+    print(f"     {pinned} threads of {len(pids)} learning processes and backends on cores {cores}", flush=True)
 
 
 def _admin(stack: Stack) -> str:
@@ -255,12 +260,8 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         stop_service(bench.stack, "worker")
         stop_service(bench.stack, "relay")
         bench.mode = ""  # the next learning_on starts them again
-    if variant.pin_learning:
-        pin_learning(bench.stack)
-    with WaitSampler(_admin(bench.stack)) as loop_waits:
+    with learning_pinned(bench.stack, variant.pin_learning), WaitSampler(_admin(bench.stack)) as loop_waits:
         loop = bench.measure("loop", rate=rate, count=count)
-    if variant.pin_learning:
-        pin_learning(bench.stack, os.sched_getaffinity(0))
     if not variant.consumers:
         bench.learning_on()  # the relay and worker learn what the window left, before the drain
     for group in ("serving", "memory-ingest", "serving-loop", "relay", "walwriter", "checkpointer"):
@@ -346,6 +347,8 @@ def main() -> None:
     sizes = Sizes(**{**FULL.__dict__, "high": args.high, "low": args.low})
     started = time.monotonic()
     variants = [variant(v) for v in args.variants]
+    if args.separate_memory_cluster and any(v.memory_db for v in variants):
+        parser.error("the memory database variants set serving's server, not a separate memory cluster")
     run(variants, args.rates, args.rounds, sizes, separate_memory=args.separate_memory_cluster)
     print(f"took {time.monotonic() - started:.0f} s")
 

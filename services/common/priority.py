@@ -177,7 +177,7 @@ def lower_process(priority: LearningPriority) -> str:
         return "none"
     _lowered_backends(priority)
     applied = lower_thread()
-    for tid in _task_ids():
+    for tid in task_ids():
         if tid != threading.get_native_id():
             lower_thread(tid)
     _log.info("background process at idle CPU priority (%s), %d math thread(s)", applied, priority.threads)
@@ -204,10 +204,11 @@ def lower_other_process(pid: int) -> int:
     learning path uses), and its autogroup when it leads its session; threads it starts later
     inherit it. Returns how many threads were lowered."""
     lower_own_autogroup(pid)
-    return sum(1 for tid in _task_ids(pid) if lower_thread(tid) != "none")
+    return sum(1 for tid in task_ids(pid) if lower_thread(tid) != "none")
 
 
-def _task_ids(pid: int | str = "self") -> list[int]:
+def task_ids(pid: int | str = "self") -> list[int]:
+    """The thread ids of `pid` (every thread a per-thread setting must reach); [] once it is gone."""
     try:
         return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
     except OSError:

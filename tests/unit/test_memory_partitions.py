@@ -3,6 +3,7 @@ removal, type filters, persistence and recall kept."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import numpy as np
@@ -141,8 +142,6 @@ def test_a_save_rewrites_only_the_partitions_that_changed_and_loads_back_the_sam
 def test_what_a_save_remembers_of_a_partition_does_not_grow_the_collectors_work_per_vector(tmp_path: Path) -> None:
     """The index keeps each partition's listing entry for the next save's links; kept as parsed
     [row id, type] pairs, a million vectors were a million lists every full collection walked."""
-    import gc
-
     index = FaissVectorIndex(tmp_path, DIM)
     index.apply(_changes(_vectors(20_000), "whale"))
     manifest = IndexManifest(database_id="db", embedder="e", dim=DIM, cursor=FeedCursor(seq=1, xmin=1), vectors=1)
