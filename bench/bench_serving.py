@@ -263,6 +263,8 @@ class ServingBench:
         self.watch = ProcessedEvents(stack.memory_db_url, self.tenants["loop"])
         self.learned_expected = 0
         self.mode = ""
+        self.wrap_call: Callable[[Callable[[Any], Any]], Callable[[Any], Any]] | None = None
+        """A what-if's hook around every measured call (`bench_serving_ab`'s gate variant)."""
 
     # --- switching variants ---------------------------------------------------------------------
 
@@ -309,6 +311,9 @@ class ServingBench:
 
             def call(request: serving_service_pb2.HandleRequestRequest) -> Any:
                 return stub.HandleRequest(request, timeout=RPC_TIMEOUT)
+
+            if self.wrap_call is not None:
+                call = self.wrap_call(call)
 
         try:
             for request in alice_requests(self.sizes.warmup, tenant):

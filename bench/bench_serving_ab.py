@@ -21,13 +21,17 @@ import argparse
 import contextlib
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -49,7 +53,18 @@ class Variant:
     """True: every learning process (worker, relay, memory-ingest, policy, nats-server) and
     learning's database backends are confined to the last core during the loop window; serving, its
     backends and retrieval keep every core. A what-if: are shared cores and caches the gap?"""
+    burner: str = ""
+    """`python` or `numpy`: the loop window runs serving with learning OFF beside `bench._burner` at
+    idle priority, using `burn_duty` of one core: does any idle-priority CPU beside serving cost
+    its p99 what learning does?"""
+    burn_duty: float = 0.37
+    """The burner's share of one core: 0.37 is learning's beside serving at 50 req/s (7.4 CPU-s more
+    than learning off in a 20 s window, `bench/results/20261203T134500Z-serving_ab_server.log`)."""
     consumers: bool = True
+    gate: bool = False
+    """True: while any measured request is in flight, the learning processes are stopped (SIGSTOP;
+    SIGCONT when none is): the upper bound of a gate that keeps learning off the cores while serving
+    answers. Learning's database backends run on (one holding a lock serving needs must finish)."""
     """False: the loop window runs serving with learning on (outbox rows, wake-ups) but the relay
     and worker stopped, so no learning work runs beside it: serving's own share of the loop's cost."""
 
@@ -73,7 +88,22 @@ VARIANTS = {
     # commits? Not a safe setting: an applied event the worker acked could be lost with the host)
     "memoryasync": Variant("memoryasync", memory_db={"synchronous_commit": "off"}),
     "memorysync": Variant("memorysync", memory_db={"synchronous_commit": "on"}),
+    # diagnoses of the server both sides share (every one spells all three settings, so the next
+    # variant undoes the last): no flush to the disk at all (NOT safe: a diagnosis of whether the
+    # disk's flushes are the loop's cost), no autovacuum, no spread checkpoint in the window
+    "serverdefault": Variant("serverdefault", pg={"fsync": "on", "autovacuum": "on", "checkpoint_timeout": "5min"}),
+    "fsyncoff": Variant("fsyncoff", pg={"fsync": "off", "autovacuum": "on", "checkpoint_timeout": "5min"}),
+    "autovacuumoff": Variant("autovacuumoff", pg={"fsync": "on", "autovacuum": "off", "checkpoint_timeout": "5min"}),
+    "checkpointlate": Variant("checkpointlate", pg={"fsync": "on", "autovacuum": "on", "checkpoint_timeout": "1h"}),
     "outboxonly": Variant("outboxonly", consumers=False),
+    "gate": Variant("gate", gate=True),
+    # the relay's claims: how long an idle relay woken by NOTIFY waits before claiming (default 20)
+    "linger250": Variant("linger250", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": "250"}),
+    "linger1000": Variant("linger1000", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": "1000"}),
+    "burnpython": Variant("burnpython", burner="python"),
+    "burnnumpy": Variant("burnnumpy", burner="numpy"),
+    "burnpython10": Variant("burnpython10", burner="python", burn_duty=0.10),
+    "burnpython20": Variant("burnpython20", burner="python", burn_duty=0.20),
     "pinlearning": Variant("pinlearning", pin_learning=True),
 }
 
@@ -94,6 +124,9 @@ def variant(spec: str) -> Variant:
         pg,
         memory_db,
         pin_learning=any(part.pin_learning for part in parts),
+        burner=next((part.burner for part in parts if part.burner), ""),
+        gate=any(part.gate for part in parts),
+        burn_duty=min(part.burn_duty for part in parts),
         consumers=all(part.consumers for part in parts),
     )
 
@@ -159,6 +192,34 @@ class WaitSampler:
         return f"{group} ({total} samples): " + ", ".join(parts)
 
 
+_SERVER_COUNTERS = (
+    "SELECT wal_records, wal_fpi, wal_bytes::bigint, c.num_timed + c.num_requested, c.buffers_written,"
+    " c.write_time::bigint, c.sync_time::bigint FROM pg_stat_wal, pg_stat_checkpointer c"
+)
+_COUNTER_NAMES = (
+    "WAL records",
+    "full pages",
+    "WAL bytes",
+    "checkpoints",
+    "buffers checkpointed",
+    "write ms",
+    "sync ms",
+)
+
+
+@contextlib.contextmanager
+def server_counters(admin_url: str, label: str) -> Iterator[None]:
+    """Prints what the whole server did inside the block: WAL written (and how much of it full-page
+    images, which follow a checkpoint), checkpoints and their writes and flushes."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        before = conn.execute(_SERVER_COUNTERS).fetchone()
+        yield
+        after = conn.execute(_SERVER_COUNTERS).fetchone()
+    assert before is not None and after is not None
+    deltas = ", ".join(f"{name} {int(b) - int(a):,}" for name, a, b in zip(_COUNTER_NAMES, before, after, strict=True))
+    print(f"     {label} server: {deltas}", flush=True)
+
+
 @dataclass
 class Round:
     variant: str
@@ -206,8 +267,84 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
     bench.mode = ""  # the next learning_off stops relay and worker and restarts serving
 
 
+LOOP_GROUPS = (
+    "serving",
+    "memory-ingest",
+    "serving-loop",
+    "relay",
+    "walwriter",
+    "checkpointer",
+    "background writer",
+    "autovacuum worker",
+)
 LEARNING_PROCESSES = ("worker", "relay", "memory-ingest", "policy", "serving-loop")
 LEARNING_BACKENDS = ("memory-ingest", "relay", "serving-loop")
+
+
+@contextlib.contextmanager
+def learning_gated(bench: ServingBench, gate: bool) -> Iterator[None]:
+    """While inside (when `gate`): the learning processes stopped whenever a measured call is in
+    flight, continued when none is (and on the way out)."""
+    if not gate:
+        yield
+        return
+    pids = [h.process.pid for name, h in bench.stack.services.items() if name in LEARNING_PROCESSES]
+    pids = [pid for pid in pids if pid is not None]
+    nats = bench.stack.embedded_nats
+    if nats is not None and nats.pid is not None:
+        pids.append(nats.pid)
+    lock = threading.Lock()
+    in_flight = 0
+    stops = 0
+
+    def signal_all(number: signal.Signals) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, number)
+
+    def wrap(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def gated(request: Any) -> Any:
+            nonlocal in_flight, stops
+            with lock:
+                in_flight += 1
+                if in_flight == 1:
+                    signal_all(signal.SIGSTOP)
+                    stops += 1
+            try:
+                return call(request)
+            finally:
+                with lock:
+                    in_flight -= 1
+                    if in_flight == 0:
+                        signal_all(signal.SIGCONT)
+
+        return gated
+
+    bench.wrap_call = wrap
+    try:
+        yield
+    finally:
+        bench.wrap_call = None
+        signal_all(signal.SIGCONT)
+        print(f"     gate: {len(pids)} learning processes stopped {stops} times", flush=True)
+
+
+BURN_MS = 20.0
+
+
+@contextlib.contextmanager
+def burning(kind: str, duty: float) -> Iterator[None]:
+    """`bench._burner` running while inside."""
+    one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench._burner", kind, str(duty), str(BURN_MS)], env=os.environ | one_thread
+    )
+    try:
+        time.sleep(1.0)  # its imports done, its bursts under way
+        yield
+    finally:
+        process.kill()
+        process.wait()
 
 
 @contextlib.contextmanager
@@ -252,19 +389,32 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     apply_variant(bench, variant)
     print(f"-- {variant.name} @ {rate:g}/s (load average {load_average()})", flush=True)
     bench.learning_off()
-    with WaitSampler(_admin(bench.stack)) as off_waits:
+    with WaitSampler(_admin(bench.stack)) as off_waits, server_counters(_admin(bench.stack), "off "):
         off = bench.measure("off", rate=rate, count=count)
-    print("     off  waits: " + off_waits.describe("serving"), flush=True)
+    for group in ("serving", "checkpointer", "autovacuum worker"):
+        print("     off  waits: " + off_waits.describe(group), flush=True)
+    if variant.burner:
+        with burning(variant.burner, variant.burn_duty), WaitSampler(_admin(bench.stack)) as burn_waits:
+            loop = bench.measure("off", rate=rate, count=count)  # learning is off: nothing to wait for
+        print("     burn waits: " + burn_waits.describe("serving"), flush=True)
+        one = Round(variant.name, rate, off, loop)
+        print(f"   round ratio {variant.name} @ {rate:g}/s: {one.loop.p99:.2f} / {one.off.p99:.2f} = {one.ratio:.2f}")
+        return one
     bench.learning_on()
     if not variant.consumers:
         stop_service(bench.stack, "worker")
         stop_service(bench.stack, "relay")
         bench.mode = ""  # the next learning_on starts them again
-    with learning_pinned(bench.stack, variant.pin_learning), WaitSampler(_admin(bench.stack)) as loop_waits:
+    with (
+        learning_gated(bench, variant.gate),
+        learning_pinned(bench.stack, variant.pin_learning),
+        WaitSampler(_admin(bench.stack)) as loop_waits,
+        server_counters(_admin(bench.stack), "loop"),
+    ):
         loop = bench.measure("loop", rate=rate, count=count)
     if not variant.consumers:
         bench.learning_on()  # the relay and worker learn what the window left, before the drain
-    for group in ("serving", "memory-ingest", "serving-loop", "relay", "walwriter", "checkpointer"):
+    for group in LOOP_GROUPS:
         print("     loop waits: " + loop_waits.describe(group), flush=True)
     bench.drain(timeout=900)
     one = Round(variant.name, rate, off, loop)

@@ -16,7 +16,7 @@ Every number of the timing contract (see `RelayTiming`) is a setting, checked at
 | MEMLOOP_RELAY_DUPLICATE_WINDOW_SECONDS | 3600 | the stream's duplicate window; must exceed the horizon |
 | MEMLOOP_RELAY_BATCH_SIZE / MAX_IN_FLIGHT | 512 / 1024 | rows per claim / unacknowledged publishes |
 | MEMLOOP_RELAY_POLL_SECONDS | 5 | backstop poll when no NOTIFY arrives |
-| MEMLOOP_RELAY_CLAIM_LINGER_MS | 20 | an idle relay woken by NOTIFY claims no sooner than this after its last claim |
+| MEMLOOP_RELAY_CLAIM_LINGER_MS | 250 | an idle relay woken by NOTIFY claims no sooner than this after its last claim |
 | MEMLOOP_RELAY_RETENTION_SECONDS | 604800 | published rows are pruned after this long (7 days) |
 | MEMLOOP_RELAY_SYNCHRONOUS_COMMIT | off | `off`: claims and marks skip the WAL flush wait (`RelaySettings`) |
 | MEMLOOP_RELAY_DB_PASSWORD (or _FILE) | — | the relay role's password (else libpq's own sources) |
@@ -96,7 +96,7 @@ class RelaySettings:
             max_in_flight=env_int(env, "MEMLOOP_RELAY_MAX_IN_FLIGHT", 1024),
             timing=timing,
             poll_interval_seconds=env_float(env, "MEMLOOP_RELAY_POLL_SECONDS", 5.0),
-            claim_linger_seconds=env_float(env, "MEMLOOP_RELAY_CLAIM_LINGER_MS", 20.0) / 1000.0,
+            claim_linger_seconds=env_float(env, "MEMLOOP_RELAY_CLAIM_LINGER_MS", 250.0) / 1000.0,
             retention_seconds=env_float(env, "MEMLOOP_RELAY_RETENTION_SECONDS", 7 * 24 * 3600.0),
             prune_interval_seconds=env_float(env, "MEMLOOP_RELAY_PRUNE_INTERVAL_SECONDS", 60.0),
             metrics_interval_seconds=env_float(env, "MEMLOOP_RELAY_METRICS_INTERVAL_SECONDS", 2.0),
