@@ -104,6 +104,7 @@ VARIANTS = {
     "burnnumpy": Variant("burnnumpy", burner="numpy"),
     "burnpython10": Variant("burnpython10", burner="python", burn_duty=0.10),
     "burnpython20": Variant("burnpython20", burner="python", burn_duty=0.20),
+    "burnpythongated": Variant("burnpythongated", burner="python", gate=True),
     "pinlearning": Variant("pinlearning", pin_learning=True),
 }
 
@@ -282,9 +283,9 @@ LEARNING_BACKENDS = ("memory-ingest", "relay", "serving-loop")
 
 
 @contextlib.contextmanager
-def learning_gated(bench: ServingBench, gate: bool) -> Iterator[None]:
-    """While inside (when `gate`): the learning processes stopped whenever a measured call is in
-    flight, continued when none is (and on the way out)."""
+def learning_gated(bench: ServingBench, gate: bool, only: list[int] | None = None) -> Iterator[None]:
+    """While inside (when `gate`): the learning processes (or the processes `only`) stopped whenever
+    a measured call is in flight, continued when none is (and on the way out)."""
     if not gate:
         yield
         return
@@ -293,6 +294,8 @@ def learning_gated(bench: ServingBench, gate: bool) -> Iterator[None]:
     nats = bench.stack.embedded_nats
     if nats is not None and nats.pid is not None:
         pids.append(nats.pid)
+    if only is not None:
+        pids = only
     lock = threading.Lock()
     in_flight = 0
     stops = 0
@@ -333,15 +336,15 @@ BURN_MS = 20.0
 
 
 @contextlib.contextmanager
-def burning(kind: str, duty: float) -> Iterator[None]:
-    """`bench._burner` running while inside."""
+def burning(kind: str, duty: float) -> Iterator[int]:
+    """`bench._burner` running while inside; yields its pid."""
     one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     process = subprocess.Popen(
         [sys.executable, "-m", "bench._burner", kind, str(duty), str(BURN_MS)], env=os.environ | one_thread
     )
     try:
         time.sleep(1.0)  # its imports done, its bursts under way
-        yield
+        yield process.pid
     finally:
         process.kill()
         process.wait()
@@ -394,7 +397,11 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     for group in ("serving", "checkpointer", "autovacuum worker"):
         print("     off  waits: " + off_waits.describe(group), flush=True)
     if variant.burner:
-        with burning(variant.burner, variant.burn_duty), WaitSampler(_admin(bench.stack)) as burn_waits:
+        with (
+            burning(variant.burner, variant.burn_duty) as burner,
+            learning_gated(bench, variant.gate, only=[burner]),
+            WaitSampler(_admin(bench.stack)) as burn_waits,
+        ):
             loop = bench.measure("off", rate=rate, count=count)  # learning is off: nothing to wait for
         print("     burn waits: " + burn_waits.describe("serving"), flush=True)
         one = Round(variant.name, rate, off, loop)
