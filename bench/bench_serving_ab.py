@@ -61,6 +61,10 @@ class Variant:
     """The burner's share of one core: 0.37 is learning's beside serving at 50 req/s (7.4 CPU-s more
     than learning off in a 20 s window, `bench/results/20261203T134500Z-serving_ab_server.log`)."""
     consumers: bool = True
+    split_cores: bool = False
+    """True: in BOTH windows serving, its database backends and the benchmark's client run on the
+    first core only, and every learning process and backend on the last: learning on a core serving
+    does not share (each window's measured requests start after the pinning)."""
     gate: bool = False
     """True: while any measured request is in flight, the learning processes are stopped (SIGSTOP;
     SIGCONT when none is): the upper bound of a gate that keeps learning off the cores while serving
@@ -97,6 +101,7 @@ VARIANTS = {
     "checkpointlate": Variant("checkpointlate", pg={"fsync": "on", "autovacuum": "on", "checkpoint_timeout": "1h"}),
     "outboxonly": Variant("outboxonly", consumers=False),
     "gate": Variant("gate", gate=True),
+    "splitcores": Variant("splitcores", split_cores=True),
     # the relay's claims: how long an idle relay woken by NOTIFY waits before claiming (default 20)
     "linger250": Variant("linger250", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": "250"}),
     "linger1000": Variant("linger1000", {"MEMLOOP_RELAY_CLAIM_LINGER_MS": "1000"}),
@@ -127,6 +132,7 @@ def variant(spec: str) -> Variant:
         pin_learning=any(part.pin_learning for part in parts),
         burner=next((part.burner for part in parts if part.burner), ""),
         gate=any(part.gate for part in parts),
+        split_cores=any(part.split_cores for part in parts),
         burn_duty=min(part.burn_duty for part in parts),
         consumers=all(part.consumers for part in parts),
     )
@@ -365,6 +371,37 @@ def learning_pinned(stack: Stack, pin: bool) -> Iterator[None]:
         _set_learning_cores(stack, os.sched_getaffinity(0))
 
 
+def _serving_side(stack: Stack) -> list[int]:
+    """Serving's process, its database backends and this benchmark process (its client threads)."""
+    pids = [os.getpid(), stack.services["serving"].process.pid]
+    with psycopg.connect(_admin(stack), autocommit=True) as conn:
+        rows = conn.execute("SELECT pid, application_name FROM pg_stat_activity WHERE backend_type = 'client backend'")
+        pids += [pid for pid, application in rows.fetchall() if _group(application) == "serving"]
+    return [pid for pid in pids if pid is not None]
+
+
+def _set_cores(pids: list[int], cores: set[int]) -> None:
+    for pid in pids:
+        for task in task_ids(pid):
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(task, cores)
+
+
+_ALL_CORES = frozenset(os.sched_getaffinity(0))
+
+
+def split_cores(stack: Stack) -> None:
+    """Serving's side on the first core, learning's on the last (`Variant.split_cores`)."""
+    cores = sorted(_ALL_CORES)  # not this process's affinity: the last split narrowed it
+    _set_learning_cores(stack, {cores[-1]})
+    _set_cores(_serving_side(stack), {cores[0]})
+
+
+def unsplit_cores(stack: Stack) -> None:
+    _set_cores(_serving_side(stack), set(_ALL_CORES))
+    _set_learning_cores(stack, set(_ALL_CORES))
+
+
 def _set_learning_cores(stack: Stack, cores: set[int]) -> None:
     pids = [h.process.pid for name, h in stack.services.items() if name in LEARNING_PROCESSES and h.process.is_running]
     nats = stack.embedded_nats
@@ -392,8 +429,9 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     apply_variant(bench, variant)
     print(f"-- {variant.name} @ {rate:g}/s (load average {load_average()})", flush=True)
     bench.learning_off()
+    split = (lambda: split_cores(bench.stack)) if variant.split_cores else None
     with WaitSampler(_admin(bench.stack)) as off_waits, server_counters(_admin(bench.stack), "off "):
-        off = bench.measure("off", rate=rate, count=count)
+        off = bench.measure("off", rate=rate, count=count, on_start=split)
     for group in ("serving", "checkpointer", "autovacuum worker"):
         print("     off  waits: " + off_waits.describe(group), flush=True)
     if variant.burner:
@@ -418,7 +456,9 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         WaitSampler(_admin(bench.stack)) as loop_waits,
         server_counters(_admin(bench.stack), "loop"),
     ):
-        loop = bench.measure("loop", rate=rate, count=count)
+        loop = bench.measure("loop", rate=rate, count=count, on_start=split)
+    if variant.split_cores:
+        unsplit_cores(bench.stack)
     if not variant.consumers:
         bench.learning_on()  # the relay and worker learn what the window left, before the drain
     for group in LOOP_GROUPS:
