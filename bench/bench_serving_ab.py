@@ -19,27 +19,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
-import threading
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import psycopg
 
 from bench._harness import load_average, pct, run_service, running_stack, stop_service
+from bench._learning_placement import burning, learning_gated, learning_pinned, split_cores, unsplit_cores
+from bench._pg_watch import WaitSampler, admin_url, server_counters
 from bench.bench_serving import FULL, Measured, ServingBench, Sizes
-from services.cli.stack import Stack
 from services.common.infra.postgres import EmbeddedPostgres
-from services.common.priority import task_ids
 
 
 @dataclass(frozen=True)
@@ -142,89 +135,6 @@ def variant(spec: str) -> Variant:
 # every learning-off / learning-on switch) and the relay and worker (stopped while learning is off)
 _SWITCHED = {name for one in VARIANTS.values() for name in one.env}
 RESTARTED = ("policy", "memory", "memory-ingest", "serving-loop")
-SAMPLE_SECONDS = 0.025
-
-
-def _group(application: str) -> str:
-    if application == "memloop-serving":
-        return "serving"
-    if application.startswith("memloop-relay"):
-        return "relay"
-    if application == "memloop-serving-loop":
-        return "serving-loop"
-    if application.startswith("memloop-memory") and "ingest" in application:
-        return "memory-ingest"
-    if application.startswith("memloop-memory"):
-        return "memory-retrieval"
-    return application or "postgres-internal"
-
-
-class WaitSampler:
-    """What each group of backends was doing, every SAMPLE_SECONDS: (group, wait) -> samples, where
-    wait is 'CPU' for an active backend with no wait event (running or runnable)."""
-
-    def __init__(self, admin_url: str) -> None:
-        self._conninfo = admin_url.replace("postgresql+psycopg://", "postgresql://")
-        self.counts: Counter[tuple[str, str]] = Counter()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self) -> WaitSampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self) -> None:
-        with psycopg.connect(self._conninfo, autocommit=True) as conn:
-            while not self._stop.wait(SAMPLE_SECONDS):
-                rows = conn.execute(
-                    "SELECT application_name, backend_type, wait_event_type, wait_event FROM pg_stat_activity "
-                    "WHERE state = 'active' AND pid <> pg_backend_pid() OR backend_type <> 'client backend'"
-                ).fetchall()
-                for application, backend_type, wait_type, wait in rows:
-                    group = _group(application) if backend_type == "client backend" else backend_type
-                    if backend_type != "client backend" and wait_type == "Activity":
-                        continue  # a background process sleeping between rounds
-                    self.counts[(group, f"{wait_type}:{wait}" if wait_type else "CPU")] += 1
-
-    def describe(self, group: str, top: int = 6) -> str:
-        mine = {wait: n for (g, wait), n in self.counts.items() if g == group}
-        total = sum(mine.values())
-        if not total:
-            return f"{group}: no samples"
-        parts = [f"{wait} {100 * n / total:.0f}%" for wait, n in sorted(mine.items(), key=lambda kv: -kv[1])[:top]]
-        return f"{group} ({total} samples): " + ", ".join(parts)
-
-
-_SERVER_COUNTERS = (
-    "SELECT wal_records, wal_fpi, wal_bytes::bigint, c.num_timed + c.num_requested, c.buffers_written,"
-    " c.write_time::bigint, c.sync_time::bigint FROM pg_stat_wal, pg_stat_checkpointer c"
-)
-_COUNTER_NAMES = (
-    "WAL records",
-    "full pages",
-    "WAL bytes",
-    "checkpoints",
-    "buffers checkpointed",
-    "write ms",
-    "sync ms",
-)
-
-
-@contextlib.contextmanager
-def server_counters(admin_url: str, label: str) -> Iterator[None]:
-    """Prints what the whole server did inside the block: WAL written (and how much of it full-page
-    images, which follow a checkpoint), checkpoints and their writes and flushes."""
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        before = conn.execute(_SERVER_COUNTERS).fetchone()
-        yield
-        after = conn.execute(_SERVER_COUNTERS).fetchone()
-    assert before is not None and after is not None
-    deltas = ", ".join(f"{name} {int(b) - int(a):,}" for name, a, b in zip(_COUNTER_NAMES, before, after, strict=True))
-    print(f"     {label} server: {deltas}", flush=True)
 
 
 @dataclass
@@ -254,14 +164,14 @@ def apply_variant(bench: ServingBench, variant: Variant) -> None:
         handle.env.update(variant.env)
     changed = {name for name in _SWITCHED if before.get(name) != stack.services["memory"].env.get(name)}
     if variant.pg:
-        with psycopg.connect(_admin(stack), autocommit=True) as conn:
+        with psycopg.connect(admin_url(stack), autocommit=True) as conn:
             for name, value in variant.pg.items():
                 conn.execute(f"ALTER SYSTEM SET {name} = '{value}'")
             conn.execute("SELECT pg_reload_conf()")
     memory_db_changed = dict(variant.memory_db) != _memory_db_applied
     if memory_db_changed:  # another variant's database settings undone, this one's set
         database = f"{stack.spec.database_prefix}_memory"
-        with psycopg.connect(_admin(stack), autocommit=True) as conn:
+        with psycopg.connect(admin_url(stack), autocommit=True) as conn:
             conn.execute(f'ALTER DATABASE "{database}" RESET ALL')
             for name, value in variant.memory_db.items():
                 conn.execute(f"ALTER DATABASE \"{database}\" SET {name} = '{value}'")
@@ -284,145 +194,6 @@ LOOP_GROUPS = (
     "background writer",
     "autovacuum worker",
 )
-LEARNING_PROCESSES = ("worker", "relay", "memory-ingest", "policy", "serving-loop")
-LEARNING_BACKENDS = ("memory-ingest", "relay", "serving-loop")
-
-
-@contextlib.contextmanager
-def learning_gated(bench: ServingBench, gate: bool, only: list[int] | None = None) -> Iterator[None]:
-    """While inside (when `gate`): the learning processes (or the processes `only`) stopped whenever
-    a measured call is in flight, continued when none is (and on the way out)."""
-    if not gate:
-        yield
-        return
-    pids = [h.process.pid for name, h in bench.stack.services.items() if name in LEARNING_PROCESSES]
-    pids = [pid for pid in pids if pid is not None]
-    nats = bench.stack.embedded_nats
-    if nats is not None and nats.pid is not None:
-        pids.append(nats.pid)
-    if only is not None:
-        pids = only
-    lock = threading.Lock()
-    in_flight = 0
-    stops = 0
-
-    def signal_all(number: signal.Signals) -> None:
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, number)
-
-    def wrap(call: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def gated(request: Any) -> Any:
-            nonlocal in_flight, stops
-            with lock:
-                in_flight += 1
-                if in_flight == 1:
-                    signal_all(signal.SIGSTOP)
-                    stops += 1
-            try:
-                return call(request)
-            finally:
-                with lock:
-                    in_flight -= 1
-                    if in_flight == 0:
-                        signal_all(signal.SIGCONT)
-
-        return gated
-
-    bench.wrap_call = wrap
-    try:
-        yield
-    finally:
-        bench.wrap_call = None
-        signal_all(signal.SIGCONT)
-        print(f"     gate: {len(pids)} learning processes stopped {stops} times", flush=True)
-
-
-BURN_MS = 20.0
-
-
-@contextlib.contextmanager
-def burning(kind: str, duty: float) -> Iterator[int]:
-    """`bench._burner` running while inside; yields its pid."""
-    one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "bench._burner", kind, str(duty), str(BURN_MS)], env=os.environ | one_thread
-    )
-    try:
-        time.sleep(1.0)  # its imports done, its bursts under way
-        yield process.pid
-    finally:
-        process.kill()
-        process.wait()
-
-
-@contextlib.contextmanager
-def learning_pinned(stack: Stack, pin: bool) -> Iterator[None]:
-    """While inside (when `pin`): every thread of the learning processes and of learning's database
-    backends on the last core (threads started meanwhile inherit their creator's mask); every core
-    again after, so the next variant's window starts unpinned."""
-    if not pin:
-        yield
-        return
-    _set_learning_cores(stack, {max(os.sched_getaffinity(0))})
-    try:
-        yield
-    finally:
-        _set_learning_cores(stack, os.sched_getaffinity(0))
-
-
-def _serving_side(stack: Stack) -> list[int]:
-    """Serving's process, its database backends and this benchmark process (its client threads)."""
-    pids = [os.getpid(), stack.services["serving"].process.pid]
-    with psycopg.connect(_admin(stack), autocommit=True) as conn:
-        rows = conn.execute("SELECT pid, application_name FROM pg_stat_activity WHERE backend_type = 'client backend'")
-        pids += [pid for pid, application in rows.fetchall() if _group(application) == "serving"]
-    return [pid for pid in pids if pid is not None]
-
-
-def _set_cores(pids: list[int], cores: set[int]) -> None:
-    for pid in pids:
-        for task in task_ids(pid):
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(task, cores)
-
-
-_ALL_CORES = frozenset(os.sched_getaffinity(0))
-
-
-def split_cores(stack: Stack) -> None:
-    """Serving's side on the first core, learning's on the last (`Variant.split_cores`)."""
-    cores = sorted(_ALL_CORES)  # not this process's affinity: the last split narrowed it
-    _set_learning_cores(stack, {cores[-1]})
-    _set_cores(_serving_side(stack), {cores[0]})
-
-
-def unsplit_cores(stack: Stack) -> None:
-    _set_cores(_serving_side(stack), set(_ALL_CORES))
-    _set_learning_cores(stack, set(_ALL_CORES))
-
-
-def _set_learning_cores(stack: Stack, cores: set[int]) -> None:
-    pids = [h.process.pid for name, h in stack.services.items() if name in LEARNING_PROCESSES and h.process.is_running]
-    nats = stack.embedded_nats
-    if nats is not None and nats.pid is not None:
-        pids.append(nats.pid)
-    with psycopg.connect(_admin(stack), autocommit=True) as conn:
-        rows = conn.execute("SELECT pid, application_name FROM pg_stat_activity WHERE backend_type = 'client backend'")
-        pids += [pid for pid, application in rows.fetchall() if _group(application) in LEARNING_BACKENDS]
-    pinned = 0
-    for pid in pids:
-        for task in task_ids(pid):
-            with contextlib.suppress(OSError):
-                os.sched_setaffinity(task, cores)
-                pinned += 1
-    print(f"     {pinned} threads of {len(pids)} learning processes and backends on cores {cores}", flush=True)
-
-
-def _admin(stack: Stack) -> str:
-    postgres = stack.embedded_postgres
-    assert postgres is not None
-    return postgres.admin_url.replace("postgresql+psycopg://", "postgresql://")
 
 
 def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int) -> Round:
@@ -430,7 +201,7 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     print(f"-- {variant.name} @ {rate:g}/s (load average {load_average()})", flush=True)
     bench.learning_off()
     split = (lambda: split_cores(bench.stack)) if variant.split_cores else None
-    with WaitSampler(_admin(bench.stack)) as off_waits, server_counters(_admin(bench.stack), "off "):
+    with WaitSampler(admin_url(bench.stack)) as off_waits, server_counters(admin_url(bench.stack), "off "):
         off = bench.measure("off", rate=rate, count=count, on_start=split)
     for group in ("serving", "checkpointer", "autovacuum worker"):
         print("     off  waits: " + off_waits.describe(group), flush=True)
@@ -438,7 +209,7 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         with (
             burning(variant.burner, variant.burn_duty) as burner,
             learning_gated(bench, variant.gate, only=[burner]),
-            WaitSampler(_admin(bench.stack)) as burn_waits,
+            WaitSampler(admin_url(bench.stack)) as burn_waits,
         ):
             loop = bench.measure("off", rate=rate, count=count)  # learning is off: nothing to wait for
         print("     burn waits: " + burn_waits.describe("serving"), flush=True)
@@ -453,8 +224,8 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     with (
         learning_gated(bench, variant.gate),
         learning_pinned(bench.stack, variant.pin_learning),
-        WaitSampler(_admin(bench.stack)) as loop_waits,
-        server_counters(_admin(bench.stack), "loop"),
+        WaitSampler(admin_url(bench.stack)) as loop_waits,
+        server_counters(admin_url(bench.stack), "loop"),
     ):
         loop = bench.measure("loop", rate=rate, count=count, on_start=split)
     if variant.split_cores:
@@ -505,7 +276,7 @@ def run(
                 for variant in order:
                     done.append(measure_round(bench, variant, rate, count))
         if any(v.pg for v in variants):
-            with psycopg.connect(_admin(stack), autocommit=True) as conn:
+            with psycopg.connect(admin_url(stack), autocommit=True) as conn:
                 conn.execute("ALTER SYSTEM RESET ALL")
     summarise(done, variants, rates)
     return done

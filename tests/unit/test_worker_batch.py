@@ -9,6 +9,7 @@ their calls (a batch call counts once).
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,7 +68,9 @@ class Rig:
     acks: Acks = field(default_factory=Acks)
     sequence: int = 0
 
-    def event(self, event_id: str, *, tenant: str = "acme", user: str = "alice", stored: bool = True) -> Msg:
+    def event(
+        self, event_id: str, *, tenant: str = "acme", user: str = "alice", stored: bool = True, age: float = 0.0
+    ) -> Msg:
         """A delivery of a well-formed event whose mail has a phone number and a scheduling outcome."""
         ref = f"ref-{event_id}"
         if stored:
@@ -81,11 +84,13 @@ class Rig:
             content_ref=ref,
             tool_outcomes=[learning_event_pb2.ToolOutcome(tool="calendar.create_event", status="ok", summary="Sync")],
         ).SerializeToString()
-        return self.raw(payload)
+        return self.raw(payload, age=age)
 
-    def raw(self, data: bytes, *, delivered: int = 1) -> Msg:
+    def raw(self, data: bytes, *, delivered: int = 1, age: float = 0.0) -> Msg:
+        """A delivery of `data`, stored in the stream `age` seconds ago (its JetStream timestamp)."""
         self.sequence += 1
-        reply = f"$JS.ACK.LEARN.worker.{delivered}.{self.sequence}.{self.sequence}.1700000000000000000.0"
+        stored_ns = time.time_ns() - int(age * 1e9)
+        reply = f"$JS.ACK.LEARN.worker.{delivered}.{self.sequence}.{self.sequence}.{stored_ns}.0"
         return Msg(_client=self.acks, subject="memloop.learning.acme", reply=reply, data=data)  # type: ignore[arg-type]
 
 
@@ -370,3 +375,106 @@ async def test_a_batch_fills_from_a_stream_of_messages_until_full_or_the_batch_w
     assert batches == [4, 2]
     assert [size for size, _ in subscription.fetches][:4] == [1, 3, 2, 1]
     assert all(timeout <= 0.5 for size, timeout in subscription.fetches if size > 1)
+
+
+class LingeringSubscription(FakeSubscription):
+    """As nats-py's fetch: with nothing ready, lingers up to `timeout` for messages to arrive."""
+
+    async def fetch(self, batch: int = 1, timeout: float | None = 5) -> list[Msg]:
+        until = time.monotonic() + float(timeout or 0)
+        while not self.ready and time.monotonic() < until:
+            await asyncio.sleep(0.005)
+        return await super().fetch(batch, timeout)
+
+
+async def test_a_batch_whose_first_message_waited_a_window_in_the_stream_goes_with_what_the_server_holds() -> None:
+    # Given the end of a burst: three messages stored 6 s ago, none coming after them, and a worker
+    # whose batches of up to eight may wait 5 s to fill
+    rig = _rig()
+    subscription = LingeringSubscription([rig.event(f"evt-{i}", age=6.0) for i in range(3)])
+    batches: list[int] = []
+
+    async def handle_batch(msgs: list[Msg]) -> None:
+        batches.append(len(msgs))
+
+    consumer = LearningConsumer(
+        subscription,  # type: ignore[arg-type]
+        handle_batch,
+        concurrency=64,
+        batch_size=8,
+        batch_wait=5.0,
+        fetch_timeout=0.05,
+    )
+
+    # When the consumer runs until every message was dispatched
+    started = time.monotonic()
+    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=3.0)
+
+    # Then the three went as one batch at once, without waiting out the window for the other five
+    assert batches == [3]
+    assert time.monotonic() - started < 1.0
+
+
+async def test_a_fresh_batch_still_waits_its_window_for_messages_that_arrive_later() -> None:
+    # Given one fresh message now and two more arriving 0.2 s later, batches of up to eight that may
+    # wait 1 s to fill
+    rig = _rig()
+    subscription = LingeringSubscription([rig.event("evt-0")])
+    later = [rig.event(f"evt-{i}") for i in (1, 2)]
+    batches: list[int] = []
+
+    async def handle_batch(msgs: list[Msg]) -> None:
+        batches.append(len(msgs))
+
+    consumer = LearningConsumer(
+        subscription,  # type: ignore[arg-type]
+        handle_batch,
+        concurrency=64,
+        batch_size=8,
+        batch_wait=1.0,
+        fetch_timeout=0.05,
+    )
+
+    async def arrive() -> None:
+        await asyncio.sleep(0.2)
+        subscription.ready += later
+
+    # When the consumer runs while they arrive
+    arriving = asyncio.create_task(arrive())
+    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=5.0)
+    await arriving
+
+    # Then all three went in one batch: a fresh first message keeps the batch open for later ones
+    assert batches == [3]
+
+
+async def test_a_stale_first_message_does_not_hold_its_batch_open_for_later_ones() -> None:
+    # Given the same, but the first message stored 2 s ago (the tail of a backlog)
+    rig = _rig()
+    subscription = LingeringSubscription([rig.event("evt-0", age=2.0)])
+    later = [rig.event(f"evt-{i}") for i in (1, 2)]
+    batches: list[int] = []
+
+    async def handle_batch(msgs: list[Msg]) -> None:
+        batches.append(len(msgs))
+
+    consumer = LearningConsumer(
+        subscription,  # type: ignore[arg-type]
+        handle_batch,
+        concurrency=64,
+        batch_size=8,
+        batch_wait=1.0,
+        fetch_timeout=0.05,
+    )
+
+    async def arrive() -> None:
+        await asyncio.sleep(0.2)
+        subscription.ready += later
+
+    # When the consumer runs while they arrive
+    arriving = asyncio.create_task(arrive())
+    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=5.0)
+    await arriving
+
+    # Then the stale one went alone at once, and the fresh two in a batch of their own
+    assert batches == [1, 2]
