@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 
 
 def main() -> None:
@@ -33,7 +34,7 @@ def _python_work() -> None:
         total += i * i
 
 
-def _numpy_work():  # type: ignore[no-untyped-def]
+def _numpy_work() -> Callable[[], None]:
     import numpy as np
 
     weights = np.random.default_rng(0).standard_normal((2048, 2048), dtype=np.float32)  # 16 MB

@@ -16,12 +16,13 @@ Settings (environment variable — default — why):
 * MEMLOOP_WORKER_BATCH_SIZE — 64 — at most this many messages per pull (at most 256, the batch
   RPCs' limit): their content is read, and their candidates decided, in one call each;
 * MEMLOOP_WORKER_BATCH_WAIT_MS — 1000 — after the first message, how long a pull keeps fetching
-  until the batch is full (a backlog fills it at once, a stream of events within this window; a
-  lone event waits at most this long before it is learned). Every batch pays a content read, a
-  policy call, three memory calls and an index catch-up whatever its size, so the window is the
-  lever on CPU per event: at 10 req/s 25 ms made batches of one event, 150 ms about two, 1 s about
-  ten, and serving's p99 beside the loop went from 1.52x to 0.98x learning-off in the same run
-  (`bench/bench_serving_ab.py`, docs/performance-history.md). A reply never waits for it;
+  until the batch is full (a backlog fills it at once, a stream of events within this window; a lone
+  event waits at most this long before it is learned; the time a batch's first message already spent
+  in the stream counts towards it, so the end of a burst does not wait it out). Every batch pays a
+  content read, a policy call, three memory calls and an index catch-up whatever its size, so the
+  window is the lever on CPU per event: at 10 req/s 25 ms made batches of one event, 150 ms about
+  two, 1 s about ten, and serving's p99 beside the loop went from 1.52x to 0.98x learning-off in the
+  same run (`bench/bench_serving_ab.py`, docs/performance-history.md). A reply never waits for it;
 * MEMLOOP_WORKER_RPC_TIMEOUT_SECONDS — 10 — deadline of each call to serving, policy, memory;
 * MEMLOOP_STREAM_REPLICAS — 1 — replicas of the streams this worker creates (3 on a JetStream cluster);
 * MEMLOOP_WORKER_CONSUMER — memloop-worker — the durable consumer's name (shared by replicas);
