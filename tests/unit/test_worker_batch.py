@@ -415,11 +415,11 @@ async def test_a_batch_whose_first_message_waited_a_window_in_the_stream_goes_wi
     assert time.monotonic() - started < 1.0
 
 
-async def test_a_fresh_batch_still_waits_its_window_for_messages_that_arrive_later() -> None:
-    # Given one fresh message now and two more arriving 0.2 s later, batches of up to eight that may
-    # wait 1 s to fill
+async def _batches_when_two_arrive_after(first_age: float) -> list[int]:
+    """The batches a consumer (up to eight a batch, 1 s to fill) forms from one message stored
+    `first_age` seconds ago and two fresh ones arriving 0.2 s later."""
     rig = _rig()
-    subscription = LingeringSubscription([rig.event("evt-0")])
+    subscription = LingeringSubscription([rig.event("evt-0", age=first_age)])
     later = [rig.event(f"evt-{i}") for i in (1, 2)]
     batches: list[int] = []
 
@@ -439,42 +439,21 @@ async def test_a_fresh_batch_still_waits_its_window_for_messages_that_arrive_lat
         await asyncio.sleep(0.2)
         subscription.ready += later
 
-    # When the consumer runs while they arrive
     arriving = asyncio.create_task(arrive())
     await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=5.0)
     await arriving
+    return batches
 
+
+async def test_a_fresh_batch_still_waits_its_window_for_messages_that_arrive_later() -> None:
+    # Given one fresh message now and two more arriving 0.2 s later, when the consumer runs:
+    batches = await _batches_when_two_arrive_after(first_age=0.0)
     # Then all three went in one batch: a fresh first message keeps the batch open for later ones
     assert batches == [3]
 
 
 async def test_a_stale_first_message_does_not_hold_its_batch_open_for_later_ones() -> None:
-    # Given the same, but the first message stored 2 s ago (the tail of a backlog)
-    rig = _rig()
-    subscription = LingeringSubscription([rig.event("evt-0", age=2.0)])
-    later = [rig.event(f"evt-{i}") for i in (1, 2)]
-    batches: list[int] = []
-
-    async def handle_batch(msgs: list[Msg]) -> None:
-        batches.append(len(msgs))
-
-    consumer = LearningConsumer(
-        subscription,  # type: ignore[arg-type]
-        handle_batch,
-        concurrency=64,
-        batch_size=8,
-        batch_wait=1.0,
-        fetch_timeout=0.05,
-    )
-
-    async def arrive() -> None:
-        await asyncio.sleep(0.2)
-        subscription.ready += later
-
-    # When the consumer runs while they arrive
-    arriving = asyncio.create_task(arrive())
-    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=5.0)
-    await arriving
-
+    # Given the same, but the first message stored 2 s ago (the tail of a backlog), when it runs:
+    batches = await _batches_when_two_arrive_after(first_age=2.0)
     # Then the stale one went alone at once, and the fresh two in a batch of their own
     assert batches == [1, 2]
