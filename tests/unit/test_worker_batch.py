@@ -340,6 +340,26 @@ async def _run_until_dispatched(consumer: LearningConsumer, batches: list[int], 
     await consumer.drain(1.0)
 
 
+def _collecting(
+    subscription: FakeSubscription, *, batch_size: int, batch_wait: float
+) -> tuple[LearningConsumer, list[int]]:
+    """A consumer over `subscription` that records each dispatched batch's size."""
+    batches: list[int] = []
+
+    async def handle_batch(msgs: list[Msg]) -> None:
+        batches.append(len(msgs))
+
+    consumer = LearningConsumer(
+        subscription,  # type: ignore[arg-type]
+        handle_batch,
+        concurrency=64,
+        batch_size=batch_size,
+        batch_wait=batch_wait,
+        fetch_timeout=0.05,
+    )
+    return consumer, batches
+
+
 class TrickleSubscription(FakeSubscription):
     """Messages arriving one at a time: each fetch finds at most one new message."""
 
@@ -353,19 +373,7 @@ async def test_a_batch_fills_from_a_stream_of_messages_until_full_or_the_batch_w
     # Given six messages that arrive one per fetch (a steady stream), batches of up to four
     rig = _rig()
     subscription = TrickleSubscription([rig.event(f"evt-{i}") for i in range(6)])
-    batches: list[int] = []
-
-    async def handle_batch(msgs: list[Msg]) -> None:
-        batches.append(len(msgs))
-
-    consumer = LearningConsumer(
-        subscription,  # type: ignore[arg-type]
-        handle_batch,
-        concurrency=64,
-        batch_size=4,
-        batch_wait=0.5,
-        fetch_timeout=0.05,
-    )
+    consumer, batches = _collecting(subscription, batch_size=4, batch_wait=0.5)
 
     # When the consumer runs until every message was dispatched
     await _run_until_dispatched(consumer, batches, 6)
@@ -392,19 +400,7 @@ async def test_a_batch_whose_first_message_waited_a_window_in_the_stream_goes_wi
     # whose batches of up to eight may wait 5 s to fill
     rig = _rig()
     subscription = LingeringSubscription([rig.event(f"evt-{i}", age=6.0) for i in range(3)])
-    batches: list[int] = []
-
-    async def handle_batch(msgs: list[Msg]) -> None:
-        batches.append(len(msgs))
-
-    consumer = LearningConsumer(
-        subscription,  # type: ignore[arg-type]
-        handle_batch,
-        concurrency=64,
-        batch_size=8,
-        batch_wait=5.0,
-        fetch_timeout=0.05,
-    )
+    consumer, batches = _collecting(subscription, batch_size=8, batch_wait=5.0)
 
     # When the consumer runs until every message was dispatched
     started = time.monotonic()
@@ -421,19 +417,7 @@ async def _batches_when_two_arrive_after(first_age: float) -> list[int]:
     rig = _rig()
     subscription = LingeringSubscription([rig.event("evt-0", age=first_age)])
     later = [rig.event(f"evt-{i}") for i in (1, 2)]
-    batches: list[int] = []
-
-    async def handle_batch(msgs: list[Msg]) -> None:
-        batches.append(len(msgs))
-
-    consumer = LearningConsumer(
-        subscription,  # type: ignore[arg-type]
-        handle_batch,
-        concurrency=64,
-        batch_size=8,
-        batch_wait=1.0,
-        fetch_timeout=0.05,
-    )
+    consumer, batches = _collecting(subscription, batch_size=8, batch_wait=1.0)
 
     async def arrive() -> None:
         await asyncio.sleep(0.2)
