@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -82,10 +81,14 @@ def burning(kind: str, duty: float) -> Iterator[int]:
     """`bench._burner` running while inside; yields its pid."""
     one_thread = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench._burner", kind, str(duty), str(BURN_MS)], env=os.environ | one_thread
+        [sys.executable, "-m", "bench._burner", kind, str(duty), str(BURN_MS)],
+        env=os.environ | one_thread,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
-        time.sleep(1.0)  # its imports done, its bursts under way
+        assert process.stdout is not None
+        process.stdout.readline()  # "burning": its imports done, its first burst begun
         yield process.pid
     finally:
         process.kill()

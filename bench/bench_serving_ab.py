@@ -22,7 +22,7 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,17 +205,26 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
         off = bench.measure("off", rate=rate, count=count, on_start=split)
     for group in ("serving", "checkpointer", "autovacuum worker"):
         print("     off  waits: " + off_waits.describe(group), flush=True)
-    if variant.burner:
-        with (
-            burning(variant.burner, variant.burn_duty) as burner,
-            learning_gated(bench, variant.gate, only=[burner]),
-            WaitSampler(admin_url(bench.stack)) as burn_waits,
-        ):
-            loop = bench.measure("off", rate=rate, count=count)  # learning is off: nothing to wait for
-        print("     burn waits: " + burn_waits.describe("serving"), flush=True)
-        one = Round(variant.name, rate, off, loop)
-        print(f"   round ratio {variant.name} @ {rate:g}/s: {one.loop.p99:.2f} / {one.off.p99:.2f} = {one.ratio:.2f}")
-        return one
+    loop = _beside_burner(bench, variant, rate, count) if variant.burner else _loop(bench, variant, rate, count, split)
+    one = Round(variant.name, rate, off, loop)
+    print(f"   round ratio {variant.name} @ {rate:g}/s: {one.loop.p99:.2f} / {one.off.p99:.2f} = {one.ratio:.2f}")
+    return one
+
+
+def _beside_burner(bench: ServingBench, variant: Variant, rate: float, count: int) -> Measured:
+    """Serving with learning still off, beside the variant's burner (`Variant.burner`)."""
+    with (
+        burning(variant.burner, variant.burn_duty) as burner,
+        learning_gated(bench, variant.gate, only=[burner]),
+        WaitSampler(admin_url(bench.stack)) as burn_waits,
+    ):
+        loop = bench.measure("off", rate=rate, count=count)  # learning is off: nothing to wait for
+    print("     burn waits: " + burn_waits.describe("serving"), flush=True)
+    return loop
+
+
+def _loop(bench: ServingBench, variant: Variant, rate: float, count: int, split: Callable[[], None] | None) -> Measured:
+    """Serving with learning on, the variant's what-ifs applied; drained before it returns."""
     bench.learning_on()
     if not variant.consumers:
         stop_service(bench.stack, "worker")
@@ -235,9 +244,7 @@ def measure_round(bench: ServingBench, variant: Variant, rate: float, count: int
     for group in LOOP_GROUPS:
         print("     loop waits: " + loop_waits.describe(group), flush=True)
     bench.drain(timeout=900)
-    one = Round(variant.name, rate, off, loop)
-    print(f"   round ratio {variant.name} @ {rate:g}/s: {one.loop.p99:.2f} / {one.off.p99:.2f} = {one.ratio:.2f}")
-    return one
+    return loop
 
 
 @contextlib.contextmanager

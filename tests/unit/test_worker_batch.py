@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -386,12 +386,19 @@ async def test_a_batch_fills_from_a_stream_of_messages_until_full_or_the_batch_w
 
 
 class LingeringSubscription(FakeSubscription):
-    """As nats-py's fetch: with nothing ready, lingers up to `timeout` for messages to arrive."""
+    """As nats-py's fetch: with nothing ready, lingers up to `timeout` for messages to arrive.
+    `lingering` is true while a fetch waits, so a test can add messages at that moment."""
+
+    def __init__(self, ready: list[Msg]) -> None:
+        super().__init__(ready)
+        self.lingering = False
 
     async def fetch(self, batch: int = 1, timeout: float | None = 5) -> list[Msg]:
         until = time.monotonic() + float(timeout or 0)
         while not self.ready and time.monotonic() < until:
+            self.lingering = True
             await asyncio.sleep(0.005)
+        self.lingering = False
         return await super().fetch(batch, timeout)
 
 
@@ -411,33 +418,43 @@ async def test_a_batch_whose_first_message_waited_a_window_in_the_stream_goes_wi
     assert time.monotonic() - started < 1.0
 
 
-async def _batches_when_two_arrive_after(first_age: float) -> list[int]:
-    """The batches a consumer (up to eight a batch, 1 s to fill) forms from one message stored
-    `first_age` seconds ago and two fresh ones arriving 0.2 s later."""
+async def _batches_when_two_arrive(
+    first_age: float, arrive_when: Callable[[LingeringSubscription, list[int]], bool]
+) -> tuple[list[int], float]:
+    """The batches a consumer (up to eight a batch, 2 s to fill) forms from one message stored
+    `first_age` seconds ago and two fresh ones added once `arrive_when(subscription, batches)`;
+    and the seconds until its first batch was dispatched."""
     rig = _rig()
     subscription = LingeringSubscription([rig.event("evt-0", age=first_age)])
     later = [rig.event(f"evt-{i}") for i in (1, 2)]
-    consumer, batches = _collecting(subscription, batch_size=8, batch_wait=1.0)
+    consumer, batches = _collecting(subscription, batch_size=8, batch_wait=2.0)
+    started = time.monotonic()
+    first_dispatch: list[float] = []
 
     async def arrive() -> None:
-        await asyncio.sleep(0.2)
+        while not arrive_when(subscription, batches):
+            await asyncio.sleep(0.001)
+        if batches:
+            first_dispatch.append(time.monotonic() - started)
         subscription.ready += later
 
     arriving = asyncio.create_task(arrive())
-    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=5.0)
+    await asyncio.wait_for(_run_until_dispatched(consumer, batches, 3), timeout=10.0)
     await arriving
-    return batches
+    return batches, first_dispatch[0] if first_dispatch else float("nan")
 
 
 async def test_a_fresh_batch_still_waits_its_window_for_messages_that_arrive_later() -> None:
-    # Given one fresh message now and two more arriving 0.2 s later, when the consumer runs:
-    batches = await _batches_when_two_arrive_after(first_age=0.0)
+    # Given one fresh message, and two more that arrive while the consumer waits to fill its batch
+    batches, _ = await _batches_when_two_arrive(0.0, lambda subscription, _: subscription.lingering)
     # Then all three went in one batch: a fresh first message keeps the batch open for later ones
     assert batches == [3]
 
 
 async def test_a_stale_first_message_does_not_hold_its_batch_open_for_later_ones() -> None:
-    # Given the same, but the first message stored 2 s ago (the tail of a backlog), when it runs:
-    batches = await _batches_when_two_arrive_after(first_age=2.0)
-    # Then the stale one went alone at once, and the fresh two in a batch of their own
+    # Given one message stored 3 s ago (the tail of a backlog; the window is 2 s), and two fresh
+    # ones that arrive only once a batch has gone
+    batches, first = await _batches_when_two_arrive(3.0, lambda _, dispatched: bool(dispatched))
+    # Then the stale one went alone well inside the window, and the fresh two in a batch of their own
     assert batches == [1, 2]
+    assert first < 1.0

@@ -315,7 +315,7 @@ class LearningConsumer:
         floor = min(self._batch_wait, STALE_FILL_SECONDS)
         try:
             published = first.metadata.timestamp.timestamp()
-        except (nats.errors.Error, AttributeError, ValueError):
+        except (nats.errors.Error, ValueError):  # not a JetStream delivery, or a malformed timestamp
             return self._batch_wait  # no JetStream metadata: wait as for a fresh message
         return min(self._batch_wait, max(floor, self._batch_wait - (time.time() - published)))
 

@@ -9,8 +9,8 @@ round trip and a commit on its own thread, 20 % of serving's samples at 50 req/s
 Promised: a wake is followed by a NOTIFY sent after it (the flag is cleared *before* the NOTIFY is
 sent, so a wake during a send causes one more send), so the relays are woken after the last commit;
 the first wake after a quiet spell is sent at once, and later ones at most every `min_interval`
-(a relay woken during a steady stream lingers up to 250 ms anyway, `MEMLOOP_RELAY_CLAIM_LINGER_MS`). Not promised: that
-a NOTIFY arrives. Nothing depends on it: a failed send is logged and the connection reopened, and
+(a relay woken during a steady stream lingers up to 250 ms anyway, `MEMLOOP_RELAY_CLAIM_LINGER_MS`).
+Not promised: that a NOTIFY arrives. Nothing depends on it: a failed send is logged and the connection reopened, and
 the relays' backstop poll (`MEMLOOP_RELAY_POLL_SECONDS`, 5 by default) finds every committed row.
 
 The NOTIFY commits with `synchronous_commit=off`: it records nothing, so it need not wait for its
