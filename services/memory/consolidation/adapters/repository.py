@@ -138,15 +138,19 @@ class SqlConsolidationRepository:
             {"new_id": new_id, "tenant": self._tenant, "from_id": from_id},
         )
 
-    def review_exists(self, user: str, candidate_key: str) -> bool:
-        row = self._db.execute(
+    def existing_review_keys(self, user: str, candidate_keys: Iterable[str]) -> frozenset[str]:
+        keys = sorted(set(candidate_keys))
+        if not keys:
+            return frozenset()
+        rows = self._db.execute(
             text(
-                "SELECT 1 FROM candidates c JOIN review_items r ON r.candidate_id = c.candidate_id "
-                "WHERE c.tenant = :tenant AND c.user_id = :user AND c.candidate_key = :key LIMIT 1"
+                "SELECT DISTINCT c.candidate_key FROM candidates c "
+                "JOIN review_items r ON r.candidate_id = c.candidate_id "
+                "WHERE c.tenant = :tenant AND c.user_id = :user AND c.candidate_key = ANY(:keys)"
             ),
-            {"tenant": self._tenant, "user": user, "key": candidate_key},
-        ).first()
-        return row is not None
+            {"tenant": self._tenant, "user": user, "keys": keys},
+        ).scalars()
+        return frozenset(rows)
 
     def add_job(self, job: ConsolidationJob) -> None:
         self._db.execute(insert(jobs).values(job_id=job.job_id, tenant=self._tenant, **_job_values(job)))

@@ -33,17 +33,20 @@ def send_to_review(
     (newer wins) — the reviewer's choice is applied by the same rule as every other correction.
     """
     records = {m.memory_id: m for m in snapshot.memories} | {v.record.memory_id: v.record for v in plan.new_versions}
+    offers = [
+        (f"{_review_key(job, contradiction)}:{index}", memory_id, contradiction)
+        for contradiction in plan.to_review
+        for index, memory_id in enumerate(contradiction.memory_ids)
+    ]
+    # One question for the whole plan, not one per contender: a large user's job has thousands.
+    offered = set(uow.consolidation.existing_review_keys(job.user, [key for key, _, _ in offers]))
     created: list[str] = []
-    ordinal = 0
-    for contradiction in plan.to_review:
-        base = _review_key(job, contradiction)
-        for index, memory_id in enumerate(contradiction.memory_ids):
-            key = f"{base}:{index}"
-            record = records.get(memory_id)
-            if record is None or uow.consolidation.review_exists(job.user, key):
-                continue
-            created.append(_review_item(uow, job, record, key, contradiction, ordinal, by))
-            ordinal += 1
+    for key, memory_id, contradiction in offers:
+        record = records.get(memory_id)
+        if record is None or key in offered:
+            continue
+        offered.add(key)  # the same contradiction listed twice in one plan is offered once
+        created.append(_review_item(uow, job, record, key, contradiction, len(created), by))
     return created
 
 
