@@ -91,7 +91,7 @@ def _seed(stack: Stack, user: str, n: int) -> None:
 
 
 def _save_procedures(stack: Stack) -> None:
-    token = stack.token(TENANT, roles=("decide",), subject="officer")
+    token = stack.token(TENANT, roles=("reviewer",), subject="officer")  # saving a procedure is a decision
     with grpc.insecure_channel(stack.services["memory"].target) as channel:
         stub = lpb_grpc.LearnedProcedureServiceStub(channel)
         for i, topic in enumerate(TOPICS[:5]):
