@@ -121,18 +121,20 @@ class EmbeddedPostgres:
         self._wait_accepting(timeout)
         return self
 
-    def stop(self, timeout: float = 30.0) -> None:
+    def stop(self, timeout: float = 30.0, *, checkpoint: bool = True) -> None:
         """Fast shutdown (SIGINT: roll back open transactions, checkpoint, exit); idempotent.
 
         Escalates to an immediate shutdown and then SIGKILL if the server does not exit in time;
         the data stays consistent either way (crash recovery replays the WAL on the next start).
+        `checkpoint=False` goes straight to the immediate shutdown, for a server whose data is
+        about to be deleted: its shutdown checkpoint would write out every dirty page for nothing.
         """
         process = self._process
         if process is None:
             return
         if process.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGINT)
+                process.send_signal(signal.SIGINT if checkpoint else signal.SIGQUIT)
             try:
                 process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
@@ -151,17 +153,7 @@ class EmbeddedPostgres:
 
         The next start replays the WAL; clients see their connections dropped mid-transaction.
         """
-        process = self._process
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.send_signal(signal.SIGQUIT)
-            try:
-                process.wait(timeout=15.0)
-            except subprocess.TimeoutExpired:
-                signal_group(process, signal.SIGKILL)
-                process.wait()
-            forget_child(process)
-            self._process = None
+        self.stop(15.0, checkpoint=False)
         self.start(timeout)
 
     def __enter__(self) -> EmbeddedPostgres:
