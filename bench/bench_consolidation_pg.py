@@ -158,7 +158,11 @@ def _deps(admin_url: str, clock: _Clock) -> tuple[ConsolidationDeps, Any]:
 
 def time_pg_job(admin_url: str, records: list[MemoryRecord]) -> dict[str, float]:
     """Seed a fresh database with one user's memories; time one job and its re-run."""
-    url = create_database(admin_url, f"bench_consolidation_{uuid.uuid4().hex[:8]}")
+    return time_job_in(create_database(admin_url, f"bench_consolidation_{uuid.uuid4().hex[:8]}"), records)
+
+
+def time_job_in(url: str, records: list[MemoryRecord]) -> dict[str, float]:
+    """`time_pg_job` in a database that exists and is empty (`url`: its admin URL)."""
     run_migrations(url, MIGRATIONS, app_role=APP_ROLE)
     _seed(url, records)
     clock = _Clock()
