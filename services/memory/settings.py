@@ -62,14 +62,15 @@ processes, because a SCHED_IDLE thread the kernel parks while it holds the GIL s
 thread of its process: separate executors in one process do not keep retrieval's threads free.
 
 - `retrieval`: the front process, every thread at normal priority, none at idle. It serves every
-  RPC (SearchMemories, GetContext, reads, review, Forget, procedures, consolidation) and runs the
-  consolidation scheduler; it keeps its FAISS index in step from the change feed on the ingestion
+  RPC (SearchMemories, GetContext, reads, review, Forget, procedures, consolidation) and no
+  scheduled consolidation job; it keeps its FAISS index in step from the change feed on the ingestion
   process's change notices (and the poll). Ingestion RPCs sent to it directly run inline at normal
   priority (a fallback for direct clients; the loop's worker calls the ingestion process).
 - `ingest`: the whole process at idle priority (`lower_process`, as the worker). It serves the
   worker's RPCs only (FindConflicts, BatchGetProcessedEvents, GetProcessedEvent, ApplyLearning,
-  BatchApplyLearning), keeps its own FAISS index for FindConflicts, and registers as a replica of
-  its own, so a deletion waits for its index and files like any other copy.
+  BatchApplyLearning), keeps its own FAISS index for FindConflicts, registers as a replica of
+  its own, so a deletion waits for its index and files like any other copy, and runs the
+  sleep-time consolidation scheduler (`bootstrap.schedules_consolidation`).
 """
 
 from __future__ import annotations
