@@ -477,6 +477,31 @@ def run_service(
     handle.process.wait_healthy(handle.grpc_port, timeout=120.0)
 
 
+def _metric_sum(stack: Stack, service: str, name: str) -> float:
+    """The sum of one metric's samples on `service`'s /metrics (0 when it has none yet)."""
+    url = f"http://127.0.0.1:{stack.services[service].metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        lines = answer.read().decode().splitlines()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith((name + "{", name + " ")))
+
+
+def wait_indexed(stack: Stack, vectors: int, replica: str = "memory", timeout: float = 600.0) -> float:
+    """Wait until every process of `replica` indexes at least `vectors` vectors; returns the seconds.
+
+    Rows seeded by SQL reach a running process through its change feed: a restarted retrieval
+    process has them when it reports SERVING, but the ingestion process beside it (split memory)
+    catches up afterwards, building its own copy of each partition, on the same cores as the
+    searches being measured.
+    """
+    started = time.perf_counter()
+    for name in dict.fromkeys((replica, stack.ingest_name(replica))):
+        while _metric_sum(stack, name, "memloop_index_vectors") < vectors:
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(f"{name} indexes fewer than {vectors} vectors after {timeout:.0f} s")
+            time.sleep(0.5)
+    return time.perf_counter() - started
+
+
 def embedded_texts(stack: Stack, replica: str = "memory") -> dict[str, float]:
     """`memloop_embedded_texts_total` by kind (query: FindConflicts/search; document: stores), summed
     over the replica's processes: with memory split, the learning path embeds in `memory-ingest`."""
