@@ -477,11 +477,16 @@ def run_service(
     handle.process.wait_healthy(handle.grpc_port, timeout=120.0)
 
 
-def _metric_sum(stack: Stack, service: str, name: str) -> float:
-    """The sum of one metric's samples on `service`'s /metrics (0 when it has none yet)."""
+def _metric_lines(stack: Stack, service: str) -> list[str]:
+    """`service`'s /metrics page, one sample per line."""
     url = f"http://127.0.0.1:{stack.services[service].metrics_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as answer:
-        lines = answer.read().decode().splitlines()
+        return list(answer.read().decode().splitlines())
+
+
+def _metric_sum(stack: Stack, service: str, name: str) -> float:
+    """The sum of one metric's samples on `service` (0 when it has none yet)."""
+    lines = _metric_lines(stack, service)
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith((name + "{", name + " ")))
 
 
@@ -507,10 +512,7 @@ def embedded_texts(stack: Stack, replica: str = "memory") -> dict[str, float]:
     over the replica's processes: with memory split, the learning path embeds in `memory-ingest`."""
     counts: dict[str, float] = {}
     for name in dict.fromkeys((replica, stack.ingest_name(replica))):
-        url = f"http://127.0.0.1:{stack.services[name].metrics_port}/metrics"
-        with urllib.request.urlopen(url, timeout=10) as answer:
-            text = answer.read().decode()
-        for line in text.splitlines():
+        for line in _metric_lines(stack, name):
             if line.startswith("memloop_embedded_texts_total{"):
                 labels, value = line.rsplit(" ", 1)
                 kind = labels.split('kind="', 1)[1].split('"', 1)[0]
