@@ -9,9 +9,10 @@ Per tenant of the batch (every peer call is scoped to one tenant):
 3. redaction of every event, then extraction of all of them in one extractor call (the learned
    extractor embeds the batch's sentences in one model call), in one hop off the event loop; an
    extraction error fails only its own event;
-4. memory: the conflicts of every candidate of every user of the batch — one call;
-5. policy: a decision on every candidate — one call; each decision is signed for its own user and
-   event exactly as before, so memory verifies each one;
+4-5. policy, then memory's conflicts, then policy again (`services.worker.service.decide`): one
+   policy call for every candidate, one FindConflicts for those it did not reject, and one more
+   policy call only for those memory found conflicts for. Each decision is signed for its own user
+   and event exactly as before, so memory verifies each one;
 6. memory: every ready event applied in one BatchApplyLearning (`apply_batch`), one transaction
    for the lot; each event still has its own result (memory refuses an event alone, and a
    replay of an event returns its stored outcome), so each message is settled by its own.
@@ -35,11 +36,11 @@ from dataclasses import dataclass, field
 from services.common.redaction import Redactor
 from services.common.vocabulary import Candidate
 from services.worker.domain.extraction import CandidateExtractor, ExtractionInput
+from services.worker.service.decide import Proposal, decide
 from services.worker.service.model import (
     ApplyOutcome,
     ApplyRequest,
     EmailView,
-    Evaluation,
     LearningEventView,
     PermanentError,
     ProcessResult,
@@ -172,25 +173,15 @@ def _extract_all(slots: list[_Slot], redactor: Redactor, extractor: CandidateExt
 
 
 async def _decide_all(tenant: str, slots: list[_Slot], ports: LearningPorts) -> None:
-    """Conflicts of every user's candidates in one call, then one policy call for every candidate of the batch."""
+    """Every candidate of the batch decided in one pass of `decide` (policy, conflicts, policy)."""
     if not slots:
         return
-    users: dict[str, list[Candidate]] = {}
-    for slot in slots:
-        users.setdefault(slot.event.user, []).extend(slot.candidates)
-    found = await ports.conflicts.find_many(tenant, list(users.items()))
-    conflicts = dict(zip(users, found, strict=True))
-    evaluations = [
-        Evaluation(
-            candidate,
-            tuple(conflicts[slot.event.user].get(candidate.candidate_key, ())),
-            user=slot.event.user,
-            route=slot.event.route,
-        )
+    proposals = [
+        Proposal(candidate, user=slot.event.user, route=slot.event.route)
         for slot in slots
         for candidate in slot.candidates
     ]
-    decisions = iter(await ports.policy.evaluate_many(evaluations, tenant=tenant))
+    decisions = iter(await decide(tenant, proposals, policy=ports.policy, conflicts=ports.conflicts))
     for slot in slots:
         slot.outcome = ReadyToApply(slot.event, tuple(next(decisions) for _ in slot.candidates))
 

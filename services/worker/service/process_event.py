@@ -6,8 +6,8 @@ Order matters and is the contract of hop 3 of the loop:
 2. read the content by reference from serving;
 3. redact it (thorough mode) before anything else — extractor, memory, policy, logs — sees it;
 4. extract candidates (proposals, never writes);
-5. ask memory which active records each candidate may contradict;
-6. ask policy for a decision on each candidate (one call for all of them);
+5-6. ask policy for a decision on each candidate, and memory which active records the ones policy
+   did not reject may contradict; those with any are put to policy again with them (`decide`);
 7. hand every decision to memory in ONE ApplyLearning call, which claims the event atomically.
 
 Steps 1-6 read only (`prepare_event`); step 7 is `apply_prepared`. A batch of events takes the
@@ -34,9 +34,9 @@ from services.worker.domain.extraction import (
     ExtractionSchemaError,
     ToolOutcome,
 )
+from services.worker.service.decide import Proposal, decide
 from services.worker.service.model import (
     EmailView,
-    Evaluation,
     LearningEventView,
     PermanentError,
     ProcessResult,
@@ -177,9 +177,6 @@ def extraction_failure(exc: Exception) -> Exception:
 
 
 async def _decide(event: LearningEventView, candidates: Sequence[Candidate], ports: LearningPorts) -> list[Decision]:
-    """One policy decision per candidate, in candidate order, from one policy call."""
-    conflicts = await ports.conflicts.find(event.tenant, event.user, candidates)
-    evaluations = [
-        Evaluation(c, tuple(conflicts.get(c.candidate_key, ())), user=event.user, route=event.route) for c in candidates
-    ]
-    return await ports.policy.evaluate_many(evaluations, tenant=event.tenant)
+    """One policy decision per candidate, in candidate order (`decide`: policy, conflicts, policy)."""
+    proposals = [Proposal(c, user=event.user, route=event.route) for c in candidates]
+    return await decide(event.tenant, proposals, policy=ports.policy, conflicts=ports.conflicts)
