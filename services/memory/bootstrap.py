@@ -46,17 +46,7 @@ from services.common.priority import (
     lower_group_once_started,
     lower_process,
 )
-from services.memory.consolidation.adapters.fault_pause import FilePauseHook
-from services.memory.consolidation.adapters.metrics import PrometheusConsolidationMetrics
-from services.memory.consolidation.adapters.repository import (
-    SqlConsolidationActivity,
-    SqlConsolidationUnitOfWork,
-    job_sessions,
-)
-from services.memory.consolidation.entrypoints.grpc_server import ConsolidationServicer
-from services.memory.consolidation.service.job import ConsolidationDeps
-from services.memory.consolidation.service.ports import ConsolidationUnitOfWork, PhaseHook, no_pause
-from services.memory.consolidation.service.scheduler import ConsolidationScheduler, Triggers
+from services.memory.consolidation.wiring import build_consolidation
 from services.memory.core.adapters.active_reader import SqlActiveReader
 from services.memory.core.adapters.cache import LruRetrievalCache
 from services.memory.core.adapters.change_feed import SqlChangeFeed
@@ -72,21 +62,11 @@ from services.memory.core.entrypoints.replica_sync import ReplicaSync
 from services.memory.core.service.deps import MemoryPorts
 from services.memory.core.service.index_sync import AfterCommit, IndexSynchroniser
 from services.memory.core.service.ports import Embedder, MemoryUnitOfWork, Tuning
-from services.memory.deletion.adapters.faults import CrashAfterStep
-from services.memory.deletion.adapters.metrics import DeletionBacklog
-from services.memory.deletion.adapters.notices import NatsDeletionNotices, requests_subject
-from services.memory.deletion.adapters.queue import SqlDeletionQueue
-from services.memory.deletion.adapters.serving_content import GrpcServingContent
-from services.memory.deletion.adapters.stream_eraser import JetStreamEraser
-from services.memory.deletion.adapters.unit_of_work import SqlDeletionUnitOfWork
-from services.memory.deletion.entrypoints.loop import DeletionLoop
-from services.memory.deletion.service.forget import DeletionDeps
-from services.memory.deletion.service.ports import DeletionUnitOfWork
-from services.memory.deletion.service.workflow import AfterStep, DeletionWorkflow, WorkflowDeps, no_fault
+from services.memory.deletion.wiring import DeletionParts, build_deletion
 from services.memory.entrypoints.grpc_server import IngestionServicer, MemoryServicer
 from services.memory.procedures.entrypoints.grpc_server import LearnedProcedureServicer
 from services.memory.procedures.service.procedures import ProcedurePorts
-from services.memory.settings import ConsolidationSettings, MemorySettings
+from services.memory.settings import MemorySettings
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 _log = logging.getLogger(__name__)
@@ -101,7 +81,7 @@ class _Replica:
     replica: ReplicaSync
     bus: NatsBus
     engine: Engine
-    deletion: _Deletion
+    deletion: DeletionParts
     read_engine: Engine
 
     def start(self) -> None:
@@ -217,9 +197,19 @@ def build(settings: MemorySettings) -> App:
         active=SqlActiveReader(read_engine),
     )
     replica = replica_sync(sync, settings.poll_seconds, settings.persist_seconds, settings.learning)
-    deletion = _build_deletion(settings, engine, ports, sync, bus)
+    deletion = build_deletion(
+        settings.deletion,
+        common=settings.common,
+        nats_url=settings.nats_url,
+        subject_prefix=settings.subject_prefix,
+        replica_id=settings.replica_id,
+        engine=engine,
+        ports=ports,
+        sync=sync,
+        bus=bus,
+    )
     this_replica = _Replica(settings, sync, replica, bus, engine, deletion, read_engine)
-    consolidation, scheduler = _build_consolidation(settings.consolidation, engine, ports)
+    consolidation, scheduler = build_consolidation(settings.consolidation, engine, ports)
     scheduled = [scheduler.start] if schedules_consolidation(settings.role) else []
     if not settings.serves_retrieval:
         # The ingestion process: the worker's RPCs, its own index (FindConflicts) kept by the change
@@ -303,106 +293,3 @@ def _standby_reads(
     freshness = StandbyFreshness(primary, standby, max_lag_seconds=settings.standby_max_lag_seconds)
     reads = replace(ports, uow=standby_unit_of_work(sessions, sessionmaker(standby), freshness))
     return reads, _Standby(on_start=(freshness.start,), on_stop=(freshness.stop, standby.dispose))
-
-
-def _build_consolidation(
-    settings: ConsolidationSettings, engine: Engine, ports: MemoryPorts
-) -> tuple[ConsolidationServicer, ConsolidationScheduler]:
-    sessions = sessionmaker(engine)
-
-    def unit_of_work(tenant: str) -> ConsolidationUnitOfWork:
-        return SqlConsolidationUnitOfWork(sessions, tenant)
-
-    hook: PhaseHook = no_pause if settings.fault_pause_dir is None else FilePauseHook(settings.fault_pause_dir)
-    deps = ConsolidationDeps(
-        sessions=job_sessions(engine),
-        uow=unit_of_work,
-        effects=ports.effects,
-        metrics=PrometheusConsolidationMetrics(),
-        memory_metrics=ports.metrics,
-        hook=hook,
-        clock=ports.clock,
-        wait_seconds=settings.wait_seconds,
-        attempts=ports.tuning.apply_attempts,
-    )
-    triggers = Triggers(settings.after_memories, settings.idle_seconds, settings.poll_seconds)
-    scheduler = ConsolidationScheduler(SqlConsolidationActivity(sessions), deps, triggers, clock=ports.clock)
-    return ConsolidationServicer(deps), scheduler
-
-
-@dataclass
-class _Deletion:
-    """What the servicer needs (`deps`) and what the process starts and stops (`loop`)."""
-
-    deps: DeletionDeps
-    loop: DeletionLoop
-    serving: GrpcServingContent
-
-    def start(self) -> None:
-        self.loop.start()
-
-    def stop(self) -> None:
-        self.loop.stop()
-        self.serving.close()
-
-
-def _build_deletion(
-    settings: MemorySettings, engine: Engine, ports: MemoryPorts, sync: IndexSynchroniser, bus: NatsBus
-) -> _Deletion:
-    config = settings.deletion
-    sessions = sessionmaker(engine)
-
-    def unit_of_work(tenant: str) -> DeletionUnitOfWork:
-        return SqlDeletionUnitOfWork(sessions, tenant)
-
-    queue = SqlDeletionQueue(sessions)
-    serving = GrpcServingContent(
-        config.serving_target, config.service_token, timeout_seconds=config.rpc_timeout_seconds, tls=settings.common.tls
-    )
-    notices = NatsDeletionNotices(bus, prefix=settings.subject_prefix, replica_id=settings.replica_id)
-    after_step: AfterStep = CrashAfterStep(config.fault_crash_after_step) if config.fault_crash_after_step else no_fault
-    workflow = DeletionWorkflow(
-        WorkflowDeps(
-            uow=unit_of_work,
-            queue=queue,
-            serving=serving,
-            streams=JetStreamEraser(
-                settings.nats_url,
-                prefix=settings.subject_prefix,
-                learning_stream=config.learning_stream,
-                timeout_seconds=config.rpc_timeout_seconds,
-                access=settings.common.nats,
-            ),
-            replica=sync,
-            notices=notices,
-            lease_seconds=config.lease_seconds,
-            liveness_seconds=config.liveness_seconds,
-            parallelism=config.parallelism,
-            after_step=after_step,
-            clock=ports.clock,
-        )
-    )
-    loop = DeletionLoop(
-        workflow,
-        queue,
-        sync,
-        poll_seconds=config.poll_seconds,
-        heartbeat_seconds=config.heartbeat_seconds,
-        after_pass=DeletionBacklog(sessions).publish,
-    )
-    bus.subscribe(requests_subject(settings.subject_prefix), loop.on_notice)
-    wake: Callable[[], None] = loop.wake
-    deps = DeletionDeps(
-        uow=unit_of_work,
-        effects=ports.effects,
-        metrics=ports.metrics,
-        serving=serving,
-        notices=notices,
-        wake=wake,
-        replica_id=settings.replica_id,
-        liveness_seconds=config.liveness_seconds,
-        lease_seconds=config.lease_seconds,
-        attempts=ports.tuning.apply_attempts,
-        clock=ports.clock,
-    )
-    return _Deletion(deps, loop, serving)

@@ -89,79 +89,16 @@ from services.common.settings import (
     database_url_for,
     env_float,
     env_int,
-    env_secret,
     env_str,
 )
+from services.memory.consolidation.settings import ConsolidationSettings
+from services.memory.deletion.settings import DeletionSettings
+
+__all__ = ["ConsolidationSettings", "DeletionSettings", "MemorySettings"]
 
 EMBEDDERS = ("minilm", "hashing")
 ROLES = ("all", "retrieval", "ingest")
 DEFAULT_ENCODER_PRECISION = "fp32"
-
-
-@dataclass(frozen=True)
-class ConsolidationSettings:
-    """`after_memories` / `idle_seconds`: the sleep-time triggers (0 disables each).
-
-    `fault_pause_dir` is TEST-ONLY (MEMLOOP_FAULT_CONSOLIDATION_PAUSE_DIR): when set, jobs can be
-    held at named phases by files in that folder (`adapters/fault_pause.py`). Unset in production.
-    """
-
-    after_memories: int = 20
-    idle_seconds: float = 300.0
-    poll_seconds: float = 5.0
-    wait_seconds: float = 300.0
-    fault_pause_dir: Path | None = None
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str]) -> ConsolidationSettings:
-        pause_dir = env_str(env, "MEMLOOP_FAULT_CONSOLIDATION_PAUSE_DIR")
-        settings = cls(
-            after_memories=env_int(env, "MEMLOOP_CONSOLIDATE_AFTER_MEMORIES", 20),
-            idle_seconds=env_float(env, "MEMLOOP_CONSOLIDATE_IDLE_SECONDS", 300.0),
-            poll_seconds=env_float(env, "MEMLOOP_CONSOLIDATE_POLL_SECONDS", 5.0),
-            wait_seconds=env_float(env, "MEMLOOP_CONSOLIDATE_WAIT_SECONDS", 300.0),
-            fault_pause_dir=Path(pause_dir) if pause_dir else None,
-        )
-        if settings.after_memories < 0 or settings.idle_seconds < 0 or settings.poll_seconds <= 0:
-            raise SystemExit("MEMLOOP_CONSOLIDATE_*: counts and seconds must be >= 0 (poll > 0)")
-        return settings
-
-    @property
-    def scheduling(self) -> bool:
-        return self.after_memories > 0 or self.idle_seconds > 0
-
-
-@dataclass(frozen=True)
-class DeletionSettings:
-    serving_target: str = ""
-    service_token: str = ""
-    learning_stream: str = "MEMLOOP_LEARNING"
-    poll_seconds: float = 5.0
-    heartbeat_seconds: float = 5.0
-    liveness_seconds: float = 30.0
-    lease_seconds: float = 60.0
-    parallelism: int = 16
-    rpc_timeout_seconds: float = 10.0
-    fault_crash_after_step: str = ""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> DeletionSettings:
-        env = os.environ if env is None else env
-        settings = cls(
-            serving_target=env_str(env, "MEMLOOP_SERVING_LOOP_TARGET") or env_str(env, "MEMLOOP_SERVING_TARGET"),
-            service_token=env_secret(env, "MEMLOOP_SERVICE_TOKEN"),
-            learning_stream=env_str(env, "MEMLOOP_LEARNING_STREAM", "MEMLOOP_LEARNING"),
-            poll_seconds=env_float(env, "MEMLOOP_DELETION_POLL_SECONDS", 5.0),
-            heartbeat_seconds=env_float(env, "MEMLOOP_REPLICA_HEARTBEAT_SECONDS", 5.0),
-            liveness_seconds=env_float(env, "MEMLOOP_REPLICA_LIVENESS_SECONDS", 30.0),
-            lease_seconds=env_float(env, "MEMLOOP_DELETION_LEASE_SECONDS", 60.0),
-            parallelism=env_int(env, "MEMLOOP_DELETION_PARALLELISM", 16),
-            rpc_timeout_seconds=env_float(env, "MEMLOOP_DELETION_RPC_TIMEOUT_SECONDS", 10.0),
-            fault_crash_after_step=env_str(env, "MEMLOOP_FAULT_DELETION_CRASH_AFTER_STEP"),
-        )
-        if settings.liveness_seconds <= settings.heartbeat_seconds:
-            raise SystemExit("MEMLOOP_REPLICA_LIVENESS_SECONDS must be longer than MEMLOOP_REPLICA_HEARTBEAT_SECONDS")
-        return settings
 
 
 @dataclass(frozen=True)
