@@ -258,6 +258,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller sizes everywhere; under 5 minutes on 2 cores")
     parser.add_argument("--only", nargs="*", default=(), help="module names to run (default: all)")
     parser.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
+    parser.add_argument(
+        "--fail-on-error",
+        action="store_true",
+        help="exit 1 when a module raised (CI's smoke run: a benchmark that no longer runs is a bug)",
+    )
     args = parser.parse_args()
     report = run_all(args.quick, args.only)
     print()
@@ -277,6 +282,14 @@ def main() -> None:
     (RESULTS / f"{stamp}.json").write_text(text)
     (RESULTS / "latest.json").write_text(text)
     print(f"\nwritten: bench/results/{stamp}.json and bench/results/latest.json")
+    failed = failed_modules(report)
+    if failed and args.fail_on_error:
+        raise SystemExit(f"benchmark modules that raised: {', '.join(failed)}")
+
+
+def failed_modules(report: dict[str, Any]) -> list[str]:
+    """The modules of `report` that raised instead of measuring (their error is in `modules`)."""
+    return [name for name, timing in report["modules"].items() if "error" in timing]
 
 
 if __name__ == "__main__":
