@@ -80,7 +80,7 @@ def test_the_issue_s_signals_each_have_an_alert() -> None:
         "memloop_worker_consumer_pending",  # consumer lag
         "memloop_worker_consumer_oldest_pending_age_seconds",  # oldest pending age
         "memloop_worker_dlq_depth",  # DLQ depth
-        "memloop_policy_decisions_total",  # decisions by outcome
+        "memloop_memory_decisions_total",  # decisions by outcome, each applied decision once
         "memloop_retrieval_seconds_bucket",  # retrieval latency
         "memloop_deletion_oldest_open_step_age_seconds",  # deletion steps stuck
     } <= watched

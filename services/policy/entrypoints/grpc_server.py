@@ -26,7 +26,14 @@ from services.policy.service.evaluate import EvaluateCommand, evaluate_candidate
 _log = logging.getLogger(__name__)
 DOMAIN = "policy.memloop"
 
-DECISIONS = Counter("memloop_policy_decisions_total", "Policy decisions by outcome", ["outcome"])
+# Evaluations, not candidates: the worker asks about every candidate without conflicts first and
+# again, with them, about those memory finds conflicts for (services/worker/service/decide.py).
+# Each applied decision is counted once by memory (memloop_memory_decisions_total).
+DECISIONS = Counter(
+    "memloop_policy_decisions_total",
+    "Policy evaluations by outcome (a candidate with conflicts counts twice)",
+    ["outcome"],
+)
 
 
 class PolicyServicer(policy_service_pb2_grpc.PolicyServiceServicer):
