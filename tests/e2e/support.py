@@ -92,10 +92,23 @@ def eventually(probe: Callable[[], T | None], *, timeout: float = 60.0, interval
         time.sleep(interval)
 
 
-def metric(port: int, name: str) -> float | None:
-    """The value of one unlabelled Prometheus metric from a process's /metrics endpoint."""
+def _samples(port: int, name: str) -> list[tuple[str, float]]:
+    """(sample line without its value, value) of every sample of `name` on a process's /metrics."""
     body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+    found = []
     for line in body.splitlines():
         if line.startswith(name + " ") or line.startswith(name + "{"):
-            return float(line.rsplit(" ", 1)[1])
-    return None
+            labels, value = line.rsplit(" ", 1)
+            found.append((labels, float(value)))
+    return found
+
+
+def metric(port: int, name: str) -> float | None:
+    """The value of one unlabelled Prometheus metric from a process's /metrics endpoint."""
+    found = _samples(port, name)
+    return found[0][1] if found else None
+
+
+def metric_sum(port: int, name: str, *, having: str = "") -> float:
+    """The sum of `name`'s samples whose labels contain `having` (e.g. `trigger="scheduler"`); 0 when none."""
+    return sum(value for labels, value in _samples(port, name) if having in labels)

@@ -10,8 +10,6 @@ that lost the per-user lock, SKIPPED_BUSY) by the retrieval process.
 
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 
 from services.cli.fixtures import handle_request_from_fixture
@@ -19,7 +17,7 @@ from services.cli.stack import Stack
 from services.common.gen.memloop.v1 import consolidation_service_pb2 as cpb
 from services.common.gen.memloop.v1 import consolidation_service_pb2_grpc as cpb_grpc
 from services.common.grpc_client import sync_channel
-from tests.e2e.support import ALICE, Clients, eventually, fresh_tenant
+from tests.e2e.support import ALICE, Clients, eventually, fresh_tenant, metric_sum
 from tests.helpers import random_ref
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
@@ -30,14 +28,7 @@ SCHEDULED_JOBS = "memloop_consolidation_jobs_total"
 
 def _scheduled_jobs(stack: Stack, service: str) -> float:
     """Jobs the scheduler of `service` ran (any final state), from its own /metrics."""
-    url = f"http://127.0.0.1:{stack.services[service].metrics_port}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        lines = answer.read().decode().splitlines()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in lines
-        if line.startswith(SCHEDULED_JOBS + "{") and 'trigger="scheduler"' in line
-    )
+    return metric_sum(stack.services[service].metrics_port, SCHEDULED_JOBS, having='trigger="scheduler"')
 
 
 def test_the_scheduler_runs_a_users_job_in_the_ingestion_process(stack: Stack) -> None:

@@ -118,21 +118,29 @@ async def test_a_candidate_with_conflicts_gets_the_decision_made_with_them() -> 
     assert policy.calls == 2
 
 
+class PolicyFailsAfterFind(RecordingMemory):
+    """Memory that, once asked for conflicts, makes policy's next call fail (the second pass)."""
+
+    def __init__(self, policy: InProcessPolicyGate) -> None:
+        super().__init__()
+        self.policy = policy
+
+    async def find_many(
+        self, tenant: str, requests: Sequence[tuple[str, Sequence[Candidate]]]
+    ) -> list[Mapping[str, Sequence[ConflictRecord]]]:
+        self.policy.fail_next(TransientError("UNAVAILABLE", "policy went away", dependency="policy"))
+        return await super().find_many(tenant, requests)
+
+
 async def test_a_failed_second_policy_call_fails_the_whole_decision() -> None:
-    memory, policy = RecordingMemory(), InProcessPolicyGate(_policy)
+    policy = InProcessPolicyGate(_policy)
+    memory = PolicyFailsAfterFind(policy)
     await _remember(memory, "alice", _candidate("Please keep my meetings after 10:00.", intent=WINDOW))
     proposals = [Proposal(_candidate("Please keep my meetings after 9:00.", intent=WINDOW), user="alice", route="r")]
-    first = policy.evaluate_many
-
-    async def second_fails(evaluations, *, tenant):  # type: ignore[no-untyped-def]
-        if policy.calls == 1:
-            raise TransientError("UNAVAILABLE", "policy went away", dependency="policy")
-        return await first(evaluations, tenant=tenant)
-
-    policy.evaluate_many = second_fails  # type: ignore[method-assign]
 
     with pytest.raises(TransientError):
         await decide("acme", proposals, policy=policy, conflicts=memory)
+    assert policy.calls == 2
 
 
 async def test_nothing_to_decide_calls_no_one() -> None:
