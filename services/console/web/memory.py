@@ -59,6 +59,8 @@ def _why(replaced: mem.Memory, successor: mem.Memory | None, audits: list[mem.Au
             parts.append(f"superseded by {detail.get('superseded_by', '?')} ({audit.actor}, event {audit.event_id})")
             if detail.get("reason"):
                 parts.append(f"reason: {detail['reason']}")
+            if detail.get("retire_reason"):
+                parts.append(f"consolidation: {detail['retire_reason']}")
     for audit in audits:
         if successor is not None and audit.memory_id == successor.memory_id and audit.action == "memory.stored":
             detail = MessageToDict(audit.detail)

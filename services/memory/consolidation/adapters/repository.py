@@ -8,7 +8,7 @@ and audit rows go through its repositories, on the same transaction as everythin
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -41,7 +41,7 @@ from services.memory.consolidation.service.ports import (
     JobTrigger,
     LiveState,
 )
-from services.memory.core.adapters.repositories.base import Db
+from services.memory.core.adapters.repositories.base import Db, Statement
 from services.memory.core.adapters.repositories.memories import record_from_row
 from services.memory.core.adapters.tables import memories as m
 from services.memory.core.adapters.tables import memory_sources as ms
@@ -74,12 +74,29 @@ jobs = Table(
 
 _ACTIVE = MemoryStatus.ACTIVE.value
 _log = logging.getLogger(__name__)
+_COPY_PROVENANCE = """
+    INSERT INTO memory_sources (memory_id, event_id, tenant, trace_id, added_at)
+    SELECT DISTINCT ON (p.new_id, s.event_id) p.new_id, s.event_id, s.tenant, s.trace_id, s.added_at
+    FROM unnest(%(new)s::text[], %(from)s::text[]) AS p(new_id, from_id)
+    JOIN memory_sources s ON s.tenant = %(tenant)s AND s.memory_id = p.from_id
+    ORDER BY p.new_id, s.event_id, s.added_at
+    ON CONFLICT (memory_id, event_id) DO NOTHING
+"""
+_COPY_VECTORS = """
+    INSERT INTO memory_vectors (memory_id, embedder, tenant, dim, vector)
+    SELECT p.new_id, v.embedder, v.tenant, v.dim, v.vector
+    FROM unnest(%(new)s::text[], %(from)s::text[]) AS p(new_id, from_id)
+    JOIN memory_vectors v ON v.tenant = %(tenant)s AND v.memory_id = p.from_id
+    ON CONFLICT (memory_id, embedder) DO NOTHING
+"""
 
 
 class SqlConsolidationRepository:
     def __init__(self, db: Db) -> None:
         self._db = db
         self._tenant = db.tenant
+        self._provenance: list[tuple[str, str]] = []  # (new version, member) pairs, queued
+        self._vectors: list[tuple[str, str]] = []  # (new version, member whose wording it took)
 
     def active_records(self, user: str) -> list[MemoryRecord]:
         sources = func.array_agg(aggregate_order_by(ms.c.event_id, ms.c.added_at, ms.c.event_id))
@@ -115,28 +132,28 @@ class SqlConsolidationRepository:
         query = select(m.c.memory_id).where(m.c.tenant == self._tenant, m.c.user_id == user, m.c.status == _ACTIVE)
         return frozenset(self._db.execute(query).scalars().all())
 
-    def copy_provenance(self, new_id: str, from_ids: Iterable[str]) -> None:
-        """The union of the members' sources, each keeping the trace and time it first arrived with."""
-        self._db.execute(
-            text(
-                "INSERT INTO memory_sources (memory_id, event_id, tenant, trace_id, added_at) "
-                "SELECT DISTINCT ON (event_id) :new_id, event_id, tenant, trace_id, added_at FROM memory_sources "
-                "WHERE tenant = :tenant AND memory_id = ANY(:ids) ORDER BY event_id, added_at "
-                "ON CONFLICT (memory_id, event_id) DO NOTHING"
-            ),
-            {"new_id": new_id, "tenant": self._tenant, "ids": sorted(set(from_ids))},
-        )
+    def copy_provenance(self, groups: Mapping[str, Iterable[str]]) -> None:
+        """Queue, per new version, the union of its members' sources, each keeping the trace and
+        time it first arrived with: one INSERT for every version, sent with the commit after the
+        new rows it references (`statements`)."""
+        for new_id, from_ids in groups.items():
+            for from_id in sorted(set(from_ids)):
+                self._provenance.append((new_id, from_id))
 
-    def copy_vectors(self, new_id: str, from_id: str) -> None:
-        """The new version's text is a member's text, so its vectors are that member's: no re-embedding."""
-        self._db.execute(
-            text(
-                "INSERT INTO memory_vectors (memory_id, embedder, tenant, dim, vector) "
-                "SELECT :new_id, embedder, tenant, dim, vector FROM memory_vectors "
-                "WHERE tenant = :tenant AND memory_id = :from_id ON CONFLICT (memory_id, embedder) DO NOTHING"
-            ),
-            {"new_id": new_id, "tenant": self._tenant, "from_id": from_id},
-        )
+    def copy_vectors(self, wordings: Mapping[str, str]) -> None:
+        """Queue, per new version, the vectors of the member whose text it took: no re-embedding."""
+        self._vectors.extend(wordings.items())
+
+    def statements(self) -> list[Statement]:
+        """Takes the queued copies, as at most two statements over arrays of (new, from) pairs."""
+        provenance, vectors = self._provenance, self._vectors
+        self._provenance, self._vectors = [], []
+        out: list[Statement] = []
+        for sql, pairs in ((_COPY_PROVENANCE, provenance), (_COPY_VECTORS, vectors)):
+            if pairs:
+                params = {"tenant": self._tenant, "new": [n for n, _ in pairs], "from": [f for _, f in pairs]}
+                out.append((sql, params))
+        return out
 
     def existing_review_keys(self, user: str, candidate_keys: Iterable[str]) -> frozenset[str]:
         keys = sorted(set(candidate_keys))
@@ -204,7 +221,11 @@ class SqlConsolidationUnitOfWork(SqlMemoryUnitOfWork):
 
     def _open(self, session: Session) -> None:
         super()._open(session)
-        self.consolidation = SqlConsolidationRepository(Db(session, self._tenant))
+        self.consolidation = SqlConsolidationRepository(self._db)
+
+    def _queued_statements(self) -> list[Statement]:
+        """The job's copies go after the new rows they reference (the memories' queue)."""
+        return super()._queued_statements() + self.consolidation.statements()
 
 
 class SqlJobSession:

@@ -296,7 +296,11 @@ def _apply(
     Old rows leave `active` before their successors are inserted: the one-active indexes are not
     deferrable, and a new version may carry the candidate key of a member retired in this plan.
     Lineage foreign keys are deferred to commit, so a retirement may name a version inserted after it.
+    Nothing is sent here: the unit of work queues the retirements, the new rows, their copied
+    provenance and vectors and the audit rows, and the commit sends them as a handful of
+    statements over arrays in that order (at 1e5 memories, one statement per row took 60 of 83 s).
     """
+    uow.defer_appends()  # every write below is queued and sent with the commit, set-based
     by_id = {m.memory_id: m for m in snapshot.memories}
     members: dict[str, list[str]] = defaultdict(list)
     for r in output.retirements:
@@ -309,13 +313,14 @@ def _apply(
     for retirement in plan.retirements:
         _retire(uow, by_id[retirement.memory_id], retirement.superseded_by, retirement.reason.value, by)
         changed.append(retirement.memory_id)
+    groups: dict[str, list[str]] = {}
+    wordings: dict[str, str] = {}
     for version in plan.new_versions:
         record = replace(version.record, trace_id=by.trace_id)
         group = [version.supersedes, *members[version.supersedes]]
         uow.memories.add(record)
-        uow.consolidation.copy_provenance(record.memory_id, group)
-        wording = min((i for i in group if by_id[i].text == record.text), default=version.supersedes)
-        uow.consolidation.copy_vectors(record.memory_id, wording)
+        groups[record.memory_id] = group
+        wordings[record.memory_id] = min((i for i in group if by_id[i].text == record.text), default=version.supersedes)
         detail = {
             "type": record.type.value,
             "origin": record.origin.value,
@@ -325,6 +330,8 @@ def _apply(
         }
         record_transition(uow.audit, AuditAction.MEMORY_STORED, record.memory_id, by, detail)
         changed.append(record.memory_id)
+    uow.consolidation.copy_provenance(groups)
+    uow.consolidation.copy_vectors(wordings)
     return changed
 
 
@@ -333,9 +340,10 @@ def _retire(uow: ConsolidationUnitOfWork, old: MemoryRecord, successor: str, rea
     uow.memories.set_status(
         old.memory_id, MemoryStatus.SUPERSEDED, superseded_by=successor, event_id=by.event_id, trace_id=by.trace_id
     )
-    record_transition(
-        uow.audit, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, {"superseded_by": successor, "reason": reason}
-    )
+    # `retire_reason` is one of RetireReason's codes. Under `reason` the audit would take it for a
+    # person's words and write an operator note for every retirement (one statement per row).
+    detail = {"superseded_by": successor, "retire_reason": reason}
+    record_transition(uow.audit, AuditAction.MEMORY_SUPERSEDED, old.memory_id, by, detail)
 
 
 def _trace_id_of(span: trace.Span) -> str:

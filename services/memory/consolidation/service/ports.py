@@ -6,7 +6,7 @@ the adapters in `adapters/consolidation_repository.py` implement these.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -95,8 +95,14 @@ class ConsolidationRepository(Protocol):
         ...
 
     def active_ids(self, user: str) -> frozenset[str]: ...
-    def copy_provenance(self, new_id: str, from_ids: Iterable[str]) -> None: ...
-    def copy_vectors(self, new_id: str, from_id: str) -> None: ...
+    def copy_provenance(self, groups: Mapping[str, Iterable[str]]) -> None:
+        """Give each new version (key) the union of its members' sources, first arrival kept."""
+        ...
+
+    def copy_vectors(self, wordings: Mapping[str, str]) -> None:
+        """Give each new version (key) the stored vectors of the member whose text it took."""
+        ...
+
     def existing_review_keys(self, user: str, candidate_keys: Iterable[str]) -> frozenset[str]:
         """Which of `candidate_keys` already have a review item of `user` (in any state): one statement."""
         ...

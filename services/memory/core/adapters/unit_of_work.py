@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from services.common.db import SqlAlchemyUnitOfWork
 from services.memory.core.adapters.repositories.audit import SqlAuditRepository
-from services.memory.core.adapters.repositories.base import Db, as_conflict
+from services.memory.core.adapters.repositories.base import Db, Statement, as_conflict
 from services.memory.core.adapters.repositories.memories import SqlMemoryRepository
 from services.memory.core.adapters.repositories.records import (
     SqlCandidateRepository,
@@ -105,20 +105,23 @@ class SqlMemoryUnitOfWork(SqlAlchemyUnitOfWork):
     def defer_appends(self) -> None:
         self._db.deferring = True
 
+    def _queued_statements(self) -> list[Statement]:
+        """Every repository's queued writes, in the order the commit sends them."""
+        return (
+            self.candidates.statements()
+            + self.reviews.statements()
+            + self.memories.statements()
+            + self.events.statements()
+            + self.audit.statements()
+        )
+
     def commit(self) -> None:
         try:
             # Queued appends first, parents before children: candidates before the review items
             # that reference them; the audit trail last, as it was written last before. All of
             # them and the COMMIT go as one pipeline: one round trip (the session's own commit
             # then finds the transaction closed and sends nothing).
-            self._db.run(
-                self.candidates.statements()
-                + self.reviews.statements()
-                + self.memories.statements()
-                + self.events.statements()
-                + self.audit.statements(),
-                commit=True,
-            )
+            self._db.run(self._queued_statements(), commit=True)
             super().commit()
         except DBAPIError as exc:
             conflict = as_conflict(exc)
