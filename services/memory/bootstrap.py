@@ -209,8 +209,10 @@ def build(settings: MemorySettings) -> App:
         bus=bus,
     )
     this_replica = _Replica(settings, sync, replica, bus, engine, deletion, read_engine)
-    consolidation, scheduler = build_consolidation(settings.consolidation, engine, ports)
-    scheduled = [scheduler.start] if schedules_consolidation(settings.role) else []
+    consolidation, scheduler = build_consolidation(
+        settings.consolidation, engine, ports, schedule=schedules_consolidation(settings.role)
+    )
+    scheduled, unscheduled = ([scheduler.start], [scheduler.stop]) if scheduler is not None else ([], [])
     if not settings.serves_retrieval:
         # The ingestion process: the worker's RPCs, its own index (FindConflicts) kept by the change
         # feed, and its own replica row, so deletions wait for this copy too; and the sleep-time
@@ -226,7 +228,7 @@ def build(settings: MemorySettings) -> App:
             ],
             # its scheduling group to nice 19 once started, as the worker's (services/common/priority.py)
             on_start=[this_replica.start, *scheduled, lower_group_once_started(settings.learning)],
-            on_stop=[scheduler.stop, this_replica.stop],
+            on_stop=[*unscheduled, this_replica.stop],
         )
     reads, standby = _standby_reads(settings, engine, sessions, ports)
     servicers = [
@@ -251,7 +253,7 @@ def build(settings: MemorySettings) -> App:
         servicers=servicers,
         # sleep-time consolidation runs off the request path (issue 8), started once the replica is up
         on_start=[this_replica.start, *scheduled, *standby.on_start],
-        on_stop=[*standby.on_stop, scheduler.stop, this_replica.stop, *_shutdown(ingest)],
+        on_stop=[*standby.on_stop, *unscheduled, this_replica.stop, *_shutdown(ingest)],
     )
 
 

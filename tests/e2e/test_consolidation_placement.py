@@ -5,7 +5,9 @@ while searches waited (bench_context: SearchMemories p50 61 ms with the schedule
 without). The shared stack runs memory split, with the scheduler's default trigger (20 new
 memories of a user). This test writes past the trigger through the loop and reads each process's
 own job counter: the job must be counted by `memory-ingest`, and no scheduled job (not even one
-that lost the per-user lock, SKIPPED_BUSY) by the retrieval process.
+that lost the per-user lock, SKIPPED_BUSY) by the retrieval process. Each process's
+`memloop_consolidation_scheduler_running` gauge says the same whether or not a job was contended:
+1 in the ingestion process, 0 in the retrieval one (which builds no scheduler at all).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ def _scheduled_jobs(stack: Stack, service: str) -> float:
 def test_the_scheduler_runs_a_users_job_in_the_ingestion_process(stack: Stack) -> None:
     assert stack.spec.memory_split, "this test is about the split replica"
     ingest = stack.ingest_name("memory")
+    running = "memloop_consolidation_scheduler_running"
+    assert metric_sum(stack.services[ingest].metrics_port, running) == 1
+    assert metric_sum(stack.services["memory"].metrics_port, running) == 0
     tenant = fresh_tenant()
     clients = Clients(stack, tenant)
     jobs_channel = sync_channel(stack.services["memory"].target, stack.token(tenant, roles=("reader",)))

@@ -23,8 +23,9 @@ from services.memory.core.service.deps import MemoryPorts
 
 
 def build_consolidation(
-    settings: ConsolidationSettings, engine: Engine, ports: MemoryPorts
-) -> tuple[ConsolidationServicer, ConsolidationScheduler]:
+    settings: ConsolidationSettings, engine: Engine, ports: MemoryPorts, *, schedule: bool
+) -> tuple[ConsolidationServicer, ConsolidationScheduler | None]:
+    """The servicer, and the scheduler only for the process that runs it (`schedule`)."""
     sessions = sessionmaker(engine)
 
     def unit_of_work(tenant: str) -> ConsolidationUnitOfWork:
@@ -42,6 +43,8 @@ def build_consolidation(
         wait_seconds=settings.wait_seconds,
         attempts=ports.tuning.apply_attempts,
     )
+    if not schedule:
+        return ConsolidationServicer(deps), None
     triggers = Triggers(settings.after_memories, settings.idle_seconds, settings.poll_seconds)
     scheduler = ConsolidationScheduler(SqlConsolidationActivity(sessions), deps, triggers, clock=ports.clock)
     return ConsolidationServicer(deps), scheduler

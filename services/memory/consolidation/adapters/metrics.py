@@ -7,7 +7,7 @@ would look like, so the figures are exported, not only logged.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 from services.memory.consolidation.service.ports import ConsolidationJob
 
@@ -26,8 +26,16 @@ FIGURES = Counter(
     ["figure"],
 )
 
+SCHEDULER_RUNNING = Gauge(
+    "memloop_consolidation_scheduler_running",
+    "1 while this process runs the sleep-time consolidation scheduler (one process of a replica: ingestion)",
+)
+
 
 class PrometheusConsolidationMetrics:
+    def scheduler_running(self, running: bool) -> None:
+        SCHEDULER_RUNNING.set(1 if running else 0)
+
     def job_finished(self, job: ConsolidationJob, seconds: float) -> None:
         JOBS.labels(job.state.value, job.trigger.value).inc()
         DURATION.labels(job.state.value).observe(seconds)

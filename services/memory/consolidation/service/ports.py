@@ -161,6 +161,9 @@ class ConsolidationActivity(Protocol):
 
 class ConsolidationMetrics(Protocol):
     def job_finished(self, job: ConsolidationJob, seconds: float) -> None: ...
+    def scheduler_running(self, running: bool) -> None:
+        """Whether this process's scheduler loop runs: where jobs run is an operator's question."""
+        ...
 
 
 PhaseHook = Callable[[JobPhase, ConsolidationJob], None]

@@ -88,12 +88,14 @@ class ConsolidationScheduler:
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="consolidation-scheduler", daemon=True)
         self._thread.start()
+        self._deps.metrics.scheduler_running(True)
 
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the loop to stop and wait a little; a job in flight is safe to abandon (it rolls back)."""
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout)
+            self._deps.metrics.scheduler_running(False)
 
     def tick(self) -> list[ConsolidationJob]:
         """One pass: notice users with new rows, run the due ones, sweep abandoned jobs."""
