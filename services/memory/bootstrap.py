@@ -261,7 +261,7 @@ def schedules_consolidation(role: str) -> bool:
     """Whether a process of `role` runs the sleep-time consolidation jobs: one process (`all`), or
     the ingestion half of a split replica, never the retrieval half.
 
-    A job is seconds to minutes of Python and SQL (84 s for a user with 100,000 memories). In the
+    A job is seconds to minutes of Python and SQL (32 s for a user with 100,000 memories). In the
     retrieval process it shared the GIL and the cores with every search: bench_context measured
     SearchMemories at p50 44 ms during a job against 4.2 ms with the scheduler off. In the
     ingestion process it runs at idle priority beside the worker's RPCs. An operator's
