@@ -3,8 +3,9 @@
 Each module exposes `run(quick) -> list[row]` with the keys figure, memloop, baseline, ratio, goal,
 met (True, False, or None for a figure that is only reported). A module that raises becomes one
 failed row carrying its error; the run goes on. Results land in `bench/results/<timestamp>.json`
-and `bench/results/latest.json` with the machine (cores, memory, load average before and after
-each module) and the versions that matter (Python, torch, faiss, grpc, numpy, PostgreSQL, nats).
+(and, for a full run of every module, `bench/results/latest.json`) with the machine (cores,
+memory, load average before and after each module) and the versions that matter (Python, torch,
+faiss, grpc, numpy, PostgreSQL, nats).
 
 Absolute times drift on a shared machine; ratios measured in the same run hold better. The load
 average is recorded next to every module's figures for that reason.
@@ -276,15 +277,24 @@ def main() -> None:
     if args.markdown:
         print()
         print(markdown_table(report["rows"]))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    text = json.dumps(_without_nan(report), indent=2, default=str, allow_nan=False)
-    (RESULTS / f"{stamp}.json").write_text(text)
-    (RESULTS / "latest.json").write_text(text)
-    print(f"\nwritten: bench/results/{stamp}.json and bench/results/latest.json")
+    for written in write_results(report, RESULTS, complete=not (args.quick or args.only)):
+        print(f"written: {written}")
     failed = failed_modules(report)
     if failed and args.fail_on_error:
         raise SystemExit(f"benchmark modules that raised: {', '.join(failed)}")
+
+
+def write_results(report: dict[str, Any], folder: Path, *, complete: bool) -> list[Path]:
+    """The run as `<UTC stamp>.json`, and as `latest.json` only when `complete` (every module at full
+    size): the README's table is read from it, and a quick or `--only` run left in its place would
+    pass for the latest full run (it did twice: a bench_serving re-run replaced the full table)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    text = json.dumps(_without_nan(report), indent=2, default=str, allow_nan=False)
+    paths = [folder / f"{stamp}.json"] + ([folder / "latest.json"] if complete else [])
+    for path in paths:
+        path.write_text(text)
+    return paths
 
 
 def failed_modules(report: dict[str, Any]) -> list[str]:
