@@ -484,7 +484,7 @@ def _metric_lines(stack: Stack, service: str) -> list[str]:
         return list(answer.read().decode().splitlines())
 
 
-def _metric_sum(stack: Stack, service: str, name: str) -> float:
+def metric_sum(stack: Stack, service: str, name: str) -> float:
     """The sum of one metric's samples on `service` (0 when it has none yet)."""
     lines = _metric_lines(stack, service)
     return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith((name + "{", name + " ")))
@@ -500,7 +500,7 @@ def wait_indexed(stack: Stack, vectors: int, replica: str = "memory", timeout: f
     """
     started = time.perf_counter()
     for name in dict.fromkeys((replica, stack.ingest_name(replica))):
-        while _metric_sum(stack, name, "memloop_index_vectors") < vectors:
+        while metric_sum(stack, name, "memloop_index_vectors") < vectors:
             if time.perf_counter() - started > timeout:
                 raise TimeoutError(f"{name} indexes fewer than {vectors} vectors after {timeout:.0f} s")
             time.sleep(0.5)

@@ -30,7 +30,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +40,7 @@ from bench._harness import (
     embedded_texts,
     load_average,
     median,
+    metric_sum,
     run_service,
     running_stack,
 )
@@ -108,14 +108,7 @@ def one_round(stack: Stack, count: int) -> tuple[float, dict[str, float]]:
 
 def worker_batches(stack: Stack) -> float:
     """Batches the worker has handled (`memloop_worker_batch_size_count`)."""
-    url = f"http://127.0.0.1:{stack.services['worker'].metrics_port}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as answer:
-        text = answer.read().decode()
-    return sum(
-        float(line.rsplit(" ", 1)[1])
-        for line in text.splitlines()
-        if line.startswith("memloop_worker_batch_size_count")
-    )
+    return metric_sum(stack, "worker", "memloop_worker_batch_size_count")
 
 
 def profile(stacks_: dict[str, Stack], names: list[str], count: int) -> None:
