@@ -197,6 +197,7 @@ def test_a_second_job_in_a_row_retires_nothing_and_changes_nothing(node: MemoryN
     # Given: the whole conversation stored, and one job run over it
     stub, jobs, tenant = node.stub(), jobs_stub(node), random_ref("twice")
     _store(stub, tenant, priya_turns())
+    filled = node.metric("memloop_index_vectors_filled_total")
     first = jobs.run(tenant)
     assert first.state == SUCCEEDED and first.retired > 0 and first.deferred == 0
     rows = all_rows(stub, tenant)
@@ -213,6 +214,8 @@ def test_a_second_job_in_a_row_retires_nothing_and_changes_nothing(node: MemoryN
     assert hits.results and {h.memory.memory_id for h in hits.results} <= live_ids
     # (which wording of the standups preference is kept follows statement times, which restating moves)
     assert "standups" in hits.results[0].memory.text
+    # (and the index had to embed none of them itself: each new version's vector was copied)
+    assert node.metric("memloop_index_vectors_filled_total") == filled
     # Then: every transition of the first job names it as its event and carries its trace
     audit = stub.ListAuditEvents(pb.ListAuditEventsRequest(tenant=tenant, event_id=first.job_id, page_size=1000))
     assert audit.audit_events and {e.trace_id for e in audit.audit_events} == {first.trace_id}

@@ -58,6 +58,8 @@ def test_restart_loads_the_index_without_reembedding_and_a_rebuild_gives_identic
         _learn(stub, user)
     before, watermark = _search_all(stub), _watermark(node)
     assert all(before.values()) and watermark > 0
+    # (every memory's vector was stored by the write that made it: the index embedded none itself)
+    assert node.metric("memloop_index_vectors_filled_total", replica=node.name) == 0
     # When: it restarts
     node = cluster.restart(node)
     # Then: the index came from disk at the same watermark, no memory was embedded again, results identical
@@ -74,6 +76,7 @@ def test_restart_loads_the_index_without_reembedding_and_a_rebuild_gives_identic
     assert node.metric("memloop_index_loads_total", source="database") == 1
     assert node.metric("memloop_embedded_texts_total", kind="document") == 0
     assert node.metric("memloop_index_vectors", replica=node.name) == 3 * 5
+    assert node.metric("memloop_index_vectors_filled_total", replica=node.name) == 0
     assert _watermark(node) == watermark
     assert _search_all(node.stub()) == before
 

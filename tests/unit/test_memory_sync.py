@@ -22,8 +22,8 @@ class _Replica:
         self.cache = LruRetrievalCache()
         self.metrics = RecordingMetrics()
         # as memory wires it: the batching embedder counts the texts the model ran on
-        embedder = BatchingEmbedder(EMBEDDER, on_embedded=self.metrics.texts_embedded)
-        self.sync = IndexSynchroniser(feed, self.index, embedder, self.cache, self.metrics, replica_id="r1")
+        self.embedder = BatchingEmbedder(EMBEDDER, on_embedded=self.metrics.texts_embedded)
+        self.sync = IndexSynchroniser(feed, self.index, self.embedder, self.cache, self.metrics, replica_id="r1")
 
     def search(self, user: str, text: str) -> list[int]:
         query = EMBEDDER.embed([text])[0]
@@ -93,3 +93,21 @@ def test_rows_without_a_vector_for_this_embedder_are_embedded_once_and_stored(tm
     other.sync.start()
     # Then: it found the stored vectors and embedded nothing
     assert other.metrics.embedded == {} and other.search("alice", "meetings") == replica.search("alice", "meetings")
+    assert replica.metrics.filled == 2 and other.metrics.filled == 0
+
+
+def test_a_row_whose_vector_was_lost_is_counted_even_when_the_embedder_cache_answers(tmp_path: Path) -> None:
+    # Given: a running replica whose embedder embedded a text moments ago (as FindConflicts does
+    # before the text is stored), so the text's vector is in the embedder's cache
+    feed = InMemoryChangeFeed()
+    replica = _Replica(feed, tmp_path)
+    replica.sync.start()
+    replica.embedder.embed(["dinner at eight"], kind="query")
+    embedded_before = dict(replica.metrics.embedded)
+    # When: that text is stored without its vector (a write that lost its copy) and the replica catches up
+    _write(feed, 7, "dinner at eight", vector=False)
+    assert replica.sync.catch_up() == 1
+    # Then: the model ran on nothing new, yet the fill is counted, stored, and the memory is found
+    assert replica.metrics.embedded == embedded_before
+    assert replica.metrics.filled == 1 and feed.stored_vectors == 1
+    assert replica.search("alice", "dinner at eight") == [7]

@@ -77,6 +77,7 @@ class RecordingMetrics:
     loads: list[str] = field(default_factory=list)
     watermark: int = 0
     vectors: int = 0
+    filled: int = 0
     repeats: int = 0
     retries: int = 0
 
@@ -100,3 +101,6 @@ class RecordingMetrics:
 
     def index_loaded(self, source: str) -> None:
         self.loads.append(source)
+
+    def vectors_filled(self, count: int) -> None:
+        self.filled += count

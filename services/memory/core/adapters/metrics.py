@@ -20,6 +20,12 @@ EMBEDDED = Counter(
 )
 INDEX_VECTORS = Gauge("memloop_index_vectors", "Vectors held by this replica's indexes", ["replica"])
 INDEX_WATERMARK = Gauge("memloop_index_watermark", "Highest change sequence applied by this replica", ["replica"])
+VECTORS_FILLED = Counter(
+    "memloop_index_vectors_filled_total",
+    "Active memories the index found with no vector of its embedder and embedded itself: expected after a "
+    "change of embedder or precision, otherwise a write that lost its vector",
+    ["replica"],
+)
 INDEX_LOADS = Counter("memloop_index_loads_total", "Index loads at start, by source (disk or database)", ["source"])
 
 
@@ -48,3 +54,6 @@ class PrometheusMemoryMetrics:
 
     def index_loaded(self, source: str) -> None:
         INDEX_LOADS.labels(source).inc()
+
+    def vectors_filled(self, count: int) -> None:
+        VECTORS_FILLED.labels(self._replica).inc(count)

@@ -151,6 +151,9 @@ class IndexSynchroniser:
         vectors = self._embedder.embed([c.text for c in missing], kind="document")
         pairs: list[tuple[IndexedChange, Vector]] = [(c, vectors[i]) for i, c in enumerate(missing)]
         self._feed.store_vectors(self._embedder.name, pairs)
+        # Counted here, not by the embedder: its cache can answer for a text embedded moments ago
+        # (FindConflicts'), so memloop_embedded_texts_total alone would not show a lost vector copy.
+        self._metrics.vectors_filled(len(pairs))
         filled = {c.row_id: v for c, v in pairs}
         return [
             IndexedChange(c.row_id, c.memory_id, c.tenant, c.user, c.type, c.active, filled[c.row_id], c.text)
