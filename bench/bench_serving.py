@@ -16,9 +16,11 @@ one run on this machine:
   benchmark process; the client's latency covers all of it.
 
 Latency at a fixed offered rate is open-loop (requests scheduled by the clock, 16 client threads,
-latency from the scheduled start, so queueing shows). Two rates: 50 req/s (more than the loop can
-learn on two cores with MiniLM, so learning runs flat out and backlogs) and 10 req/s (a rate the
-loop keeps up with). Saturation is closed-loop: 8 clients back to back, throughput and p50/p99.
+latency from the scheduled start, so queueing shows). Two rates: 50 req/s (once more than the loop
+could learn on two cores with MiniLM; now a third of what it learns, so learning runs about a third
+of the time) and 10 req/s. At each, the events still to learn at the end of the window say whether
+the loop kept up (`keeps_up`: at most BOUNDED_BACKLOG_SECONDS of requests), which the 10 req/s goal
+requires. Saturation is closed-loop: 8 clients back to back, throughput and p50/p99.
 One client back to back gives each variant's service time without queueing (inline cannot sustain
 50/s here, so its open-loop p50 is mostly queue). Every run also records, per process, CPU seconds
 and run-queue wait (time runnable without a core): the direct measure of contention between
@@ -84,6 +86,10 @@ P99_GOAL_HIGH = 1.25
 """...and at most this at the high rate (50 req/s)."""
 INLINE_GOAL = 10.0
 HIGH_RATE, LOW_RATE = 50.0, 10.0
+BOUNDED_BACKLOG_SECONDS = 3.0
+"""The loop keeps up when the events still to learn at the end of a window are at most this many
+seconds of requests: the worker's batch window (1 s), a batch in flight and the relay's linger.
+A loop that cannot keep up grows its backlog with every second (767 after 20 s at 50/s once)."""
 WHAT_IF_ROUNDS = 2
 OPEN_THREADS, SATURATION_CLIENTS = 16, 8
 RPC_TIMEOUT = 60.0
@@ -394,8 +400,8 @@ def run(quick: bool) -> list[Row]:
                 runs.off_sat = bench.measure("off", seconds=sizes.saturation_seconds)
                 runs.inline_sat = bench.measure("inline", seconds=sizes.saturation_seconds)
                 runs.inline_one = bench.measure("inline", clients=1, count=sizes.single)
-            # Above ~15/s the loop falls behind on two cores: its backlog is drained before the next
-            # learning-off round, and after the last one it is learned from here on.
+            # Whatever the loop still has to learn is drained before the next learning-off round (so
+            # that round has no learning at all); after the last one it is learned from here on.
             bench.learning_on()
             loops.append(bench.measure("loop", rate=HIGH_RATE, count=sizes.high))
             if round_ < sizes.rounds - 1:
@@ -464,12 +470,22 @@ class _Runs:
     redaction_us: float
 
 
+def keeps_up(backlog: int, rate: float) -> bool:
+    """Issue 15's "the loop keeps up with a bounded backlog", read off the end of a window."""
+    return backlog <= rate * BOUNDED_BACKLOG_SECONDS
+
+
+def _pace(backlog: int, rate: float) -> str:
+    return f"loop {'keeps up' if keeps_up(backlog, rate) else 'behind'}: backlog {backlog}"
+
+
 def _rows(runs: _Runs) -> list[Row]:
     off_low, loop_low, off_high, loop_high = runs.off_low, runs.loop_low, runs.off_high, runs.loop_high
     inline_high, inline_one, loop_one = runs.inline_high, runs.inline_one, runs.loop_one
     off_sat, loop_sat, inline_sat = runs.off_sat, runs.loop_sat, runs.inline_sat
     load = runs.load
-    goal, goal_high = f"≤ {P99_GOAL:.2f}x learning off", f"≤ {P99_GOAL_HIGH:.2f}x learning off"
+    goal = f"≤ {P99_GOAL:.2f}x learning off, backlog ≤ {BOUNDED_BACKLOG_SECONDS:g} s"
+    goal_high = f"≤ {P99_GOAL_HIGH:.2f}x learning off"
     high_ratio, low_ratio = loop_high.p99 / off_high.p99, loop_low.p99 / off_low.p99
 
     def details(*measured: Measured) -> dict[str, Any]:
@@ -477,7 +493,7 @@ def _rows(runs: _Runs) -> list[Row]:
 
     return [
         row(
-            f"serving p99 ms @{HIGH_RATE:g}/s, loop vs learning off (loop behind: backlog {loop_high.backlog}); "
+            f"serving p99 ms @{HIGH_RATE:g}/s, loop vs learning off ({_pace(loop_high.backlog, HIGH_RATE)}); "
             f"run-queue wait {loop_high.serving_wait_ms:.1f} vs {off_high.serving_wait_ms:.1f} ms/req [load {load}]",
             round(loop_high.p99, 2),
             round(off_high.p99, 2),
@@ -494,13 +510,13 @@ def _rows(runs: _Runs) -> list[Row]:
             round(loop_high.p50 / off_high.p50, 2),
         ),
         row(
-            f"serving p99 ms @{LOW_RATE:g}/s, loop vs learning off (loop keeps up: backlog {loop_low.backlog}); "
+            f"serving p99 ms @{LOW_RATE:g}/s, loop vs learning off ({_pace(loop_low.backlog, LOW_RATE)}); "
             f"run-queue wait {loop_low.serving_wait_ms:.1f} vs {off_low.serving_wait_ms:.1f} ms/req",
             round(loop_low.p99, 2),
             round(off_low.p99, 2),
             round(low_ratio, 2),
             goal,
-            low_ratio <= P99_GOAL,
+            low_ratio <= P99_GOAL and keeps_up(loop_low.backlog, LOW_RATE),
         )
         | details(loop_low, off_low),
         row(
