@@ -124,6 +124,35 @@ def _epoch(stamp: Timestamp) -> float:
     return stamp.seconds + stamp.nanos / 1e9
 
 
+def _rounds(values: list[float]) -> str:
+    return ", ".join(f"{x:.1f}" for x in values)
+
+
+def _batches_of_64(embedder: MiniLmEmbedder | HashingEmbedder, texts: list[str], events: int) -> tuple[float, float]:
+    """One round of `texts` in batches of 64: events/s, and this process's CPU ms per event."""
+    started, cpu_before = time.perf_counter(), time.process_time()
+    for start in range(0, len(texts), 64):
+        embedder.embed(texts[start : start + 64])
+    return events / (time.perf_counter() - started), 1000 * (time.process_time() - cpu_before) / events
+
+
+def _on_learning_threads(embedder: MiniLmEmbedder | HashingEmbedder, texts: list[str], events: int) -> list[float]:
+    """Events/s per round of batches of 64 with torch held to LEARNING_THREADS threads, then given its
+    threads back.
+
+    Not the goal's baseline (that is the embedder on every core): it separates what the loop costs
+    from what bounding learning's threads costs, which the issue asks for too.
+    """
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(LEARNING_THREADS)
+    try:
+        return [_batches_of_64(embedder, texts, events)[0] for _ in range(RAW_ROUNDS)]
+    finally:
+        torch.set_num_threads(threads)
+
+
 class PipelineBench:
     def __init__(self, stack: Stack, embedder: str) -> None:
         self.stack = stack
@@ -238,46 +267,21 @@ class PipelineBench:
                 if texts:
                     embedder.embed(texts)
             singles.append(len(per_event) / (time.perf_counter() - started))
-            started, cpu_before = time.perf_counter(), time.process_time()
-            for start in range(0, len(everything), 64):
-                embedder.embed(everything[start : start + 64])
-            batches.append(len(per_event) / (time.perf_counter() - started))
-            batch_cpu.append(1000 * (time.process_time() - cpu_before) / len(per_event))
-        bounded = self._bounded_batches(embedder, everything, len(per_event)) if self.embedder == "minilm" else []
-        on_one = f"; batches of 64 on {LEARNING_THREADS} thread {', '.join(f'{x:.1f}' for x in bounded)}"
+            per_s, cpu_ms = _batches_of_64(embedder, everything, len(per_event))
+            batches.append(per_s)
+            batch_cpu.append(cpu_ms)
+        bounded = _on_learning_threads(embedder, everything, len(per_event)) if self.embedder == "minilm" else []
         measured.texts = len(everything)
         measured.raw_single = median(singles)
         measured.raw_batch = median(batches)
         measured.raw_batch_cpu_ms_per_event = median(batch_cpu)
         measured.raw_batch_bounded = median(bounded) if bounded else 0.0
+        on_one = f"; batches of 64 on {LEARNING_THREADS} thread {_rounds(bounded)}" if bounded else ""
         print(
             f"  raw {self.embedder}: {len(everything)} texts of {len(per_event)} events, events/s per round: "
-            f"per-event calls {', '.join(f'{x:.1f}' for x in singles)}; "
-            f"batches of 64 {', '.join(f'{x:.1f}' for x in batches)}" + (on_one if bounded else "") + " (medians kept)",
+            f"per-event calls {_rounds(singles)}; batches of 64 {_rounds(batches)}{on_one} (medians kept)",
             flush=True,
         )
-
-    @staticmethod
-    def _bounded_batches(embedder: MiniLmEmbedder | HashingEmbedder, texts: list[str], events: int) -> list[float]:
-        """Events/s of batches of 64 with torch held to LEARNING_THREADS threads, then given its threads back.
-
-        Not the goal's baseline (that is the embedder on every core): it separates what the loop
-        costs from what bounding learning's threads costs, which the issue asks for too.
-        """
-        import torch
-
-        threads = torch.get_num_threads()
-        torch.set_num_threads(LEARNING_THREADS)
-        rounds = []
-        try:
-            for _ in range(RAW_ROUNDS):
-                started = time.perf_counter()
-                for start in range(0, len(texts), 64):
-                    embedder.embed(texts[start : start + 64])
-                rounds.append(events / (time.perf_counter() - started))
-        finally:
-            torch.set_num_threads(threads)
-        return rounds
 
     def lag(self, rate: float, seconds: float) -> list[float]:
         tenant = f"bench-lag-{uuid.uuid4().hex[:8]}"
