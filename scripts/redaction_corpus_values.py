@@ -129,6 +129,19 @@ class Values:
             ("recovery phrase: {value}", "abandon ability able about above absent"),
             ("root pw {value}", p()),
             ("admin / {value} for the router", p()),
+            ("The password I use for the VPN is {value}", p()),
+            ("I changed my password to {value} yesterday", p()),
+            ("my password is the same as before: {value}", p()),
+            ("my p4ssw0rd is {value}", p()),
+            ("creds ops / {value}", p()),
+            ("Your one-time code is {value}.", str(r.randint(100000, 999999))),
+            ("OTP {value}", str(r.randint(100000, 999999))),
+            ("2FA code: {value}", f"{r.randint(100, 999)} {r.randint(100, 999)}"),
+            ("security question answer: {value}", r.choice(["Fluffy", "Biscuit", "Rosebud", "Pickles"])),
+            ("My mother's maiden name is {value}", r.choice(["Okonkwo", "Lindqvist", "Moreau", "Tanaka"])),
+            ("パスワードは {value} です", p()),
+            ("我的密码是{value}", p()),
+            ("비밀번호: {value}", p()),
         ]
 
     def entropy_in_context(self) -> list[tuple[str, str]]:
@@ -230,6 +243,9 @@ class Values:
             ("in_aadhaar", "Aadhaar {value}", f"{r.randint(2000, 9999)} {r.randint(1000, 9999)} {r.randint(1, 9999):04d}"),  # noqa: E501
             ("driving_licence", "driver's license number {value}", "D" + _rand(r, string.digits, 7)),
             ("national_id", "national ID number {value}", _rand(r, string.digits, 10)),
+            ("medical_record", "MRN {value}", _rand(r, string.digits, 8)),
+            ("medical_record", "patient ID: {value}", "P" + _rand(r, string.digits, 7)),
+            ("medical_record", "health insurance number {value}", "A" + _rand(r, string.digits, 9)),
         ]  # fmt: skip
 
     def _date_formats(self) -> list[str]:
@@ -309,6 +325,13 @@ class Values:
             ("card", "charge {value}", "5500-0000-0000-0004"),
             ("iban", "Pay to {value} please", "DE89 3704 0044 0532 0130 00"),
             ("iban", "IBAN {value}", "GB82WEST12345698765432"),
+            ("bank_account", "account number {value}", _rand(r, string.digits, r.randint(8, 12))),
+            ("bank_account", "Sort code: {value}", f"{r.randint(10, 99)}-{r.randint(10, 99)}-{r.randint(10, 99)}"),
+            ("bank_account", "routing number {value}", _rand(r, string.digits, 9)),
+            ("bank_account", "my checking account is {value}", _rand(r, string.digits, 10)),
+            ("bank_account", "Kontonummer {value}", _rand(r, string.digits, 10)),
+            ("bank_account", "BSB {value}", f"{r.randint(10, 99)}{r.randint(0, 9)}-{r.randint(100, 999)}"),
+            ("bank_account", "numéro de compte : {value}", _rand(r, string.digits, 11)),
         ]
 
 
@@ -379,5 +402,16 @@ def negatives(rng: random.Random) -> list[tuple[str, str, list[str]]]:
         ("ticket", "See JIRA OPS-4412 and ticket #88123", ["OPS-4412"]),
         ("url", "Docs at https://docs.example.com/v2/api-reference/authentication", ["authentication"]),
         ("statistic", "We handled 12,345,678 requests in 2025", ["12,345,678"]),
+        ("credential_word", "The password reset ticket is INC-20391 in the queue.", ["INC-20391"]),
+        ("credential_word", "Her password manager is 1Password.", ["1Password"]),
+        ("credential_word", "2FA is enabled for all staff accounts", ["enabled"]),
+        ("credential_word", "We pass 3/4 of the tests now.", ["3/4"]),
+        ("credential_word", "Reset your password at https://acme.example/reset?id=42", ["acme.example/reset?id=42"]),
+        ("credential_word", "Please change your password to something stronger by Friday.", ["something stronger"]),
+        ("credential_word", "The OTP was sent to your phone.", ["sent"]),
+        ("account_word", "Account number of attendees is 120.", ["120"]),
+        ("account_word", "Ticket #123456 about my bank account was closed.", ["#123456"]),
+        ("account_word", "The accounting team meets in room 4.12 at 10:00", ["4.12", "10:00"]),
+        ("account_word", "The sort code is on the back of your card", ["sort code"]),
     ]  # fmt: skip
     return items

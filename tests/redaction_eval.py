@@ -28,8 +28,9 @@ FAMILY = {
     FindingKind.EMAIL: "email",
     FindingKind.CARD: "card",
     FindingKind.IBAN: "iban",
+    FindingKind.BANK_ACCOUNT: "bank_account",
 }
-KINDS = ("secret", "gov_id", "date_of_birth", "address", "phone", "email", "card", "iban")
+KINDS = ("secret", "gov_id", "date_of_birth", "address", "phone", "email", "card", "iban", "bank_account")
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict[str, object]]:

@@ -41,6 +41,7 @@ def _words(text: str) -> frozenset[str]:
 _PASSWORD_WORDS = (
     _words(
         "password passwords passwd pwd pw pass passcode passcodes passphrase pin pins pincode cvv cvc cvv2 "
+        "otp otps totp 2fa mfa "
         "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
         "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
     )
@@ -54,6 +55,7 @@ _SECRET_WORDS = _words(
 _QUALIFIERS = _words(
     "api access secret private signing master encryption license licence auth client app consumer session "
     "bearer refresh recovery backup deploy service webhook shared ssh gpg pgp admin root "
+    "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
     "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur "
 )
@@ -64,6 +66,21 @@ _MULTIWORD = re.compile(
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
     r"|security code|card verification"
 )
+# Rarer phrases, matched only when one of a few substrings is in the text: each new first letter in
+# the regexes above would slow them on every e-mail, whether it holds a credential or not.
+_RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "onetime", "otp", "2fa", "mfa")
+_RARE_PHRASES = re.compile(
+    r"security answer|security question answer|answer to (?:my |the |your )?security question|secret answer"
+    r"|maiden name|memorable word|memorable answer|memorable information"
+    r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
+)
+# "p4ssw0rd", "pa$$word": a password word spelt with look-alike digits and symbols (folding keeps those).
+_LEET_PASSWORD = re.compile(r"p[a4@][s5$]{2}(?:w[o0]rd|phr[a4@][s5$]e)")
+# Scripts written without spaces between words: the word, a particle or a colon, then the value.
+# Matched on folded text, where the Japanese voicing marks are gone (パスワード is seen as ハスワート).
+_CJK_WORDS = "|".join(map(fold_words, ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호")))
+_CJK_LINKS = "|".join(map(fold_words, ("は", "が", "是", "为", "為", "는", "은", "를", ":", "=")))
+_CJK_PASSWORD = re.compile(rf"(?:{_CJK_WORDS})\s*(?:{_CJK_LINKS})?\s*(?P<value>[!-~]{{3,}})")
 _STEMS = re.compile(
     r"pass|pwd|pw\b|secret|token|key|cred|pin|cvv|cvc|kennwort|mdp|contrase|clave|senha|wachtwoord|parola"
     r"|codice|codigo|login|signin|account|anmeldung|connexion|acceso|accesso|has[l\u0142]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|"
@@ -101,6 +118,8 @@ _USER_SLASH_PASSWORD = re.compile(
 )
 # "credentials: bob / S3cure!pass": a user name and a password after a credential word.
 _USER_AND_PASSWORD = re.compile(r"[\w.@\-]+\s*[/|]\s*\S*[\d\W]\S*")
+# The same with no link before it: the user name must have a letter ("pass 3/4 of the tests" is no pair).
+_NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*\s*[/|]\s*\S*[\d\W]\S*")
 # Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
 _PAIR_ONLY_WORDS = _words("login logins signin account anmeldung connexion acceso accesso")
 NON_VALUES = _words(
@@ -118,6 +137,22 @@ NON_VALUES = _words(
     "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
 )
 _VALUE = re.compile(r"\S+")
+# "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
+_FRACTION = re.compile(r"\d+/\d+")
+_DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
+# Links a few words after a password word can still make: "... I use everywhere is X", "changed my password to X".
+_CLAUSE_LINK = re.compile(r"(?:\b(?:is|was|to|as|be|are|remains|reads)\b|:|=|->|=>)[^\S\n]*['\"`\u201c\u2018]?")
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+_CLAUSE_WINDOW = 80
+# Nouns that make "password X" a thing about passwords, whose own value the clause would be:
+# "the password manager is 1Password", "the password reset ticket is INC-20391".
+_ABOUT_PASSWORDS = _words(
+    "manager managers policy policies reset resets field fields expiry expiration length strength hint hints "
+    "rotation change changes requirement requirements rule rules form forms page link prompt box history "
+    "protection hash hashes file files vault ticket tickets request requests email mail app tool generator "
+)
+# Symbols people put in passwords (a hyphen or an apostrophe alone makes an ordinary word).
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~_|\\")
 #: A value that is a reference to a secret in code, not the secret: os.environ["X"], getenv("X").
 CODE_REFERENCE = re.compile(
     r"(?:os|process|env|config|settings|self|this|secrets|vault|System|ENV|Environment)[.\[]|[A-Za-z_][\w.]*\("
@@ -153,7 +188,7 @@ def _parts(identifier: str) -> list[str]:
 
 
 def _previous_word(lower: str, start: int) -> str:
-    m = re.search(r"([a-z]+)[\s_\-]*$", lower[max(0, start - 24) : start])
+    m = re.search(r"([a-z0-9]+)[\s_\-]*$", lower[max(0, start - 24) : start])
     return m.group(1) if m else ""
 
 
@@ -173,7 +208,7 @@ def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
 def _plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
     """Whether `value` is a credential rather than words about one."""
     lowered = value.lower().strip(_TRAILING)
-    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*")):
+    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*", "//")):
         return False
     if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
         return False
@@ -202,7 +237,10 @@ def _value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[in
         bare_value = _VALUE.match(text, start)
         if bare_value is None or not any(c.isdigit() for c in bare_value.group()):
             return None
-        return start, start + len(bare_value.group().rstrip(_TRAILING))
+        if _FRACTION.fullmatch(bare_value.group().rstrip(_TRAILING)):
+            return None  # "we pass 3/4 of the tests"
+        kept = bare_value.group().rstrip(_TRAILING)
+        return start, _digit_groups_end(text, start + len(kept), kept)
     start = link.end()
     if start < len(text) and text[start] in _QUOTES:
         close = text.find(_QUOTES[text[start]], start + 1)
@@ -217,10 +255,51 @@ def _value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[in
     value = match.group()
     if re.search(r"&\w+=", value):  # a URL query: the value ends at the next parameter
         value = value.split("&")[0]
+    if link.group("strong") and link.group("strong").strip() == ">":
+        value = value.split("</")[0] or value  # <password>X</password>: the value ends at the closing tag
     kept = value.rstrip(_TRAILING) or value
+    kept = text[start : _digit_groups_end(text, start + len(kept), kept)]
     if not _plausible(kept, strong, kind, False):
         return None
     return start, start + len(kept)
+
+
+def _digit_groups_end(text: str, end: int, value: str) -> int:
+    if value.isdigit() and len(value) <= 4 and (groups := _DIGIT_GROUPS.match(text, end)):
+        return groups.end()
+    return end
+
+
+def _password_shaped(token: str) -> bool:
+    """Letters with digits or password symbols: what a password looks like when no link vouches for it."""
+    if not 6 <= len(token) <= 64 or "/" in token or token.startswith(("$", "%", "{", "<", "[", "(", "#", "http")):
+        return False
+    if "@" in token and "." in token.rsplit("@", 1)[1]:
+        return False  # an e-mail address
+    has_letter = any(c.isalpha() for c in token)
+    has_mark = any(c.isdigit() or c in _PASSWORD_SYMBOLS for c in token)
+    return has_letter and has_mark and CODE_REFERENCE.match(token) is None
+
+
+def _password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | None:
+    """A value a few words after the password word, in the same sentence, when it is shaped like one.
+
+    "the password I use everywhere is Summer2024", "I changed my password to Autumn#77", "my password
+    is the same as before: Summer2024". Words alone never count here ("the password policy is strict").
+    """
+    following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
+    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+        return None
+    stop = _SENTENCE_END.search(text, end, end + _CLAUSE_WINDOW)
+    limit = stop.start() if stop else min(len(text), end + _CLAUSE_WINDOW)
+    for link in _CLAUSE_LINK.finditer(lower, end, limit):
+        value = _VALUE.match(text, link.end())
+        if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
+            continue
+        token = value.group().rstrip(_TRAILING)
+        if _password_shaped(token):
+            return value.start(), value.start() + len(token)
+    return None
 
 
 def _entropy_near(text: str, start: int, end: int) -> Iterator[Hit]:
@@ -254,10 +333,23 @@ def _qualified_after(lower: str, end: int) -> int | None:
 
 
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
-    """A "user / password" pair after a credential word and its link, as one span."""
+    """A "user / password" pair after a credential word and its link (or none: "creds bob / X1!"), as one span."""
     link = _LINK.match(lower, end)
-    pair = _USER_AND_PASSWORD.match(text, link.end()) if link else None
+    if link is not None:
+        pair = _USER_AND_PASSWORD.match(text, link.end())
+    else:
+        bare = _BARE.match(lower, end)
+        pair = _NAMED_USER_AND_PASSWORD.match(text, bare.end()) if bare else None
     return (pair.start(), pair.end()) if pair else None
+
+
+def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
+    """The value after a word that can only name a password, linked or a few words on."""
+    span = _value_after(text, lower, end, FindingKind.PASSWORD)
+    if span is None:
+        span = _password_in_clause(text, lower, end)
+    if span:
+        yield hit(*span, FindingKind.PASSWORD, "context:credential")
 
 
 def credential_statements(text: str) -> Iterator[Hit]:
@@ -266,15 +358,20 @@ def credential_statements(text: str) -> Iterator[Hit]:
     if len(lower) != len(text):  # a character whose lower case is longer would shift every offset
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     seen: set[int] = set()
-    for m in _MULTIWORD.finditer(lower):
+    rare = _RARE_PHRASES.finditer(lower) if any(w in lower for w in _RARE_PHRASE_GATES) else ()
+    for m in itertools.chain(_MULTIWORD.finditer(lower), rare, _LEET_PASSWORD.finditer(lower)):
+        if m.group() == "password":
+            continue  # the plain word is the identifier path's, below
         seen.add(m.end())
-        span = _value_after(text, lower, m.end(), FindingKind.PASSWORD)
-        if span:
-            yield hit(*span, FindingKind.PASSWORD, "context:credential")
+        yield from _password_statement(text, lower, m.end())
+    for m in () if lower.isascii() else _CJK_PASSWORD.finditer(lower):
+        value = text[m.start("value") : m.end("value")].rstrip(_TRAILING)
+        if _plausible(value, True, FindingKind.PASSWORD, False):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:credential")
     for m in _STEMS.finditer(lower):
         start, end = _identifier_at(text, m.start(), m.end())
-        if end in seen or inside_placeholder(text, m.start()):
-            continue
+        if end in seen or inside_placeholder(text, m.start()) or text.endswith("</", 0, start):
+            continue  # a closing tag names the element it closes, not a new value
         seen.add(end)
         parts, previous = _parts(text[start:end]), _previous_word(lower, start)
         kind = _credential_kind(parts, previous)
@@ -291,6 +388,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
             yield hit(*span, kind, "context:credential")
         elif pair := _pair_after(text, lower, end):
             yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
+        elif kind is FindingKind.PASSWORD and (clause := _password_in_clause(text, lower, end)):
+            yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
         yield from _entropy_near(text, start, end)
     for m in _COMMAND_LINE.finditer(text):
         group = "value" if m.group("value") else "mysql"

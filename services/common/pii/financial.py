@@ -1,4 +1,9 @@
-"""Payment card numbers (Luhn-checked) and IBANs (mod-97-checked): checksums keep order numbers safe."""
+"""Payment card numbers (Luhn-checked), IBANs (mod-97-checked) and labelled domestic bank details.
+
+Cards and IBANs carry checksums, which keep order numbers safe without any context. Domestic
+account numbers, routing numbers and sort codes carry none that works across banks, so they are
+recognised by the words written before them ("account number", "sort code", "Kontonummer"...).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,24 @@ from services.common.pii.model import FindingKind, Hit, bounded, hit, luhn_ok
 # Patterns start with a character class (no look-behind, no \b) so the engine can skip ahead fast;
 # boundaries are checked in code.
 _CARD = re.compile(r"\d(?:[ \-]?\d){12,18}")
+# Words (lower case) that name a domestic bank detail. A bare "account" is not enough: "account 4471"
+# is as often a customer number at a shop; a bank's word or "number/no./#" must come with it. Every
+# branch starts with a literal, so the engine can skip ahead on first letters.
+_ACCOUNT_LABEL = re.compile(
+    r"bank\s+account|checking\s+account|chequing\s+account|savings\s+account|current\s+account"
+    r"|deposit\s+account|business\s+account|joint\s+account"
+    r"|account\s*(?:number|no\.?|nr\.?|#)|acct\.?\s*(?:number|no\.?|#)|a/c\s*(?:no\.?|#)?"
+    r"|routing|aba\s+(?:number|routing|no\.?|#)|sort\s*code|bsb|transit\s+number|institution\s+number"
+    r"|kontonummer|konto-?nr|bankleitzahl|blz|numero\s+de\s+compte|de\s+compte|rib"
+    r"|numero\s+de\s+cuenta|numero\s+di\s+conto|rekeningnummer|numero\s+da\s+conta"
+)
+# Between the label and the digits: "number", "no.", "is", ":", "#" and the like, nothing else.
+_ACCOUNT_LINK = re.compile(
+    r"(?:\s*(?:number|no\.?|nr\.?|transit\s+number|is|was|est|ist|lautet|es|e|are)\b|\s*[:#=\-\u2013(.])*\s*"
+)
+# At least six digits, in groups.
+_ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,21}(?!\w)")
+_ACCOUNT_WINDOW = 48
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?")
 
 
@@ -37,4 +60,25 @@ def ibans(text: str) -> Iterator[Hit]:
             candidate = raw[:cut].rstrip()
             if _iban_ok(candidate.replace(" ", "")):
                 yield hit(m.start(), m.start() + len(candidate), FindingKind.IBAN, "iban:mod97")
+                break
+
+
+def bank_accounts(text: str, lower: str) -> Iterator[Hit]:
+    """An account number, routing number or sort code written after a word that names one.
+
+    Anchored on the digits (cheap to find, and prose has few long runs): the label is looked for
+    only just before each run, as `identity.labelled_ids` does for identity numbers.
+    """
+    for run in _ACCOUNT_DIGITS.finditer(text):
+        if run.start() and (text[run.start() - 1].isalnum() or text[run.start() - 1] in "-_"):
+            continue
+        lo = max(0, run.start() - _ACCOUNT_WINDOW)
+        for label in _ACCOUNT_LABEL.finditer(lower, lo, run.start()):
+            if label.start() and lower[label.start() - 1].isalnum():
+                continue
+            if lower[label.end() - 1].isalpha() and lower[label.end() : label.end() + 1].isalpha():
+                continue  # "ribbon", "routings"
+            link = _ACCOUNT_LINK.match(lower, label.end(), run.start())
+            if link is not None and link.end() == run.start():
+                yield hit(run.start(), run.end(), FindingKind.BANK_ACCOUNT, "bank:labelled")
                 break

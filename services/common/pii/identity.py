@@ -35,6 +35,8 @@ _ID_LABELS = (
     r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
     r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs number"
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
+    r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
+    r"|member id|insurance id|versichertennummer|numero de securite|tessera sanitaria"
     r"|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number"
     r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"

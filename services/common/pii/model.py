@@ -17,6 +17,7 @@ class FindingKind(StrEnum):
     SECRET = "secret"
     CARD = "card"
     IBAN = "iban"
+    BANK_ACCOUNT = "bank_account"
     GOV_ID = "gov_id"
     DATE_OF_BIRTH = "date_of_birth"
     PHONE = "phone"
@@ -34,6 +35,7 @@ SECRET_KINDS: frozenset[FindingKind] = frozenset({FindingKind.SECRET, FindingKin
 LAST_LINE_KINDS: frozenset[FindingKind] = SECRET_KINDS | {
     FindingKind.CARD,
     FindingKind.IBAN,
+    FindingKind.BANK_ACCOUNT,
     FindingKind.GOV_ID,
     FindingKind.DATE_OF_BIRTH,
 }

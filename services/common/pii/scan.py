@@ -26,7 +26,12 @@ _PLAIN: tuple[_Plain, ...] = (
     identity.national_ids,
     contact.emails,
 )
-_WITH_LOWER: tuple[_WithLower, ...] = (identity.labelled_ids, identity.dates_of_birth, addresses.addresses)
+_WITH_LOWER: tuple[_WithLower, ...] = (
+    identity.labelled_ids,
+    identity.dates_of_birth,
+    addresses.addresses,
+    financial.bank_accounts,
+)
 
 
 def find_folded(folded: str) -> list[Hit]:
@@ -53,7 +58,7 @@ def scan(text: str) -> tuple[Finding, ...]:
 
 
 def contains_secret_pattern(text: str) -> bool:
-    """Policy's last line: does a secret, password, card, IBAN, national id or birth date survive in `text`?
+    """Policy's last line: does a secret, password, card, bank detail, national id or birth date survive?
 
     Look-alike and zero-width tricks are folded first. Placeholders do not count.
     """

@@ -1,0 +1,101 @@
+"""Shapes a held-out probe found passing through: secrets stated a few words away, codes, answers, bank details.
+
+Each positive names the value that must be gone and the kind that must replace it; each negative is
+prose about the same things that must come through unchanged (over-redaction costs the memory).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from services.common.pii.model import FindingKind
+from services.common.pii.scan import contains_secret_pattern
+from services.common.redaction import RedactionMode, Redactor
+
+MODES = pytest.mark.parametrize("mode", list(RedactionMode))
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        # A password word, a few words, then the link and the value.
+        ("the password we all use for the NAS is Granite77!", FindingKind.PASSWORD, "Granite77!"),
+        ("I reset my password to Quokka#2031 this morning", FindingKind.PASSWORD, "Quokka#2031"),
+        ("Her password is still the old one: Tamarind_88", FindingKind.PASSWORD, "Tamarind_88"),
+        ("p@ssw0rd = Ventoux1912", FindingKind.PASSWORD, "Ventoux1912"),
+        ("my pa55word is Larkspur42", FindingKind.PASSWORD, "Larkspur42"),
+        # One-time and second-factor codes, digits in groups included.
+        ("Your one-time passcode: 604 118", FindingKind.PASSWORD, "604 118"),
+        ("TOTP 771203 expires in 30s", FindingKind.PASSWORD, "771203"),
+        ("sms code 5521 - do not share", FindingKind.SECRET, "5521"),
+        ("MFA: 33 81 92", FindingKind.PASSWORD, "33 81 92"),
+        # Answers that unlock an account.
+        ("Memorable word: Periwinkle", FindingKind.PASSWORD, "Periwinkle"),
+        ("the answer to my security question is Gatsby", FindingKind.PASSWORD, "Gatsby"),
+        ("mum's maiden name was Abernethy", FindingKind.PASSWORD, "Abernethy"),
+        # Scripts written without spaces, and a pair with no link.
+        ("口令\uff1aZephyr2024", FindingKind.PASSWORD, "Zephyr2024"),  # a full-width colon
+        ("暗証番号は 8841", FindingKind.PASSWORD, "8841"),
+        ("creds deploy / Hx7-pq2", FindingKind.PASSWORD, "Hx7-pq2"),
+        # Domestic bank details, which carry no checksum that works across banks.
+        ("Account no. 004471829301 at Northwind Bank", FindingKind.BANK_ACCOUNT, "004471829301"),
+        ("savings account: 7720 1144 09", FindingKind.BANK_ACCOUNT, "7720 1144 09"),
+        ("ABA routing 121000358, please", FindingKind.BANK_ACCOUNT, "121000358"),
+        ("sort code 40-47-84 and all", FindingKind.BANK_ACCOUNT, "40-47-84"),
+        ("Konto-Nr. 5310 2299 17", FindingKind.BANK_ACCOUNT, "5310 2299 17"),
+        ("número de cuenta 01821234567890", FindingKind.BANK_ACCOUNT, "01821234567890"),
+        # Medical record and health insurance numbers.
+        ("MRN: 55102398 (cardiology)", FindingKind.GOV_ID, "55102398"),
+        ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
+    ],
+)
+def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
+    # Given a text stating one value of a kind  When redacted
+    result = Redactor(mode).redact(text)
+    # Then no digit or letter run of the value is left, and the kind's placeholder stands there
+    assert value not in result.text
+    assert all(part not in result.text for part in value.split())
+    assert kind in result.kinds
+    assert kind.placeholder in result.text
+
+
+@MODES
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The password policy changed to require 14 characters.",
+        "Her password manager is Bitwarden2, which she likes.",
+        "The password reset ticket is SUP-88120, still open.",
+        "Please change your password to something longer soon.",
+        "Your password must be at least 12 characters.",
+        "Password for user bob7 is in the team vault.",
+        "We pass 5/6 of the checks now.",
+        "2FA is mandatory for admins from Monday.",
+        "The OTP was sent again to your phone.",
+        "The maiden voyage leaves on 2026-06-01.",
+        "Account number of seats sold is 120.",
+        "The accounting review is in room 4.12 at 10:00.",
+        "Ticket #661204 about my bank account was closed.",
+        "The sort code is printed on your card.",
+        "Order number 88412077 ships on Tuesday.",
+        "<password>Hx77-Lq!</password>\nRegards, Morgan",
+    ],
+)
+def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:
+    # Given prose about passwords, codes and accounts (or, last, a tag whose closing half is not a new value)
+    # When redacted
+    result = Redactor(mode).redact(text)
+    # Then nothing outside a stated value is touched
+    stated = "Hx77-Lq!"
+    expected = text.replace(stated, "[PASSWORD]")
+    assert result.text == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["account number 004471829301", "I changed my password to Quokka#2031", "OTP 771203", "MRN 55102398"],
+)
+def test_policy_last_line_sees_the_new_kinds(text: str) -> None:
+    # Given a candidate holding one of the newly recognised values  Then policy's last line finds it
+    assert contains_secret_pattern(text)
