@@ -32,11 +32,37 @@ class EmailPart:
     by_owner: bool
 
 
-_FORWARD = re.compile(r"^\s*(?:-{2,}\s*forwarded message\s*-{2,}|begin forwarded message:)", re.I)
-_REPLY_HEADER = re.compile(
-    r"^\s*(?:on\b.{0,200}\bwrote:\s*$|-{2,}\s*original message\s*-{2,}|from:\s.+\s(?:sent|date):\s)", re.I
+# Mail clients mark where another message begins in their user's language; each marker below is
+# one client's wording (Gmail, Outlook, Apple Mail, Thunderbird) in the languages we meet.
+_FORWARD = re.compile(
+    r"^\s*(?:[-_=*]{2,}\s*)?(?:forwarded message|weitergeleitete nachricht|message transf[eé]r[eé]"
+    r"|mensaje reenviado|messaggio inoltrato|doorgestuurd bericht|mensagem encaminhada|wiadomo[sś][cć] przekazana"
+    r"|vidarebefordrat meddelande|videresendt (?:melding|meddelelse)|v[aä]litetty viesti|пересланное сообщение)"
+    r"\s*(?:[-_=*]{2,})?\s*$"
+    r"|^\s*(?:begin forwarded message|anfang der weitergeleiteten nachricht|d[eé]but du message (?:r[eé]exp[eé]di[eé]"
+    r"|transf[eé]r[eé])|inicio del mensaje reenviado|inizio messaggio inoltrato|begin doorgestuurd bericht)\s*:",
+    re.I,
 )
-_OUTLOOK_FROM = re.compile(r"^\s*from:\s", re.I)
+# "On <date>, <name> wrote:" and its translations; the attribution may wrap, so only its end is matched.
+_ATTRIBUTION = re.compile(
+    r"\b(?:wrote|writes|schrieb|a [eé]crit|escribi[oó]|ha scritto|schreef|escreveu|napisa[lł](?:\(a\))?|skrev"
+    r"|kirjoitti|[ií]rta|napsal|написал(?:\(\u0430\))?|писал)\s*:\s*$"
+    r"|\b(?:schrieb|schreef)\b.{0,160}:\s*$",  # German and Dutch put the name after the verb
+    re.I,
+)
+# A banner line ("-----Original Message-----", "----- Ursprüngliche Nachricht -----", or any other
+# short text between dashes): what follows is another message, or at least not plainly the owner's.
+_BANNER = re.compile(r"^\s*[-_=*]{3,}\s*[^-_=*\n]{3,60}?\s*[-_=*]{3,}\s*$")
+# "From:" in the languages of the clients we meet.
+_FROM = r"(?:from|von|de|da|van|od|fr[aå]n|fra|l[aä]hett[aä]j[aä]|remitente|от)"
+_REPLY_HEADER = re.compile(rf"^\s*{_FROM}\s*:\s.+\s(?:sent|date):\s", re.I)
+# The first line of an Outlook-style header block, and the line after it.
+_OUTLOOK_FROM = re.compile(rf"^\s*{_FROM}\s*:\s", re.I)
+_OUTLOOK_NEXT = re.compile(
+    r"^\s*(?:sent|date|to|gesendet|datum|an|envoy[eé]|[aà]|enviado|fecha|para|inviato|data|verzonden|aan"
+    r"|wys[lł]ano|skickat|till|sendt|til|l[aä]hetetty|отправлено|кому)\s*:\s",
+    re.I,
+)
 _SIGNATURE_DELIMITER = re.compile(r"^\s*(?:--|—|_{3,}|-{3,})\s*$")
 _SIGN_OFF = re.compile(
     r"^\s*(?:best|best regards|kind regards|warm regards|regards|cheers|thanks|many thanks|thank you|"
@@ -51,7 +77,7 @@ def _is_sign_off(line: str) -> bool:
     return bool(_SIGN_OFF.match(stripped)) and len(stripped.split()) <= 3 and not stripped.endswith(".")
 
 
-_HTML_HINT = re.compile(r"<(?:html|body|div|p|span|br|table|td|font|style)\b", re.I)
+_HTML_HINT = re.compile(r"<(?:html|body|div|p|span|br|table|td|font|style|blockquote)\b", re.I)
 _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|tr)\s*:\s*)+", re.I)
 
 
@@ -62,23 +88,35 @@ def split_email(subject: str, body: str, from_owner: bool) -> list[EmailPart]:
     if subject_text:
         parts.append(EmailPart(PartKind.SUBJECT, subject_text, from_owner))
     if _HTML_HINT.search(body):
-        visible, hidden = html_to_text(body)
-        parts += _split_plain(visible, from_owner)
-        parts += [EmailPart(PartKind.HIDDEN, text, False) for text in hidden if text.strip()]
+        html = html_to_text(body)
+        parts += _split_plain(html.visible, from_owner)
+        if html.quoted:
+            parts.append(EmailPart(PartKind.QUOTED, html.quoted, False))
+        parts += [EmailPart(PartKind.HIDDEN, text, False) for text in html.hidden if text.strip()]
     else:
         parts += _split_plain(body, from_owner)
     return parts
+
+
+def _starts_another_message(line: str, following: str, previous_blank: bool) -> bool:
+    if _REPLY_HEADER.match(line) or _BANNER.match(line):
+        return True
+    if len(line) <= 300 and _ATTRIBUTION.search(line):
+        return True
+    return bool(_OUTLOOK_FROM.match(line) and (previous_blank or _OUTLOOK_NEXT.match(following)))
 
 
 def _split_plain(body: str, from_owner: bool) -> list[EmailPart]:
     mode = PartKind.BODY
     runs: list[tuple[PartKind, list[str]]] = []
     previous_blank = True
-    for line in body.replace("\r\n", "\n").split("\n"):
+    lines = body.replace("\r\n", "\n").split("\n")
+    for index, line in enumerate(lines):
         kind = mode
+        following = lines[index + 1] if index + 1 < len(lines) else ""
         if mode is not PartKind.FORWARDED and _FORWARD.match(line):
             mode = kind = PartKind.FORWARDED
-        elif mode is PartKind.BODY and (_REPLY_HEADER.match(line) or (previous_blank and _OUTLOOK_FROM.match(line))):
+        elif mode is PartKind.BODY and _starts_another_message(line, following, previous_blank):
             mode = kind = PartKind.QUOTED
         elif mode is PartKind.BODY and _SIGNATURE_DELIMITER.match(line):
             mode = kind = PartKind.SIGNATURE
@@ -108,6 +146,15 @@ _HIDDEN_STYLE = re.compile(
 _BLOCK_TAGS = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "table", "blockquote"})
 _VOID_TAGS = frozenset({"br", "img", "hr", "meta", "link", "input", "wbr", "col", "area", "base", "source"})
 _SKIPPED_TAGS = frozenset({"script", "style", "head", "title"})
+# Classes and ids mail clients give the quoted message or its header (Gmail, Outlook, Thunderbird,
+# Yahoo, Proton, Zoho); Outlook's web client prefixes them with "x_" when it forwards.
+_QUOTE_MARKERS = frozenset(
+    {
+        "gmail_quote", "gmail_attr", "gmail_quote_container", "moz-cite-prefix", "moz-forward-container",
+        "yahoo_quoted", "protonmail_quote", "zmail_extra", "OutlookMessageHeader", "divRplyFwdMsg",
+        "appendonsend", "mail-editor-reference-message-container", "AppleOriginalContents",
+    }
+)  # fmt: skip
 
 
 class _HtmlText(HTMLParser):
@@ -117,17 +164,24 @@ class _HtmlText(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.visible: list[str] = []
         self.hidden: list[str] = []
+        self.quoted: list[str] = []
         self._stack: list[tuple[str, bool, bool]] = []  # tag, hidden, skipped
+        self._quoting = False  # from the first quote marker on, every visible word is someone else's
 
     def _state(self) -> tuple[bool, bool]:
         return (any(h for _, h, _ in self._stack), any(s for _, _, s in self._stack))
 
+    @property
+    def _text(self) -> list[str]:
+        return self.quoted if self._quoting else self.visible
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self._quoting = self._quoting or _starts_quote(tag, attributes)
         if tag in _BLOCK_TAGS:
-            self.visible.append("\n")
+            self._text.append("\n")
         if tag in _VOID_TAGS:
             return
-        attributes = dict(attrs)
         hidden = (
             "hidden" in attributes
             or attributes.get("aria-hidden") == "true"
@@ -143,7 +197,7 @@ class _HtmlText(HTMLParser):
                 del self._stack[depth:]
                 break
         if tag in _BLOCK_TAGS:
-            self.visible.append("\n")
+            self._text.append("\n")
 
     def handle_data(self, data: str) -> None:
         hidden, skipped = self._state()
@@ -152,18 +206,38 @@ class _HtmlText(HTMLParser):
         if hidden:
             self.hidden[-1] += data
         else:
-            self.visible.append(data)
+            self._text.append(data)
 
 
-def html_to_text(html: str) -> tuple[str, list[str]]:
-    """Visible text and the hidden fragments of an HTML body (standard library parser, lenient)."""
+def _starts_quote(tag: str, attributes: dict[str, str | None]) -> bool:
+    """A blockquote, or an element a mail client puts around (or before) the message replied to."""
+    if tag == "blockquote":
+        return True
+    names = {*(attributes.get("class") or "").split(), attributes.get("id") or ""}
+    return any(name.removeprefix("x_") in _QUOTE_MARKERS for name in names)
+
+
+@dataclass(frozen=True)
+class HtmlText:
+    """An HTML body's text by authorship: the author's visible words, hidden fragments, quoted text."""
+
+    visible: str
+    hidden: list[str]
+    quoted: str = ""
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"[ \t]+", " ", text)
+    return re.sub(r"\n\s*\n+", "\n\n", text).strip()
+
+
+def html_to_text(html: str) -> HtmlText:
+    """The text of an HTML body, split by authorship (standard library parser, lenient)."""
     parser = _HtmlText()
     parser.feed(html)
     parser.close()
-    visible = re.sub(r"[ \t]+", " ", "".join(parser.visible))
-    visible = re.sub(r"\n\s*\n+", "\n\n", visible)
     hidden = [re.sub(r"\s+", " ", fragment).strip() for fragment in parser.hidden]
-    return visible.strip(), [fragment for fragment in hidden if fragment]
+    return HtmlText(_tidy("".join(parser.visible)), [f for f in hidden if f], _tidy("".join(parser.quoted)))
 
 
 _PS = re.compile(r"^\s*(?:p\.?\s?p\.?\s?s|p\.?\s?s)\b\.?\s*:?\s*", re.I)

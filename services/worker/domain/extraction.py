@@ -216,10 +216,34 @@ def _sensitivity(text: str) -> Sensitivity:
     return Sensitivity.NORMAL
 
 
+# Someone else's words inside the owner's sentence: a first-person clause after a verb of saying
+# ("the vendor said 'I prefer ...'"), or in quotation marks. The owner relays them; they are not
+# the owner's preference, and when they instruct they are an outsider's instruction.
+_REPORTED = re.compile(
+    r"\b(?:said|says|told (?:me|us|him|her|them)|asked|wrote|writes|claims?|claimed|mentioned|insists?|insisted"
+    r"|replied|responded|according to|quote|quoting)\b[^.?!\n]{0,40}?(?:[:,]\s*|\s)[\"\u201c\u201e\u00ab']"
+    r"|\b(?:said|says|told (?:me|us)|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:i|we)\b",
+    re.I,
+)
+_QUOTED_FIRST_PERSON = re.compile(
+    r"[\"\u201c\u201e\u00ab][^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
+    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*[\"\u201d\u201c\u00bb]",
+    re.I,
+)
+
+
+def _reported_speech(sentence: str) -> bool:
+    folded = fold_for_matching(sentence)
+    return bool(_REPORTED.search(folded) or _QUOTED_FIRST_PERSON.search(folded))
+
+
 def authored_sentences(email: EmailContent, from_owner: bool) -> list[tuple[str, bool]]:
-    """The e-mail's sentences worth reading, each with whether the owner wrote it."""
+    """The e-mail's sentences worth reading, each with whether the owner wrote it.
+
+    A sentence of the owner's that relays someone else's words counts as theirs, not the owner's.
+    """
     return [
-        (sentence, part.by_owner)
+        (sentence, part.by_owner and not _reported_speech(sentence))
         for part in split_email(email.subject, email.body, from_owner)
         for sentence in sentences(part.text)
         if not _is_noise(sentence)
