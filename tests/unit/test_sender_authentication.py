@@ -31,7 +31,7 @@ PASS_HEADER = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.m
         (PASS_HEADER, SenderAuthentication(AuthResult.PASS, AuthResult.PASS, AuthResult.PASS, "acme.example")),
         (
             "mx.example; spf=softfail smtp.mailfrom=acme.example; dkim=none; dmarc=fail (p=reject) header.from=x",
-            SenderAuthentication(AuthResult.FAIL, AuthResult.NONE, AuthResult.SOFTFAIL, ""),
+            SenderAuthentication(AuthResult.FAIL, AuthResult.NONE, AuthResult.SOFTFAIL, "", dmarc_domain="x"),
         ),
         (  # two signatures: the passing one (and its domain) wins
             "mx; DKIM=fail header.d=evil.example; dkim=pass header.d=mail.acme.example header.s=s1; SPF=none",
@@ -39,8 +39,22 @@ PASS_HEADER = "mx.acme.example; dkim=pass header.d=acme.example; spf=pass smtp.m
         ),
         ("mx.example; arc=pass; dkim=bogus; iprev=pass", SenderAuthentication()),
         ("", SenderAuthentication()),
+        # Comments and quoted strings hold no results; neither does the service id before the first ";".
+        ("mx.example; dmarc=none (dmarc=pass header.from=acme.example)", SenderAuthentication(AuthResult.NONE)),
+        ('mx.example; dmarc=none; x-note="dmarc=pass"; dkim=neutral', SenderAuthentication(AuthResult.NONE,
+                                                                                           AuthResult.NEUTRAL)),
+        ("dmarc=pass.example; dmarc=fail", SenderAuthentication(AuthResult.FAIL)),
+        # One message, one DMARC verdict: a second that disagrees was added by someone, and the failure stands.
+        ("mx.example; dmarc=pass header.from=acme.example; dmarc=fail header.from=acme.example",
+         SenderAuthentication(AuthResult.FAIL, dmarc_domain="acme.example")),
+        ("mx.example; dmarc=fail header.from=acme.example; dmarc=pass header.from=acme.example",
+         SenderAuthentication(AuthResult.FAIL, dmarc_domain="acme.example")),
+        # A client may send the results without the service id.
+        ("dkim=pass header.d=acme.example; dmarc=pass header.from=acme.example",
+         SenderAuthentication(AuthResult.PASS, AuthResult.PASS, dkim_domain="acme.example",
+                              dmarc_domain="acme.example")),
     ],
-)
+)  # fmt: skip
 def test_authentication_results_headers_are_parsed(header: str, expected: SenderAuthentication) -> None:
     # Given an Authentication-Results header  When parsed  Then DMARC, DKIM and SPF results are read
     assert parse_authentication_results(header) == expected
@@ -59,6 +73,18 @@ def test_authentication_results_headers_are_parsed(header: str, expected: Sender
          OwnerClaim.UNVERIFIED),
         (OWNER, SenderAuthentication(), OwnerClaim.UNVERIFIED),  # no verdict: a forged From looks like this
         ("bob@partner.example", SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        # DMARC passed, but for another From domain than the one compared with the owner's.
+        (OWNER, SenderAuthentication(dmarc=AuthResult.PASS, dmarc_domain="evil.example"), OwnerClaim.UNVERIFIED),
+        (OWNER, SenderAuthentication(dmarc=AuthResult.PASS, dmarc_domain="acme.example"), OwnerClaim.VERIFIED),
+        # From values that name two addresses: parsers disagree on which is the sender, so neither is the owner.
+        (f"{OWNER} <mallory@evil.example>", SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        (f"<{OWNER}>mallory@evil.example", SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        (f"mallory@evil.example, {OWNER}", SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        (f"{OWNER}\n<mallory@evil.example>", SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        # An address in the display name or a comment is not the sender's address.
+        (f'"{OWNER}" <mallory@evil.example>', SenderAuthentication(dmarc=AuthResult.PASS), OwnerClaim.NOT_OWNER),
+        (f"{OWNER} (sent for mallory@evil.example)", SenderAuthentication(dmarc=AuthResult.PASS),
+         OwnerClaim.VERIFIED),
     ],
 )  # fmt: skip
 def test_only_an_authenticated_owner_address_is_the_owner(

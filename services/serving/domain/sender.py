@@ -19,11 +19,33 @@ from dataclasses import dataclass
 from email.utils import parseaddr
 from enum import StrEnum
 
+_QUOTED_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COMMENT = re.compile(r"\([^()]*\)")
+_ADDRESS_LIKE = re.compile(r"[^\s<>\"(),;:@]+@[^\s<>\"(),;:@]+")
+
+
+def _without_comments_and_quotes(value: str) -> str:
+    """RFC 5322/8601 text with quoted strings and (nested) comments removed: what a parser must not read."""
+    value = _QUOTED_STRING.sub('""', value)
+    while (stripped := _COMMENT.sub(" ", value)) != value:
+        value = stripped
+    return value
+
 
 def bare_address(address: str) -> str:
-    """`"Bob Tan" <Bob@Partner.example>` → `bob@partner.example`; "" when there is no address."""
+    """`"Bob Tan" <Bob@Partner.example>` → `bob@partner.example`; "" when there is no single address.
+
+    A From value that names two addresses outside its display name and comments
+    (`alice@acme.example <mallory@evil.example>`, `<alice@acme.example>mallory@evil.example`) is read
+    differently by different parsers: the mail system may have judged one and we would compare the
+    other. Such a value has no address here, so it is never the owner's.
+    """
     _, addr = parseaddr(address.strip())
-    return addr.strip().casefold()
+    addr = addr.strip().casefold()
+    found = {a.strip("<>").casefold() for a in _ADDRESS_LIKE.findall(_without_comments_and_quotes(address))}
+    if found and found != {addr}:
+        return ""
+    return addr
 
 
 class AuthResult(StrEnum):
@@ -56,6 +78,8 @@ class SenderAuthentication:
     dkim: AuthResult = AuthResult.UNSPECIFIED
     spf: AuthResult = AuthResult.UNSPECIFIED
     dkim_domain: str = ""
+    #: The From domain DMARC was evaluated for (``header.from``), when the header states it.
+    dmarc_domain: str = ""
 
     def summary(self) -> str:
         """``dmarc=pass dkim=none spf=softfail``: for reasons and audit, never carrying an address."""
@@ -73,26 +97,35 @@ NO_VERDICT = SenderAuthentication()
 
 _RESULT = re.compile(r"\b(dmarc|dkim|spf)\s*=\s*([a-z]+)(?P<props>[^;]*)", re.IGNORECASE)
 _HEADER_D = re.compile(r"\bheader\.[di]\s*=\s*@?([\w.\-]+)", re.IGNORECASE)
+_HEADER_FROM = re.compile(r"\bheader\.from\s*=\s*(?:[^@\s;]*@)?([\w.\-]+)", re.IGNORECASE)
 _RANK = {AuthResult.PASS: 0, AuthResult.POLICY: 1, AuthResult.NEUTRAL: 2, AuthResult.NONE: 3}
 
 
 def parse_authentication_results(header: str) -> SenderAuthentication:
     """Read DMARC, DKIM and SPF results from an Authentication-Results header; unknown words are ignored.
 
-    With several DKIM signatures the best result wins, and its signing domain is kept (a passing
-    signature of the From domain is what authenticates the owner).
+    Comments and quoted strings are not results (``dmarc=fail (dmarc=pass)``, ``x-note="dmarc=pass"``),
+    and the authentication service's id before the first ";" is not one either. With several DKIM
+    signatures the best result wins, and its signing domain is kept (a passing signature of the From
+    domain is what authenticates the owner). A message has one DMARC verdict: several that disagree
+    mean someone added one, so the first that is not a pass is kept (fail closed).
     """
+    readable = _without_comments_and_quotes(header)
+    service_id, separator, rest = readable.partition(";")
+    results = rest if separator and "=" not in service_id else readable  # a client may send the results alone
     found: dict[str, tuple[AuthResult, str]] = {}
-    for m in _RESULT.finditer(header):
+    for m in _RESULT.finditer(results):
         method, word = m.group(1).lower(), m.group(2).lower()
         try:
             result = AuthResult(word)
         except ValueError:
             continue
-        domain_match = _HEADER_D.search(m.group("props")) if method == "dkim" else None
-        domain = domain_match.group(1).lower() if domain_match else ""
+        domain = _domain_property(method, m.group("props"))
         current = found.get(method)
-        if current is None or _RANK.get(result, 9) < _RANK.get(current[0], 9):
+        if method == "dmarc":
+            if current is None or (current[0] is AuthResult.PASS and result is not AuthResult.PASS):
+                found[method] = (result, domain)
+        elif current is None or _RANK.get(result, 9) < _RANK.get(current[0], 9):
             found[method] = (result, domain)
     empty = (AuthResult.UNSPECIFIED, "")
     return SenderAuthentication(
@@ -100,7 +133,15 @@ def parse_authentication_results(header: str) -> SenderAuthentication:
         dkim=found.get("dkim", empty)[0],
         spf=found.get("spf", empty)[0],
         dkim_domain=found.get("dkim", empty)[1],
+        dmarc_domain=found.get("dmarc", empty)[1],
     )
+
+
+def _domain_property(method: str, props: str) -> str:
+    """DKIM's signing domain (``header.d``) or the From domain DMARC judged (``header.from``)."""
+    pattern = _HEADER_D if method == "dkim" else _HEADER_FROM if method == "dmarc" else None
+    match = pattern.search(props) if pattern is not None else None
+    return match.group(1).lower().strip(".") if match else ""
 
 
 def _domain(address: str) -> str:
@@ -125,8 +166,8 @@ def judge_owner_claim(
     owner = bare_address(owner_address) or bare_address(to_address)
     if not sender or sender != owner:
         return OwnerClaim.NOT_OWNER, ""
-    if auth.dmarc is AuthResult.PASS:
-        return OwnerClaim.VERIFIED, ""
+    if auth.dmarc is AuthResult.PASS and auth.dmarc_domain in ("", _domain(sender)):
+        return OwnerClaim.VERIFIED, ""  # a DMARC pass for another From domain vouches for that one only
     if auth.dkim is AuthResult.PASS and _aligned(auth.dkim_domain, _domain(sender)):
         return OwnerClaim.VERIFIED, ""
     return OwnerClaim.UNVERIFIED, (
