@@ -142,6 +142,11 @@ class Values:
             ("パスワードは {value} です", p()),
             ("我的密码是{value}", p()),
             ("비밀번호: {value}", p()),
+            ("Office Wi-Fi key: {value}", p()),
+            ("u: ops p: {value}", p()),
+            ("Username\nops\nPassword\n{value}\n", p()),
+            ("the safe combination is {value}", f"{r.randint(10, 39)}-{r.randint(1, 39)}-{r.randint(10, 39)}"),
+            ("recovery codes: {value}", " ".join(_mixed(r, 8).lower() for _ in range(3))),
         ]
 
     def entropy_in_context(self) -> list[tuple[str, str]]:
@@ -413,5 +418,8 @@ def negatives(rng: random.Random) -> list[tuple[str, str, list[str]]]:
         ("account_word", "Ticket #123456 about my bank account was closed.", ["#123456"]),
         ("account_word", "The accounting team meets in room 4.12 at 10:00", ["4.12", "10:00"]),
         ("account_word", "The sort code is on the back of your card", ["sort code"]),
+        ("credential_word", "The combination of both plans works best.", ["combination of both plans"]),
+        ("credential_word", "Password\nForgot your password?", ["Forgot your password?"]),
+        ("credential_word", "Our backup codes policy is in the wiki, see page 12.", ["page 12"]),
     ]  # fmt: skip
     return items

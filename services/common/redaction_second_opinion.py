@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from services.common.pii.credentials import CODE_REFERENCE, NON_VALUES
 from services.common.pii.model import PLACEHOLDER, FindingKind, Hit, hit, is_placeholder_at
+from services.common.pii.stated_values import CODE_REFERENCE, NON_VALUES
 
 # What a line must hold (lower case) for a plugin's pattern to have any chance; None: always run.
 _KEYWORDS = ("key", "pwd", "pw", "pass", "token")  # (key|pwd|pw|password|pass|token), as their patterns say

@@ -38,6 +38,15 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("口令\uff1aZephyr2024", FindingKind.PASSWORD, "Zephyr2024"),  # a full-width colon
         ("暗証番号は 8841", FindingKind.PASSWORD, "8841"),
         ("creds deploy / Hx7-pq2", FindingKind.PASSWORD, "Hx7-pq2"),
+        # A qualifier spelt with a hyphen, a user/password shorthand, a form's label above its value.
+        ("Guest Wi-Fi key: Harbour2044", FindingKind.SECRET, "Harbour2044"),
+        ("u: dana p: Kestrel!19", FindingKind.PASSWORD, "Kestrel!19"),
+        ("Username\ndana\nPassword\nKestrel!19\n", FindingKind.PASSWORD, "Kestrel!19"),
+        # Words that name a secret only with digits, and lists of codes after a plural word.
+        ("the safe combination is 31-7-22", FindingKind.PASSWORD, "31-7-22"),
+        ("Geheimzahl: 4711", FindingKind.PASSWORD, "4711"),
+        ("backup codes 4821 0937, 5512 7730 and 6619 2045", FindingKind.SECRET, "4821 0937, 5512 7730 and 6619 2045"),
+        ("recovery codes: 7f3k-2m9q 8d2l-0p1x 3h7z-5v2c", FindingKind.SECRET, "7f3k-2m9q 8d2l-0p1x 3h7z-5v2c"),
         # Domestic bank details, which carry no checksum that works across banks.
         ("Account no. 004471829301 at Northwind Bank", FindingKind.BANK_ACCOUNT, "004471829301"),
         ("savings account: 7720 1144 09", FindingKind.BANK_ACCOUNT, "7720 1144 09"),
@@ -80,6 +89,10 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "The sort code is printed on your card.",
         "Order number 88412077 ships on Tuesday.",
         "<password>Hx77-Lq!</password>\nRegards, Morgan",
+        "The combination of both plans works best.",
+        "Password\nForgot your password?\n",
+        "Our backup codes policy is in the wiki, see page 12.",
+        "u: the user asked p: the product team",
     ],
 )
 def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:

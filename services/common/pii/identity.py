@@ -54,7 +54,8 @@ _LABELLED_VALUE = re.compile(
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
 )
 _MONTHS = (
-    r"jan(?:uary|vier|uar|eiro|naio)?|feb(?:ruary|ruar|rero|braio)?|fev(?:rier|ereiro)?|mar(?:ch|s|z|zo|co)?|maerz"
+    r"jan(?:uary|vier|uar|uari|eiro|naio)?|enero|gennaio|feb(?:ruary|ruar|ruari|rero|braio)?|fev(?:rier|ereiro)?"
+    r"|mar(?:ch|s|z|zo|co)?|maerz|maart"
     r"|apr(?:il|ile)?|avr(?:il)?|abr(?:il)?|may|mai|mayo|maggio|maio|mei|jun(?:e|i|io|ho)?|juin|giugno"
     r"|jul(?:y|i|io|ho)?|juil(?:let)?|luglio|aug(?:ust|ustus)?|aout|ago(?:sto)?|sep(?:t|tember|tembre|tiembre)?"
     r"|set(?:tembre|embro)?|oct(?:ober|obre|ubre)?|okt(?:ober)?|ott(?:obre)?|out(?:ubro)?|nov(?:ember|embre|iembre)?"

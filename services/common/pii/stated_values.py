@@ -1,0 +1,209 @@
+"""The value stated for a credential word: where it starts, where it ends, and whether it is one.
+
+`credentials` finds the words ("password", "api key", "PIN", "mot de passe"...); this module reads
+what follows them. A value is linked ("password: X", "the PIN is 4471", "<pwd>X</pwd>"), bare with
+digits ("passcode 7731"), below a form's label, or a few words on in the same sentence when it is
+shaped like a password ("the password I use everywhere is Summer2024"). Words about a credential
+("the password is required", "token: expired", ``${DB_PASSWORD}``) are not values.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.common.pii.model import FindingKind, character_classes, is_placeholder_at
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Between the key and its value: closing quotes/brackets, "for the guest wifi", "(prod)", then the link.
+LINK = re.compile(
+    r"[\"'`\]\)]*\s*(?:\([^)\n]{0,30}\)\s*)?"
+    r"(?:(?:for|of|to|on|at|de|du|des|fur|del|da|di|do|dos|das|der|vom|zum|zur|van|voor|pour|para|per)\s+"
+    r"(?:[\w.@'\-]+(?:\s+|(?=\s*[:=]))){0,3}?)?"
+    r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
+    r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|(?<=\s)[\-\u2013\u2014]{1,2}(?=\s))\s*|['\u2019]s\s+)"
+    r"|(?P<prose>(?:is now|is still|is|was|will be|has been changed to|changed to|set to|reset to|are|est|etait"
+    r"|sera|ist|lautet|war|wird|es|era|e|sono|jest|je|ar|er|wordt|reads|remains)\s+))"
+)
+
+BARE = re.compile(r"[ \t]+")
+
+_QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c"}
+
+TRAILING = ".,;:)]}\"'\u201d\u2019\u00bb>"
+
+# More values after a plural word's first: "backup codes 1234 5678, 9012 3456".
+_LIST_ITEM = re.compile(r"[,;]?\s+(?:and\s+)?(?P<item>[A-Za-z0-9\-]{4,40})(?![\w\-])")
+
+# Values that say something about a credential rather than being one.
+NON_VALUES = _words(
+    "a an the this that these those it its my your our their his her is are was be been being not no none "
+    "null nil true false yes on off n/a na tbd todo unknown empty blank same below above attached "
+    "enclosed here there required needed mandatory optional wrong invalid incorrect correct valid expired "
+    "weak strong secure insecure long short new old different fine ok okay good bad simple easy hard safe "
+    "unsafe temporary case too very still now also only just stored kept saved written in at for from "
+    "with by to of and or but if when what which who please see ask check use send sent shared set reset "
+    "changed rotated revoked hidden masked redacted encrypted hashed protected missing pending available "
+    "included inside outside ready coming needs must should will can le la les un une der die das ein "
+    "eine el los las nicht pas nao niet geen non sera ist est es "
+    "abgelaufen falsch richtig geandert ungultig gultig neu erforderlich notwendig gesperrt vergessen "
+    "expire requis obligatoire change oublie bloque caducado caducada incorrecta obligatorio olvidada "
+    "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
+)
+
+VALUE = re.compile(r"\S+")
+
+_FRACTION = re.compile(r"\d+/\d+")
+# "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
+_DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
+
+# Links a few words after a password word can still make: "... I use everywhere is X", "changed my password to X".
+_CLAUSE_LINK = re.compile(r"(?:\b(?:is|was|to|as|be|are|remains|reads)\b|:|=|->|=>)[^\S\n]*['\"`\u201c\u2018]?")
+
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
+
+_CLAUSE_WINDOW = 80
+
+# Nouns that make "password X" a thing about passwords, whose own value the clause would be:
+# "the password manager is 1Password", "the password reset ticket is INC-20391".
+_ABOUT_PASSWORDS = _words(
+    "manager managers policy policies reset resets field fields expiry expiration length strength hint hints "
+    "rotation change changes requirement requirements rule rules form forms page link prompt box history "
+    "protection hash hashes file files vault ticket tickets request requests email mail app tool generator "
+)
+
+# Symbols people put in passwords (a hyphen or an apostrophe alone makes an ordinary word).
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~_|\\")
+
+#: A value that is a reference to a secret in code, not the secret: os.environ["X"], getenv("X").
+CODE_REFERENCE = re.compile(
+    r"(?:os|process|env|config|settings|self|this|secrets|vault|System|ENV|Environment)[.\[]|[A-Za-z_][\w.]*\("
+)
+
+
+def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
+    """Whether `value` is a credential rather than words about one."""
+    lowered = value.lower().strip(TRAILING)
+    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*", "//")):
+        return False
+    if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
+        return False
+    if set(lowered) <= set("*x\u2022.-_#"):
+        return False
+    if quoted:
+        return len(value) >= 3
+    if not value.isalpha():
+        return len(value) >= 3 and any(c.isalnum() for c in value)
+    # A bare word: a password (a pass-word!) if stated as one; never a "secret" or a "token".
+    word_like = re.fullmatch(r"[a-z]+(?:ed|ing|ly|ion|ment|ness|able|ible)", lowered) is not None
+    if kind is FindingKind.PASSWORD and not word_like:
+        return len(value) >= 4
+    return strong and len(value) >= 12 and character_classes(value) >= 2
+
+
+def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int, int] | None:
+    """The value that follows a credential key at `pos`, if the link and the value make a statement."""
+    link = LINK.match(lower, pos)
+    strong = link is not None and link.group("strong") is not None
+    if link is None:
+        bare = BARE.match(lower, pos)  # "the passcode 7731 opens the door", "--password x"
+        if bare is None:
+            return None
+        start = bare.end()
+        bare_value = VALUE.match(text, start)
+        if bare_value is None or not any(c.isdigit() for c in bare_value.group()):
+            return None
+        if _FRACTION.fullmatch(bare_value.group().rstrip(TRAILING)):
+            return None  # "we pass 3/4 of the tests"
+        kept = bare_value.group().rstrip(TRAILING)
+        return start, _digit_groups_end(text, start + len(kept), kept)
+    start = link.end()
+    if start < len(text) and text[start] in _QUOTES:
+        close = text.find(_QUOTES[text[start]], start + 1)
+        line_end = text.find("\n", start)
+        if close != -1 and (line_end == -1 or close < line_end) and close > start + 1:
+            quoted = text[start + 1 : close]
+            return (start + 1, close) if plausible(quoted, True, kind, True) else None
+        start += 1
+    match = VALUE.match(text, start)
+    if match is None or is_placeholder_at(text, start):
+        return None
+    value = match.group()
+    if re.search(r"&\w+=", value):  # a URL query: the value ends at the next parameter
+        value = value.split("&")[0]
+    if link.group("strong") and link.group("strong").strip() == ">":
+        value = value.split("</")[0] or value  # <password>X</password>: the value ends at the closing tag
+    kept = value.rstrip(TRAILING) or value
+    kept = text[start : _digit_groups_end(text, start + len(kept), kept)]
+    if not plausible(kept, strong, kind, False):
+        return None
+    return start, start + len(kept)
+
+
+def _digit_groups_end(text: str, end: int, value: str) -> int:
+    if value.isdigit() and len(value) <= 4 and (groups := _DIGIT_GROUPS.match(text, end)):
+        return groups.end()
+    return end
+
+
+def value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """A form's label alone on its line ("PASSWORD", "Password:") and the value alone on the next."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    if line_end == -1 or text[line_start:start].strip() or text[end:line_end].strip() not in ("", ":"):
+        return None
+    next_end = text.find("\n", line_end + 1)
+    below = text[line_end + 1 : next_end if next_end != -1 else len(text)]
+    value = below.strip()
+    if not value or " " in value or is_placeholder_at(text, line_end + 1 + below.index(value)):
+        return None
+    kept = value.rstrip(TRAILING) or value
+    if not (_password_shaped(kept) or (kept.isdigit() and len(kept) >= 4)):
+        return None  # a bare word under a label is as often the form's next label
+    value_start = line_end + 1 + below.index(value)
+    return value_start, value_start + len(kept)
+
+
+def list_end(text: str, end: int) -> int:
+    """The end of a list of values like the first: each further item has a digit."""
+    for _ in range(12):
+        item = _LIST_ITEM.match(text, end)
+        if item is None or not any(c.isdigit() for c in item.group("item")):
+            break
+        end = item.end()
+    return end
+
+
+def _password_shaped(token: str) -> bool:
+    """Letters with digits or password symbols: what a password looks like when no link vouches for it."""
+    if not 6 <= len(token) <= 64 or "/" in token or token.startswith(("$", "%", "{", "<", "[", "(", "#", "http")):
+        return False
+    if "@" in token and "." in token.rsplit("@", 1)[1]:
+        return False  # an e-mail address
+    has_letter = any(c.isalpha() for c in token)
+    has_mark = any(c.isdigit() or c in _PASSWORD_SYMBOLS for c in token)
+    return has_letter and has_mark and CODE_REFERENCE.match(token) is None
+
+
+def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | None:
+    """A value a few words after the password word, in the same sentence, when it is shaped like one.
+
+    "the password I use everywhere is Summer2024", "I changed my password to Autumn#77", "my password
+    is the same as before: Summer2024". Words alone never count here ("the password policy is strict").
+    """
+    following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
+    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+        return None
+    stop = _SENTENCE_END.search(text, end, end + _CLAUSE_WINDOW)
+    limit = stop.start() if stop else min(len(text), end + _CLAUSE_WINDOW)
+    for link in _CLAUSE_LINK.finditer(lower, end, limit):
+        value = VALUE.match(text, link.end())
+        if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
+            continue
+        token = value.group().rstrip(TRAILING)
+        if _password_shaped(token):
+            return value.start(), value.start() + len(token)
+    return None
