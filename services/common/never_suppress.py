@@ -92,7 +92,16 @@ def normalise(text: str) -> str:
 _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern), replacement)
     for pattern, replacement in (
-        (r"\bauto(?:matic(?:ally)?)? ?(?:clear|clos|resolv|dismiss|approv|discount)\w*", "autoclear"),
+        (r"\bauto(?:matic(?:ally)?)? ?approv\w*", "autoclear approval"),
+        (r"\bauto(?:matic(?:ally)?)? ?(?:clear|clos|resolv|dismiss|discount)\w*", "autoclear"),
+        # Trust granted to a sender or a payee removes the checks its mail or payments would get.
+        (r"\b(?:treat|classify|consider|mark|regard|label|tag)\w* ((?:\w+ ){0,6}?)as (?:trusted|safe|legit\w*"
+         r"|genuine|verified|whitelisted|allowlisted|not spam|not phishing|not suspicious|not fraud\w*)\b",
+         r"markcleared \1checks"),
+        (r"\b(?:can|may|should|must|always|just) (?:always |just |fully )?trust\b", "waive checks"),
+        (r"\b(?:whitelist|allowlist|safelist|safe list|trust list)\w*", "whitelist checks"),
+        (r"\b(?:two|2|four|4|dual) (?:person|people|man|eyes?)(?: rule| principle| check| control| review)?\b"
+         r"|\bdual (?:control|approval|authori[sz]ation)\b", "control"),
         (r"\bmark\w* ((?:\w+ ){0,4}?)as (?:cleared|clear|resolved|closed|false positives?|benign|no match)\b",
          r"markcleared \1"),
         (r"\bfalse positives?\b", "falsepositive"),
@@ -124,13 +133,14 @@ _SCRUTINY_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("escalation", re.compile(r"escalat\w*|mlro")),
     ("reporting", re.compile(r"report(?:s|ed|ing)?|sars?|strs?|ctrs?")),
     ("flagging", re.compile(r"flag(?:s|ged|ging)?")),
-    ("alerting", re.compile(r"alert(?:s|ed|ing)?|notif\w*")),
+    ("alerting", re.compile(r"alert(?:s|ed|ing)?|notif\w*|warn(?:s|ed|ing|ings)?")),
     (
         "screening",
         re.compile(
             r"screen(?:s|ed|ing|ings)?|sanction(?:s|ed)?|peps?|adverse|aml|cft|kyc|kyb|cdd|edd|diligence"
             r"|checks?|checked|checking|hits?|match(?:es|ed|ing)?|reviews?|reviewed|reviewing|watchlists?"
             r"|ofac|monitor\w*|verif\w*|investigat\w*|compliance|riskrating"
+            r"|approvals?|sign ?offs?|controls?|safeguards?|callbacks?|phishing|spam|fraud\w*|suspicious"
         ),
     ),
 )
