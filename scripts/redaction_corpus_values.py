@@ -317,6 +317,12 @@ class Values:
             ("pt", "{value}", f"Rua Augusta {n()}, 1100-048 Lisboa"),
             ("se", "{value}", f"Drottninggatan {n()}, 111 51 Stockholm"),
             ("po_box", "write to {value}", f"P.O. Box {r.randint(100, 9999)}"),
+            ("po_box", "mail it to {value}", f"P.O. Box {r.randint(100, 9999)}, Austin, TX 78767"),
+            ("ca", "I'm at {value}", f"{n()} Queen St W, Toronto, ON M5H 2N2"),
+            ("au", "{value}", f"Unit 5/{n()} George St, Sydney NSW 2000"),
+            ("ie", "send it to {value}", f"{n()} Main St., Dublin 2, D02 XY45"),
+            ("pl", "adres: {value}", f"ul. Marszałkowska {n()}/92, 00-514 Warszawa"),
+            ("jp", "address is {value}", f"1-{r.randint(1, 9)}-{r.randint(1, 30)} Shibuya, Shibuya-ku, Tokyo 150-0002"),
         ]  # fmt: skip
 
     def contact_and_payment(self) -> list[tuple[str, str, str]]:

@@ -54,6 +54,13 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("sort code 40-47-84 and all", FindingKind.BANK_ACCOUNT, "40-47-84"),
         ("Konto-Nr. 5310 2299 17", FindingKind.BANK_ACCOUNT, "5310 2299 17"),
         ("número de cuenta 01821234567890", FindingKind.BANK_ACCOUNT, "01821234567890"),
+        # Addresses with the towns, region and postcode after the street, in more countries' shapes.
+        ("I'm at 88 Queen St W, Toronto, ON M5H 2N2", FindingKind.ADDRESS, "88 Queen St W, Toronto, ON M5H 2N2"),
+        ("Unit 5/22 George St, Sydney NSW 2000", FindingKind.ADDRESS, "Unit 5/22 George St, Sydney NSW 2000"),
+        ("P.O. Box 1234, Austin, TX 78767", FindingKind.ADDRESS, "P.O. Box 1234, Austin, TX 78767"),
+        ("25 Main St., Dublin 2, D02 XY45 is ours", FindingKind.ADDRESS, "25 Main St., Dublin 2, D02 XY45"),
+        ("ul. Marszałkowska 84/92, 00-514 Warszawa", FindingKind.ADDRESS, "ul. Marszałkowska 84/92, 00-514 Warszawa"),
+        ("address is 1-2-3 Shibuya, Shibuya-ku, Tokyo", FindingKind.ADDRESS, "1-2-3 Shibuya, Shibuya-ku, Tokyo"),
         # Medical record and health insurance numbers.
         ("MRN: 55102398 (cardiology)", FindingKind.GOV_ID, "55102398"),
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
@@ -93,6 +100,8 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "Password\nForgot your password?\n",
         "Our backup codes policy is in the wiki, see page 12.",
         "u: the user asked p: the product team",
+        "See you at 10 Downing Street, Bob will call at 10:30.".replace("10 Downing Street", "[ADDRESS]"),
+        "Room 12, Building B, Floor 3 on 14 March",
     ],
 )
 def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:

@@ -47,7 +47,7 @@ _ROMANCE = re.compile(
     r"(?:(?P<number>\d{1,4}[a-zA-Z]?)(?:\s?(?:bis|ter))?,?\s+)?(?i:" + _ROMANCE_TYPES + r")\s+"
     r"(?:(?:de|del|della|delle|dei|di|da|do|dos|das|des|du|la|le|les|los|las|l'|d')\s*){0,2}"
     r"[A-Z][\w'\-]+(?:\s+(?:de |del |di |da |do |des |du |la |le )?[A-Z][\w'\-]+){0,3}"
-    r"(?:,?\s*(?:n[o.º°]?\s*)?(?P<after>\d{1,4}[a-zA-Z]?)\b)?"
+    r"(?:,?\s*(?:n[o.º°]?\s*)?(?P<after>\d{1,4}[a-zA-Z]?)\b(?:/\d{1,4}[a-zA-Z]?\b)?)?"
     r"(?:,?\s+" + _POSTCODE + r"\s+[A-Z][\w\-]+)?"
 )
 _SUFFIXES = (
@@ -70,7 +70,29 @@ _PO_BOX = re.compile(
 
 
 _DIGITS = re.compile(r"\d+")
-_UNIT_BEFORE = re.compile(r"(?i:flat|apt\.?|apartment|unit|suite|appartement|wohnung)\s*\d+[A-Za-z]?,?\s+\Z")
+_UNIT_BEFORE = re.compile(
+    r"(?i:flat|apt\.?|apartment|unit|suite|appartement|wohnung)\s*\d+[A-Za-z]?(?:,?\s+|\s*/\s*)\Z"
+)  # "Flat 3, 12 Baker Street", "Unit 5/22 George St"
+# What may follow a street once it is found: towns, then a region code and a postcode (Canada's
+# "ON M5H 2N2", "TX 78767", "NSW 2000", an Eircode, "00-514 Warszawa"). Towns count only before a
+# postcode: ", Bob will call" after a street is not a town.
+_REGION_POSTCODE = (
+    r"(?:[A-Z]{2,3}\s+)?(?:[A-Z]\d[A-Z] ?\d[A-Z]\d|\d{4,5}(?:-\d{4})?)(?![\w\-])|"
+    + _UK_POSTCODE
+    + "|"
+    + _EIRCODE
+    + r"|\d{2}-\d{3}\s+[A-Z][\w\-]+"
+)
+_TOWN = r"[A-Z][a-z][\w\-]*(?: [A-Z][a-z][\w\-]*){0,2}"
+_TOWNS_THEN_POSTCODE = re.compile(
+    r"(?:,?\s+(?:Dublin\s+)?\d{1,2}(?=,))?"  # a postal district: "Dublin 2", or the 2 after a town just read
+    r"(?:,\s*" + _TOWN + r"){0,2},?\s+(?:" + _REGION_POSTCODE + r")"
+)
+# Japanese block addresses written in Latin letters: "1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002".
+_JAPANESE = re.compile(
+    r"\d{1,4}(?:-\d{1,4}){1,2},?\s+[A-Z][\w\-]+(?:,\s*[A-Z][\w\-]+-(?:ku|shi|cho|machi|mura|gun|ken))+"
+    r"(?:,\s*[A-Z][\w\-]+)?(?:,?\s+\d{3}-\d{4})?"
+)
 _POSTCODE_AFTER = re.compile(r"[a-zA-Z]?,\s*" + _POSTCODE + r"\s+[A-Z][a-z][\w\-]+|[a-zA-Z]?,?\s+" + _UK_POSTCODE)
 _NAME_BEFORE = re.compile(r"[A-Z][\w'.\-]+(?:\s+[\w'.\-]+){0,3}\s+\Z")
 _ROMANCE_WORDS = frozenset(re.sub(r"\\.|\?", "", _ROMANCE_TYPES).replace(".", "").split("|"))
@@ -119,9 +141,24 @@ def _around_numbers(text: str, lower: str) -> Iterator[Hit]:
                 yield hit(name.start(), after.end(), FindingKind.ADDRESS, "address:postcode")
 
 
+def _with_towns(text: str, found: Hit) -> Hit:
+    """The hit extended over the towns and postcode written right after it, if a postcode ends them."""
+    tail = _TOWNS_THEN_POSTCODE.match(text, found[1])
+    return (found[0], tail.end(), *found[2:]) if tail else found
+
+
 def addresses(text: str, lower: str) -> Iterator[Hit]:
     """Street addresses, whole (street, number, unit, town and postcode when written together)."""
+    for found in _street_addresses(text, lower):
+        yield _with_towns(text, found)
+
+
+def _street_addresses(text: str, lower: str) -> Iterator[Hit]:
     yield from _around_numbers(text, lower)
+    if "-" in text:
+        for m in _JAPANESE.finditer(text):
+            if _clean_start(text, m.start()):
+                yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:japanese")
     if any(stem in lower for stem in _CONTEXT_STEMS):
         for m in _CONTEXT.finditer(lower):
             end = m.end()

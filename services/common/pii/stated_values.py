@@ -203,7 +203,7 @@ def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | Non
         value = VALUE.match(text, link.end())
         if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
             continue
-        token = value.group().rstrip(TRAILING)
+        token = value.group().split("</")[0].rstrip(TRAILING)  # "X</p>": the value ends at a closing tag
         if _password_shaped(token):
             return value.start(), value.start() + len(token)
     return None
