@@ -183,6 +183,35 @@ def _is_instruction(folded: str) -> bool:
     return bool(_INSTRUCTION.search(folded) or _IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
 
 
+# From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
+# that its instructions changed, a start date for new behaviour, a memory to update, a grant of
+# automatic action, and "from now on"/"remember" in the languages outsiders write in. Only outsiders'
+# sentences are read with them: the owner's "From today I work at Acme" stays a fact.
+_STEERING = re.compile(
+    r"^\W*(?:system|admin(?:istrator)?|developer|operator|root)\s*[:\]>]"
+    r"|\binstructions? (?:have|has) (?:changed|been updated)|\byour (?:new |updated )?instructions\b"
+    r"|\bfrom (?:today|tomorrow|this (?:day|moment|point)|(?:next|this) (?:week|month))\b"
+    r"|\bupdate (?:your |the |her |his |their |[a-z]+'s )?(?:memory|memories|notes|records?|profile|knowledge)\b"
+    r"|\btreat (?:our|my|these|this|their|his|her|all|any) (?:messages?|mails?|e-?mails?|requests?|invoices?)\b"
+    r"|\b(?:authori[sz]ed|approved|pre-?approved|enabled|agreed to)\b.{0,30}\b(?:automatic\w*|auto\w*|forwarding"
+    r"|payments?|transfers?|wires?)\b"
+    r"|\b(?:dear|hi|hello|hey|attention|attn) (?:ai|assistant|bot|agent|model)\b|\bpre-?approved\b"
+    r"|\bauto-?(?:accept|approv|forward|pay|reply|confirm)\w*|\bstop (?:asking|checking|confirming|verifying)\b"
+    r"|\bfuture (?:invoices|payments|transfers|mails?|e-?mails?|messages|requests|meetings|invites)\b"
+    r"|\b(?:send|share|forward|give)\b.{0,40}(?:password|passcode|credentials|login details|\[password\])"
+    r"|\b(?:desormais|dorenavant|a l'avenir|ab sofort|kunftig|zukunftig|in zukunft|de ahora en adelante"
+    r"|a partir de ahora|en adelante|d'ora in poi|da ora in poi|voortaan|van nu af aan|a partir de agora"
+    r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
+    r"|ricordati|onthoud|lembre-se)\b",
+    re.I,
+)
+
+
+def is_outside_instruction(folded: str) -> bool:
+    """Whether an outsider's sentence reads as an instruction (then it is proposed, for policy to refuse)."""
+    return _is_instruction(folded) or _STEERING.search(folded) is not None
+
+
 def _hedged(confidence: float, folded: str, penalty: float) -> float:
     return round(confidence - penalty, 2) if _HEDGE.search(folded) else confidence
 
@@ -300,7 +329,7 @@ class RuleBasedExtractor:
                 proposal = _classify_owner(sentence, self.confidences)
                 if proposal is not None:
                     found.append((sentence, Origin.OWNER, proposal))
-            elif _is_instruction(fold_for_matching(sentence)):
+            elif is_outside_instruction(fold_for_matching(sentence)):
                 instruction = _Proposal(MemoryType.PROCEDURAL, self.confidences.external_instruction)
                 found.append((sentence, Origin.EXTERNAL_EMAIL, instruction))
         return found

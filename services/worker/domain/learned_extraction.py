@@ -38,10 +38,10 @@ from services.worker.domain.extraction import (
     RuleConfidences,
     _classify_owner,
     _hedged,
-    _is_instruction,
     _Proposal,
     authored_sentences,
     extract_each,
+    is_outside_instruction,
 )
 from services.worker.domain.sentence_heads import Prediction, SentenceHeads
 
@@ -129,7 +129,7 @@ def _decided_by_rules(folded: str, by_owner: bool) -> bool:
     encoder is most of the worker's CPU."""
     if by_owner:
         return folded.rstrip().endswith("?") or _vetoed(folded)
-    return _is_instruction(folded)
+    return is_outside_instruction(folded)
 
 
 class LearnedExtractor(RuleBasedExtractor):
