@@ -143,6 +143,8 @@ class Values:
             ("我的密码是{value}", p()),
             ("비밀번호: {value}", p()),
             ("Office Wi-Fi key: {value}", p()),
+            ('<add key="ApiSecret" value="{value}" />', t()),
+            ("env:\n- name: DB_PASS\n  value: {value}", p()),
             ("u: ops p: {value}", p()),
             ("Username\nops\nPassword\n{value}\n", p()),
             ("the safe combination is {value}", f"{r.randint(10, 39)}-{r.randint(1, 39)}-{r.randint(10, 39)}"),

@@ -47,6 +47,10 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("Geheimzahl: 4711", FindingKind.PASSWORD, "4711"),
         ("backup codes 4821 0937, 5512 7730 and 6619 2045", FindingKind.SECRET, "4821 0937, 5512 7730 and 6619 2045"),
         ("recovery codes: 7f3k-2m9q 8d2l-0p1x 3h7z-5v2c", FindingKind.SECRET, "7f3k-2m9q 8d2l-0p1x 3h7z-5v2c"),
+        # A credential named in one field and held in the next (.NET config, Kubernetes env, JSON).
+        ('<add key="ApiSecret" value="Zx9kLm2Qp7Rt" />', FindingKind.SECRET, "Zx9kLm2Qp7Rt"),
+        ("env:\n- name: DB_PASS\n  value: K8sPass!42", FindingKind.PASSWORD, "K8sPass!42"),
+        ('{"name": "api_token", "value": "Qw8eRt6yUi4oP2"}', FindingKind.SECRET, "Qw8eRt6yUi4oP2"),
         # Domestic bank details, which carry no checksum that works across banks.
         ("Account no. 004471829301 at Northwind Bank", FindingKind.BANK_ACCOUNT, "004471829301"),
         ("savings account: 7720 1144 09", FindingKind.BANK_ACCOUNT, "7720 1144 09"),
@@ -102,6 +106,8 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "u: the user asked p: the product team",
         "See you at 10 Downing Street, Bob will call at 10:30.".replace("10 Downing Street", "[ADDRESS]"),
         "Room 12, Building B, Floor 3 on 14 March",
+        '<add key="Theme" value="dark" />',
+        "- name: LOG_LEVEL\n  value: debug",
     ],
 )
 def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:

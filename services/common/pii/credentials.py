@@ -282,6 +282,26 @@ def credential_statements(text: str) -> Iterator[Hit]:
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
 
 
+# A credential named in one field and held in the next: .NET's <add key="ApiSecret" value="...">,
+# Kubernetes' "- name: DB_PASS / value: ...", JSON's {"name": "token", "value": "..."}.
+_NAME_THEN_VALUE = re.compile(
+    r"\b(?:key|name|id)[\"']?\s*[:=]\s*[\"']?(?P<name>[\w.\-]{2,64})[\"']?[\s,]*(?:-\s*)?"
+    r"[\"']?value[\"']?\s*[:=]\s*(?P<quote>[\"']?)(?P<value>[^\"'\s<>]+)",
+    re.IGNORECASE,
+)
+
+
+def named_values(text: str) -> Iterator[Hit]:
+    """The value field after a name field that names a credential."""
+    if "value" not in text.lower():
+        return
+    for m in _NAME_THEN_VALUE.finditer(text):
+        kind = _credential_kind(_parts(m.group("name")), "")
+        value = m.group("value") if m.group("quote") else m.group("value").rstrip(TRAILING)
+        if kind is not None and plausible(value, True, kind, bool(m.group("quote"))):
+            yield hit(m.start("value"), m.start("value") + len(value), kind, "context:named-value")
+
+
 def key_pairs(text: str) -> Iterator[Hit]:
     """The unlabelled secret half written next to a key id: AWS, Alibaba, Tencent, GCS HMAC, Twilio."""
     for id_start, id_end in key_ids(text):

@@ -18,6 +18,7 @@ _WithLower = Callable[[str, str], Iterable[Hit]]
 _PLAIN: tuple[_Plain, ...] = (
     secret_formats.provider_tokens,
     credentials.credential_statements,
+    credentials.named_values,
     credentials.key_pairs,
     credentials.random_tokens,
     credentials.passphrases,
