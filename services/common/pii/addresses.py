@@ -88,6 +88,7 @@ _TOWNS_THEN_POSTCODE = re.compile(
     r"(?:,?\s+(?:Dublin\s+)?\d{1,2}(?=,))?"  # a postal district: "Dublin 2", or the 2 after a town just read
     r"(?:,\s*" + _TOWN + r"){0,2},?\s+(?:" + _REGION_POSTCODE + r")"
 )
+_JAPANESE_WARDS = ("-ku", "-shi", "-cho", "-machi", "-mura", "-gun", "-ken")
 # Japanese block addresses written in Latin letters: "1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002".
 _JAPANESE = re.compile(
     r"\d{1,4}(?:-\d{1,4}){1,2},?\s+[A-Z][\w\-]+(?:,\s*[A-Z][\w\-]+-(?:ku|shi|cho|machi|mura|gun|ken))+"
@@ -155,7 +156,7 @@ def addresses(text: str, lower: str) -> Iterator[Hit]:
 
 def _street_addresses(text: str, lower: str) -> Iterator[Hit]:
     yield from _around_numbers(text, lower)
-    if "-" in text:
+    if any(ward in lower for ward in _JAPANESE_WARDS):
         for m in _JAPANESE.finditer(text):
             if _clean_start(text, m.start()):
                 yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:japanese")
