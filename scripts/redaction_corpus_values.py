@@ -250,6 +250,9 @@ class Values:
             ("in_aadhaar", "Aadhaar {value}", f"{r.randint(2000, 9999)} {r.randint(1000, 9999)} {r.randint(1, 9999):04d}"),  # noqa: E501
             ("driving_licence", "driver's license number {value}", "D" + _rand(r, string.digits, 7)),
             ("national_id", "national ID number {value}", _rand(r, string.digits, 10)),
+            ("driving_licence", "my driver licence: {value}", "SMITH" + _rand(r, string.digits, 6) + "AB9CD"),
+            ("us_itin", "ITIN {value} for the filing",
+             f"9{r.randint(10, 99)}-{r.randint(70, 88)}-{r.randint(1, 9999):04d}"),
             ("medical_record", "MRN {value}", _rand(r, string.digits, 8)),
             ("medical_record", "patient ID: {value}", "P" + _rand(r, string.digits, 7)),
             ("medical_record", "health insurance number {value}", "A" + _rand(r, string.digits, 9)),
@@ -279,7 +282,7 @@ class Values:
             "Date of birth: {value}", "DOB {value}", "D.O.B.: {value}", "I was born on {value}", "born {value}",
             "my birthday is {value}", "birth date {value}", "geboren am {value}", "Geburtsdatum: {value}",
             "né le {value}", "date de naissance : {value}", "fecha de nacimiento: {value}", "nacido el {value}",
-            "data di nascita {value}", "geboortedatum {value}", "{value} (date of birth)",
+            "data di nascita {value}", "geboortedatum {value}", "{value} (date of birth)", "my bday: {value}",
         ]  # fmt: skip
         out = []
         for i, label in enumerate(labels * 2):

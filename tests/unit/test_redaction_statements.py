@@ -65,6 +65,10 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("25 Main St., Dublin 2, D02 XY45 is ours", FindingKind.ADDRESS, "25 Main St., Dublin 2, D02 XY45"),
         ("ul. Marszałkowska 84/92, 00-514 Warszawa", FindingKind.ADDRESS, "ul. Marszałkowska 84/92, 00-514 Warszawa"),
         ("address is 1-2-3 Shibuya, Shibuya-ku, Tokyo", FindingKind.ADDRESS, "1-2-3 Shibuya, Shibuya-ku, Tokyo"),
+        # Identity numbers and birth dates under labels the corpus lacked.
+        ("my driver licence: SMITH801234AB9CD", FindingKind.GOV_ID, "SMITH801234AB9CD"),
+        ("ITIN 912-70-1234 for the filing", FindingKind.GOV_ID, "912-70-1234"),
+        ("my bday: 3/14/85", FindingKind.DATE_OF_BIRTH, "3/14/85"),
         # Medical record and health insurance numbers.
         ("MRN: 55102398 (cardiology)", FindingKind.GOV_ID, "55102398"),
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),

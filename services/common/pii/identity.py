@@ -37,7 +37,7 @@ _ID_LABELS = (
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
     r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
     r"|member id|insurance id|versichertennummer|numero de securite|tessera sanitaria"
-    r"|driver.?s licen[cs]e|driving licen[cs]e|licence number|license number"
+    r"|driver.?s? licen[cs]e|driving licen[cs]e|licence number|license number|itin\b"
     r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
 )
@@ -73,7 +73,7 @@ _DATE = re.compile(
     r")",
 )
 _BIRTH = re.compile(
-    r"date of birth|birth ?date|birthday|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
+    r"date of birth|birth ?date|birthday|b-?day\b|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
     r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
     r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
     r"|year of birth|b\.(?=\s*\d)"
@@ -133,7 +133,8 @@ def national_ids(text: str) -> Iterator[Hit]:
 
 _DIGIT_RUN = re.compile(r"\d{2,}")
 _BIRTH_STEMS = (
-    "birth", "born", "dob", "d.o.b", "b.", "nee ", "ne le", "ne en", "naissance", "geburt", "geboren", "geb.",
+    "birth", "born", "bday", "b-day", "dob", "d.o.b", "b.", "nee ", "ne le", "ne en", "naissance", "geburt",
+    "geboren", "geb.",
     "nacimiento", "nacid",
     "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
 )  # fmt: skip

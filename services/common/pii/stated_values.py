@@ -138,7 +138,9 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
         value = value.split("</")[0] or value  # <password>X</password>: the value ends at the closing tag
     kept = value.rstrip(TRAILING) or value
     kept = text[start : _digit_groups_end(text, start + len(kept), kept)]
-    if not plausible(kept, strong, kind, False):
+    # "est incorrect</p>" says something about the password; a value glued to a tag is judged without
+    # the tag, and redacted with it (detect-secrets reads the tag as part of the value too).
+    if not plausible(kept.split("</")[0] or kept, strong, kind, False):
         return None
     return start, start + len(kept)
 
