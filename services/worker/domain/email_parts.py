@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from html.parser import HTMLParser
 
+from services.common.text_folding import fold_for_matching
+
 
 class PartKind(StrEnum):
     SUBJECT = "subject"
@@ -276,3 +278,25 @@ def sentences(text: str) -> list[str]:
         if pending:
             result.append(pending)
     return [sentence for sentence in result if sentence]
+
+
+# Someone else's words inside the owner's sentence: a first-person clause after a verb of saying
+# ("the vendor said 'I prefer ...'"), or in quotation marks. The owner relays them; they are not
+# the owner's preference, and when they instruct they are an outsider's instruction.
+_REPORTED = re.compile(
+    r"\b(?:said|says|told (?:me|us|him|her|them)|asked|wrote|writes|claims?|claimed|mentioned|insists?|insisted"
+    r"|replied|responded|according to|quote|quoting)\b[^.?!\n]{0,40}?(?:[:,]\s*|\s)[\"\u201c\u201e\u00ab']"
+    r"|\b(?:said|says|told (?:me|us)|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:i|we)\b",
+    re.I,
+)
+_QUOTED_FIRST_PERSON = re.compile(
+    r"[\"\u201c\u201e\u00ab][^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
+    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*[\"\u201d\u201c\u00bb]",
+    re.I,
+)
+
+
+def relays_speech(sentence: str) -> bool:
+    """Whether an owner's sentence relays someone else's words: then they are that person's, not the owner's."""
+    folded = fold_for_matching(sentence)
+    return bool(_REPORTED.search(folded) or _QUOTED_FIRST_PERSON.search(folded))

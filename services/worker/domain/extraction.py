@@ -27,7 +27,8 @@ from services.common.pii.model import PII_PLACEHOLDER
 from services.common.pii.scan import contains_secret_pattern
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
-from services.worker.domain.email_parts import sentences, split_email
+from services.worker.domain.email_parts import relays_speech, sentences, split_email
+from services.worker.domain.instructions import ACTION_ANYWHERE, IMPERATIVE, INSTRUCTION, is_outside_instruction
 
 
 @dataclass(frozen=True)
@@ -121,22 +122,6 @@ _SIGN_OFF = re.compile(
     r"|see you|speak soon|sent from)\b",
     re.I,
 )
-_INSTRUCTION = re.compile(
-    r"\b(?:remember|from now on|going forward|henceforth|in (?:the )?future|always|never|whenever|every time"
-    r"|each time|ignore (?:all |any |the )?(?:previous|prior|above|earlier|other)|disregard"
-    r"|forget (?:all|everything|previous)"
-    r"|new instructions?|system prompt|you (?:must|should|are to)|make sure (?:to|you)|note (?:for|to) (?:your|the)"
-    r"|assistant\s*[:,]|without (?:asking|confirmation|review|checking))\b",
-    re.I,
-)
-# Actions with side effects: an instruction to do one is a procedure, never a mere preference.
-_ACTION = (
-    r"forward|accept|decline|reject|ignore|send|reply|respond|cc|bcc|archive|delete|approve|pay|wire|transfer"
-    r"|share|cancel|unsubscribe|click|open|download|grant|disable|enable|skip|waive|suppress|escalate|route"
-    r"|auto[- ]?(?:accept|reply|approve|forward)|mark|flag|whitelist|allowlist|add"
-)
-_IMPERATIVE = re.compile(rf"^(?:(?:please|kindly|also|and|then|just)\s+)*(?:{_ACTION})\b", re.I)
-_ACTION_ANYWHERE = re.compile(rf"\b(?:always|never|automatically|auto)\s+(?:{_ACTION})\b", re.I)
 _MEETING = re.compile(r"\b(?:meetings?|calls?|syncs?|appointments?|invites?|1:1s?|one-on-ones?)\b", re.I)
 _TIME_BOUND = re.compile(
     r"\b(?:after|before|from|between|until|till|no earlier than|not before|no later than|not after|earliest|latest)"
@@ -179,39 +164,6 @@ def _is_noise(sentence: str) -> bool:
     return bool((_GREETING.match(sentence) or _SIGN_OFF.match(sentence)) and len(words) <= 5)
 
 
-def _is_instruction(folded: str) -> bool:
-    return bool(_INSTRUCTION.search(folded) or _IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
-
-
-# From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
-# that its instructions changed, a start date for new behaviour, a memory to update, a grant of
-# automatic action, and "from now on"/"remember" in the languages outsiders write in. Only outsiders'
-# sentences are read with them: the owner's "From today I work at Acme" stays a fact.
-_STEERING = re.compile(
-    r"^\W*(?:system|admin(?:istrator)?|developer|operator|root)\s*[:\]>]"
-    r"|\binstructions? (?:have|has) (?:changed|been updated)|\byour (?:new |updated )?instructions\b"
-    r"|\bfrom (?:today|tomorrow|this (?:day|moment|point)|(?:next|this) (?:week|month))\b"
-    r"|\bupdate (?:your |the |her |his |their |[a-z]+'s )?(?:memory|memories|notes|records?|profile|knowledge)\b"
-    r"|\btreat (?:our|my|these|this|their|his|her|all|any) (?:messages?|mails?|e-?mails?|requests?|invoices?)\b"
-    r"|\b(?:authori[sz]ed|approved|pre-?approved|enabled|agreed to)\b.{0,30}\b(?:automatic\w*|auto\w*|forwarding"
-    r"|payments?|transfers?|wires?)\b"
-    r"|\b(?:dear|hi|hello|hey|attention|attn) (?:ai|assistant|bot|agent|model)\b|\bpre-?approved\b"
-    r"|\bauto-?(?:accept|approv|forward|pay|reply|confirm)\w*|\bstop (?:asking|checking|confirming|verifying)\b"
-    r"|\bfuture (?:invoices|payments|transfers|mails?|e-?mails?|messages|requests|meetings|invites)\b"
-    r"|\b(?:send|share|forward|give)\b.{0,40}(?:password|passcode|credentials|login details|\[password\])"
-    r"|\b(?:desormais|dorenavant|a l'avenir|ab sofort|kunftig|zukunftig|in zukunft|de ahora en adelante"
-    r"|a partir de ahora|en adelante|d'ora in poi|da ora in poi|voortaan|van nu af aan|a partir de agora"
-    r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
-    r"|ricordati|onthoud|lembre-se)\b",
-    re.I,
-)
-
-
-def is_outside_instruction(folded: str) -> bool:
-    """Whether an outsider's sentence reads as an instruction (then it is proposed, for policy to refuse)."""
-    return _is_instruction(folded) or _STEERING.search(folded) is not None
-
-
 def _hedged(confidence: float, folded: str, penalty: float) -> float:
     return round(confidence - penalty, 2) if _HEDGE.search(folded) else confidence
 
@@ -220,14 +172,14 @@ def _classify_owner(sentence: str, c: RuleConfidences) -> _Proposal | None:
     folded = fold_for_matching(sentence)
     if folded.endswith("?"):
         return None
-    acts = bool(_IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
+    acts = bool(IMPERATIVE.match(folded) or ACTION_ANYWHERE.search(folded))
     if not acts and _MEETING.search(folded) and _TIME_BOUND.search(folded):
         confidence = _hedged(c.meeting_window, folded, c.hedge_penalty)
         return _Proposal(MemoryType.PREFERENCE, confidence, "meeting_time_window")
     if not acts and _PREFERENCE.search(folded):
         intent = next((key for pattern, key in _PREFERENCE_INTENTS if pattern.search(folded)), "")
         return _Proposal(MemoryType.PREFERENCE, _hedged(c.preference, folded, c.hedge_penalty), intent)
-    if acts or _INSTRUCTION.search(folded):
+    if acts or INSTRUCTION.search(folded):
         return _Proposal(MemoryType.PROCEDURAL, _hedged(c.owner_procedure, folded, c.hedge_penalty))
     for pattern, intent in _FACTS:
         if pattern.search(folded):
@@ -245,34 +197,13 @@ def _sensitivity(text: str) -> Sensitivity:
     return Sensitivity.NORMAL
 
 
-# Someone else's words inside the owner's sentence: a first-person clause after a verb of saying
-# ("the vendor said 'I prefer ...'"), or in quotation marks. The owner relays them; they are not
-# the owner's preference, and when they instruct they are an outsider's instruction.
-_REPORTED = re.compile(
-    r"\b(?:said|says|told (?:me|us|him|her|them)|asked|wrote|writes|claims?|claimed|mentioned|insists?|insisted"
-    r"|replied|responded|according to|quote|quoting)\b[^.?!\n]{0,40}?(?:[:,]\s*|\s)[\"\u201c\u201e\u00ab']"
-    r"|\b(?:said|says|told (?:me|us)|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:i|we)\b",
-    re.I,
-)
-_QUOTED_FIRST_PERSON = re.compile(
-    r"[\"\u201c\u201e\u00ab][^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
-    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*[\"\u201d\u201c\u00bb]",
-    re.I,
-)
-
-
-def _reported_speech(sentence: str) -> bool:
-    folded = fold_for_matching(sentence)
-    return bool(_REPORTED.search(folded) or _QUOTED_FIRST_PERSON.search(folded))
-
-
 def authored_sentences(email: EmailContent, from_owner: bool) -> list[tuple[str, bool]]:
     """The e-mail's sentences worth reading, each with whether the owner wrote it.
 
     A sentence of the owner's that relays someone else's words counts as theirs, not the owner's.
     """
     return [
-        (sentence, part.by_owner and not _reported_speech(sentence))
+        (sentence, part.by_owner and not relays_speech(sentence))
         for part in split_email(email.subject, email.body, from_owner)
         for sentence in sentences(part.text)
         if not _is_noise(sentence)

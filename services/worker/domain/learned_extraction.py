@@ -30,9 +30,6 @@ import numpy.typing as npt
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin
 from services.worker.domain.extraction import (
-    _ACTION,
-    _ACTION_ANYWHERE,
-    _IMPERATIVE,
     ExtractionInput,
     RuleBasedExtractor,
     RuleConfidences,
@@ -41,8 +38,8 @@ from services.worker.domain.extraction import (
     _Proposal,
     authored_sentences,
     extract_each,
-    is_outside_instruction,
 )
+from services.worker.domain.instructions import ACTION, ACTION_ANYWHERE, IMPERATIVE, is_outside_instruction
 from services.worker.domain.sentence_heads import Prediction, SentenceHeads
 
 
@@ -107,7 +104,7 @@ _STYLE_IMPERATIVE = re.compile(
     r" (?:in|with|using) (?:a |an )?[\w-]+(?: tone| style)?\b",
     re.I,
 )
-_ANY_ACTION = re.compile(rf"\b(?:{_ACTION})\b|@|\[EMAIL", re.I)
+_ANY_ACTION = re.compile(rf"\b(?:{ACTION})\b|@|\[EMAIL", re.I)
 
 
 def _style_only(folded: str) -> bool:
@@ -118,7 +115,7 @@ def _style_only(folded: str) -> bool:
 def _vetoed(folded: str) -> bool:
     if _INJECTION_FORM.search(folded):
         return True
-    acts = bool(_IMPERATIVE.match(folded) or _ACTION_ANYWHERE.search(folded))
+    acts = bool(IMPERATIVE.match(folded) or ACTION_ANYWHERE.search(folded))
     return acts and not _style_only(folded)
 
 

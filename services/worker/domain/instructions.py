@@ -1,0 +1,61 @@
+"""Whether a sentence tries to tell the assistant what to do: the rules both extractors share.
+
+The owner's instructions become procedures (a person reviews them); an outsider's become external
+procedures, which policy refuses with a reason the audit keeps. Outsiders' sentences are also read
+with steering shapes the owner's are not ("From today I work at Acme" is the owner's fact).
+"""
+
+from __future__ import annotations
+
+import re
+
+INSTRUCTION = re.compile(
+    r"\b(?:remember|from now on|going forward|henceforth|in (?:the )?future|always|never|whenever|every time"
+    r"|each time|ignore (?:all |any |the )?(?:previous|prior|above|earlier|other)|disregard"
+    r"|forget (?:all|everything|previous)"
+    r"|new instructions?|system prompt|you (?:must|should|are to)|make sure (?:to|you)|note (?:for|to) (?:your|the)"
+    r"|assistant\s*[:,]|without (?:asking|confirmation|review|checking))\b",
+    re.I,
+)
+# Actions with side effects: an instruction to do one is a procedure, never a mere preference.
+ACTION = (
+    r"forward|accept|decline|reject|ignore|send|reply|respond|cc|bcc|archive|delete|approve|pay|wire|transfer"
+    r"|share|cancel|unsubscribe|click|open|download|grant|disable|enable|skip|waive|suppress|escalate|route"
+    r"|auto[- ]?(?:accept|reply|approve|forward)|mark|flag|whitelist|allowlist|add"
+)
+IMPERATIVE = re.compile(rf"^(?:(?:please|kindly|also|and|then|just)\s+)*(?:{ACTION})\b", re.I)
+ACTION_ANYWHERE = re.compile(rf"\b(?:always|never|automatically|auto)\s+(?:{ACTION})\b", re.I)
+
+
+def is_instruction(folded: str) -> bool:
+    """Whether a sentence tells the assistant what to do (folded text): a marker, an imperative, a standing action."""
+    return bool(INSTRUCTION.search(folded) or IMPERATIVE.match(folded) or ACTION_ANYWHERE.search(folded))
+
+
+# From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
+# that its instructions changed, a start date for new behaviour, a memory to update, a grant of
+# automatic action, and "from now on"/"remember" in the languages outsiders write in. Only outsiders'
+# sentences are read with them: the owner's "From today I work at Acme" stays a fact.
+_STEERING = re.compile(
+    r"^\W*(?:system|admin(?:istrator)?|developer|operator|root)\s*[:\]>]"
+    r"|\binstructions? (?:have|has) (?:changed|been updated)|\byour (?:new |updated )?instructions\b"
+    r"|\bfrom (?:today|tomorrow|this (?:day|moment|point)|(?:next|this) (?:week|month))\b"
+    r"|\bupdate (?:your |the |her |his |their |[a-z]+'s )?(?:memory|memories|notes|records?|profile|knowledge)\b"
+    r"|\btreat (?:our|my|these|this|their|his|her|all|any) (?:messages?|mails?|e-?mails?|requests?|invoices?)\b"
+    r"|\b(?:authori[sz]ed|approved|pre-?approved|enabled|agreed to)\b.{0,30}\b(?:automatic\w*|auto\w*|forwarding"
+    r"|payments?|transfers?|wires?)\b"
+    r"|\b(?:dear|hi|hello|hey|attention|attn) (?:ai|assistant|bot|agent|model)\b|\bpre-?approved\b"
+    r"|\bauto-?(?:accept|approv|forward|pay|reply|confirm)\w*|\bstop (?:asking|checking|confirming|verifying)\b"
+    r"|\bfuture (?:invoices|payments|transfers|mails?|e-?mails?|messages|requests|meetings|invites)\b"
+    r"|\b(?:send|share|forward|give)\b.{0,40}(?:password|passcode|credentials|login details|\[password\])"
+    r"|\b(?:desormais|dorenavant|a l'avenir|ab sofort|kunftig|zukunftig|in zukunft|de ahora en adelante"
+    r"|a partir de ahora|en adelante|d'ora in poi|da ora in poi|voortaan|van nu af aan|a partir de agora"
+    r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
+    r"|ricordati|onthoud|lembre-se)\b",
+    re.I,
+)
+
+
+def is_outside_instruction(folded: str) -> bool:
+    """Whether an outsider's sentence reads as an instruction (then it is proposed, for policy to refuse)."""
+    return is_instruction(folded) or _STEERING.search(folded) is not None
