@@ -23,11 +23,13 @@ BUF_AGAINST ?= .git\#branch=main,subdir=protos
 install: $(STAMP) chromium system-tools
 
 # The console's browser tests and screenshots drive Debian's chromium package; nothing is downloaded
-# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does).
+# by Playwright itself. Installed only when missing (needs root or sudo, as apt-get does). apt waits
+# up to ten minutes for another apt run (a fresh machine's own updates, a second clone installing).
 chromium:
 	@test -x /usr/bin/chromium || { \
 		SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; }
+		$$SUDO apt-get update -qq -o DPkg::Lock::Timeout=600 && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium; }
 
 # promtool (Debian's `prometheus` package) checks and unit-tests deploy/monitoring's alert rules in
 # `make test`. Installed only when missing; no apt, or a failed install, stops with what to do.
@@ -37,7 +39,7 @@ system-tools:
 	  command -v apt-get >/dev/null 2>&1 || { \
 	    echo "promtool is missing and apt-get is not available: install Debian's 'prometheus' package (or promtool from Prometheus) and re-run" >&2; exit 1; }; \
 	  echo "installing promtool (Debian package 'prometheus')"; \
-	  { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+	  { $(SUDO) apt-get update -qq -o DPkg::Lock::Timeout=600 && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
 	      --no-install-recommends -o DPkg::Lock::Timeout=600 prometheus >/dev/null; } || { \
 	    echo "apt-get could not install 'prometheus' (promtool); install it by hand and re-run" >&2; exit 1; }; \
 	  command -v promtool >/dev/null 2>&1 || { echo "'prometheus' installed but promtool is not on PATH" >&2; exit 1; }; }
