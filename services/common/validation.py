@@ -34,6 +34,7 @@ from google.protobuf.message import Message
 from services.common.errors import FieldViolation, InvalidArgument
 from services.common.gen.memloop.v1 import field_limits
 from services.common.grpc_errors import abort_with
+from services.common.wire_check import UndecodableRequest, tolerant
 
 QUOTE_CHARS = 64
 MAX_VIOLATIONS = 10
@@ -227,7 +228,10 @@ def clamp_page_sizes(request: Message) -> None:
 
 
 class ValidationInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
-    """Validate every unary request against its contract before the servicer sees it."""
+    """Validate every unary request against its contract before the servicer sees it.
+
+    Bytes that do not parse as the request message are INVALID_ARGUMENT too (services/common/wire_check.py).
+    """
 
     def __init__(self, domain: str) -> None:
         self._domain = domain
@@ -239,6 +243,10 @@ class ValidationInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
         inner, domain = handler.unary_unary, self._domain
 
         def call(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, UndecodableRequest):
+                abort_with(
+                    context, InvalidArgument(request.violation.field, request.violation.description), domain=domain
+                )
             if isinstance(request, Message):
                 try:
                     validate(request)
@@ -249,6 +257,10 @@ class ValidationInterceptor(grpc.ServerInterceptor):  # type: ignore[type-arg]
 
         return grpc.unary_unary_rpc_method_handler(
             call,
-            request_deserializer=handler.request_deserializer,
+            # Outer interceptors copy this deserializer, so bytes that do not parse reach every
+            # wrapper as an UndecodableRequest and are answered here, after authentication.
+            request_deserializer=(
+                tolerant(handler.request_deserializer) if handler.request_deserializer is not None else None
+            ),
             response_serializer=handler.response_serializer,
         )

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 
 from services.cli.stack import Stack
+from services.common.auth import ALL_TENANTS, SERVICE_ROLE
 from services.common.gen.memloop.v1 import (
     candidate_pb2,
     consolidation_service_pb2,
@@ -199,6 +200,88 @@ def test_hostile_input_is_refused_at_every_services_edge_naming_the_field_and_wr
         outcomes[what] = (refused.value.code(), error_details(refused.value)[1][:1])
     # Then each is INVALID_ARGUMENT naming its field, and no row was written anywhere
     expected = {what: (grpc.StatusCode.INVALID_ARGUMENT, [field]) for what, _call, field in hostile_calls(s, tenant)}
+    assert outcomes == expected
+    assert (row_counts(stack.memory_db_url), row_counts(stack.serving_db_url)) == before
+
+
+# The services each process serves, by the first part of its name (memory's split halves included).
+_SERVED = {
+    "serving": (serving_service_pb2,),
+    "memory": (memory_service_pb2, learned_procedure_service_pb2, consolidation_service_pb2),
+    "policy": (policy_service_pb2,),
+}
+_SNOWMAN = "\u2603"
+
+
+def _first_string(descriptor: Any) -> list[str]:
+    """The path to the first singular string field, looking into singular message fields in order."""
+    for field in descriptor.fields:
+        if field.is_repeated:
+            continue
+        if field.type == field.TYPE_STRING:
+            return [field.name]
+        if field.type == field.TYPE_MESSAGE and (inner := _first_string(field.message_type)):
+            return [field.name, *inner]
+    return []
+
+
+def _serves(call: Any) -> bool:
+    """Whether the process serves the method: an empty request is refused or answered, not UNIMPLEMENTED."""
+    try:
+        call(b"", timeout=30)
+    except grpc.RpcError as error:
+        return bool(error.code() != grpc.StatusCode.UNIMPLEMENTED)
+    return True
+
+
+def _undecodable(request_type: Any) -> dict[str, bytes]:
+    """Bytes that are not a `request_type`: its first string field holding bad UTF-8, cut short, noise."""
+    request = request_type()
+    *parents, leaf = _first_string(request_type.DESCRIPTOR)
+    target = request
+    for parent in parents:
+        target = getattr(target, parent)
+    setattr(target, leaf, f"x{_SNOWMAN}")
+    valid = request.SerializeToString()
+    return {
+        "bad UTF-8": valid.replace(_SNOWMAN.encode(), b"\xff\xfe\xfd"),
+        "truncated": valid[:-1],
+        "noise": b"\xff\xff\xff\xff",
+    }
+
+
+def test_bytes_that_are_not_the_request_are_invalid_argument_on_every_method_and_write_nothing(
+    stack: Stack,
+) -> None:
+    # Given a token every method admits (all roles, every tenant) and the row counts of both databases
+    token = stack.token(ALL_TENANTS, roles=(*ROLES, SERVICE_ROLE))
+    before = (row_counts(stack.memory_db_url), row_counts(stack.serving_db_url))
+    outcomes: dict[str, tuple[grpc.StatusCode, list[str]]] = {}
+    expected: dict[str, tuple[grpc.StatusCode, list[str]]] = {}
+    for name, handle in stack.services.items():
+        modules = _SERVED.get(name.split("-")[0], ())
+        if not modules:
+            continue
+        with sync_channel(handle.target, token) as channel:
+            for module in modules:
+                for service in module.DESCRIPTOR.services_by_name.values():
+                    for method in service.methods:
+                        request_type = getattr(module, method.input_type.name)
+                        call = channel.unary_unary(f"/{service.full_name}/{method.name}", None, None)
+                        if not _serves(call):
+                            continue  # memory's ingestion half serves only the loop's methods
+                        # When a method of a running process is sent bytes that do not parse as its request
+                        for what, data in _undecodable(request_type).items():
+                            key = f"{name} {method.name} {what}"
+                            with pytest.raises(grpc.RpcError) as refused:
+                                call(data, timeout=30)
+                            outcomes[key] = (refused.value.code(), error_details(refused.value)[1][:1])
+                            path = _first_string(request_type.DESCRIPTOR)
+                            # Cut short, the outermost length runs past the end: that field is named
+                            field = {"noise": "request", "truncated": path[0]}.get(what, ".".join(path))
+                            expected[key] = (grpc.StatusCode.INVALID_ARGUMENT, [field])
+    # Then every one is INVALID_ARGUMENT naming the field (never gRPC's INTERNAL), and nothing was written
+    assert len(outcomes) >= 3 * 20
     assert outcomes == expected
     assert (row_counts(stack.memory_db_url), row_counts(stack.serving_db_url)) == before
 

@@ -33,7 +33,7 @@ class _Recorder(pb_grpc.MemoryServiceServicer):
 
 
 @pytest.fixture
-def served() -> Iterator[tuple[pb_grpc.MemoryServiceStub, _Recorder]]:
+def channel_and_recorder() -> Iterator[tuple[grpc.Channel, _Recorder]]:
     recorder = _Recorder()  # type: ignore[abstract]  # the generated base answers UNIMPLEMENTED for the rest
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=2), interceptors=[ValidationInterceptor("memory.memloop")]
@@ -43,10 +43,16 @@ def served() -> Iterator[tuple[pb_grpc.MemoryServiceStub, _Recorder]]:
     server.start()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
-        yield pb_grpc.MemoryServiceStub(channel), recorder
+        yield channel, recorder
     finally:
         channel.close()
         server.stop(None)
+
+
+@pytest.fixture
+def served(channel_and_recorder: tuple[grpc.Channel, _Recorder]) -> tuple[pb_grpc.MemoryServiceStub, _Recorder]:
+    channel, recorder = channel_and_recorder
+    return pb_grpc.MemoryServiceStub(channel), recorder
 
 
 @pytest.mark.parametrize("value", ["m\x00", "m" * 100_000])
@@ -72,3 +78,30 @@ def test_a_valid_request_passes_with_its_page_size_clamped(served: tuple[pb_grpc
     # Then the servicer gets it, clamped to 500 (the proto comment's maximum), and the other untouched
     assert [type(r).__name__ for r in recorder.seen] == ["ListMemoriesRequest", "GetMemoryRequest"]
     assert recorder.seen[0].page_size == 500 and recorder.seen[1].memory_id == "m1"
+
+
+@pytest.mark.parametrize(
+    ("data", "field"),
+    [
+        (
+            pb.GetMemoryRequest(tenant="acme", memory_id="m\u2603")
+            .SerializeToString()
+            .replace("\u2603".encode(), b"\xff\xfe\xfd"),
+            "memory_id",
+        ),
+        (pb.GetMemoryRequest(tenant="acme", memory_id="m1").SerializeToString()[:-1], "memory_id"),
+        (b"\xff\xff\xff", "request"),
+    ],
+)
+def test_bytes_that_do_not_parse_are_invalid_argument_not_internal(
+    channel_and_recorder: tuple[grpc.Channel, _Recorder], data: bytes, field: str
+) -> None:
+    channel, recorder = channel_and_recorder
+    raw = channel.unary_unary("/memloop.v1.MemoryService/GetMemory", None, None)  # bytes in, bytes out
+    # When the bytes on the wire are not a GetMemoryRequest (bad UTF-8, cut short, noise)
+    with pytest.raises(grpc.RpcError) as refused:
+        raw(data, timeout=10)
+    # Then gRPC's INTERNAL ("Exception deserializing request!") is replaced by INVALID_ARGUMENT naming the field
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_details(refused.value) == ("INVALID_ARGUMENT", [field])
+    assert recorder.seen == []
