@@ -157,3 +157,38 @@ def requests(method: d.MethodDescriptor, known: KnownIds, tenant_field: str, ten
         return request
 
     return build()
+
+
+@dataclass(frozen=True)
+class RawBytes:
+    """Bytes sent as they are, in place of a message: the harness serializes with SerializeToString."""
+
+    data: bytes
+
+    def SerializeToString(self) -> bytes:  # the protobuf method name the harness calls
+        return self.data
+
+
+def mangled(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[RawBytes]:
+    """A valid request's bytes, then cut short, a byte changed, bytes inserted, or bad UTF-8 written in.
+
+    Most results do not parse as the request (the wire-format edge must refuse them by field); some
+    still do, and must then be answered like any other request.
+    """
+
+    @st.composite
+    def build(draw: st.DrawFn) -> RawBytes:
+        data = bytearray(draw(valid).SerializeToString())
+        at = draw(st.integers(min_value=0, max_value=len(data)))
+        how = draw(st.sampled_from(["cut", "change", "insert", "bad_utf8"]))
+        if how == "cut":
+            del data[at:]
+        elif how == "change" and at < len(data):
+            data[at] = draw(st.integers(min_value=0, max_value=255))
+        elif how == "insert":
+            data[at:at] = draw(st.binary(min_size=1, max_size=8))
+        else:
+            data[at:at] = b"\xff\xfe"
+        return RawBytes(bytes(data))
+
+    return build()

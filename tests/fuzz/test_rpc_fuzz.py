@@ -4,7 +4,9 @@ Enumerated from the descriptors. For each example (a random request and a random
 no INTERNAL or UNKNOWN, no hang (DEADLINE_EXCEEDED), no RESOURCE_EXHAUSTED from an oversized
 error echo, no process death; a missing, garbage, expired or foreign-signed token never succeeds;
 a token of another tenant never succeeds for this one; and a rejected call writes nothing (the row
-count of every table of both databases is unchanged). `make test` runs a few examples per RPC;
+count of every table of both databases is unchanged). A second property sends a valid request's
+bytes mangled (cut, a byte changed, bytes inserted, bad UTF-8): never INTERNAL, which is what
+gRPC's Python server answers when the request does not parse, unless the edge refuses it first. `make test` runs a few examples per RPC;
 `make fuzz` runs ≥300 per RPC (MEMLOOP_FUZZ_EXAMPLES) and prints the table.
 """
 
@@ -37,7 +39,7 @@ from tests.fuzz.harness import (
     examples_per_rpc,
     tenant_field,
 )
-from tests.fuzz.strategies import KnownIds, requests
+from tests.fuzz.strategies import KnownIds, mangled, requests
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(3600)]
 
@@ -99,6 +101,41 @@ def test_every_rpc_holds_its_properties_under_random_and_hostile_input(
             settled = fuzzed.settled_row_counts()
             again = fuzzed.call(full, request, response_class, token_kind)
             assert again == code or again != grpc.StatusCode.OK
+            assert fuzzed.row_counts() == settled, f"{rpc} wrote rows although it answered {code.name}"
+
+    check()
+
+
+@pytest.mark.parametrize(("full", "method"), METHODS, ids=[full.rsplit("/", 1)[-1] for full, _ in METHODS])
+def test_every_rpc_refuses_mangled_bytes_without_a_bug_or_a_write(
+    fuzzed: Fuzzed, known: KnownIds, full: str, method: Any
+) -> None:
+    response_class = message_factory.GetMessageClass(method.output_type)
+    path = tenant_field(full)
+    rpc = full.rsplit("/", 1)[-1]
+
+    @settings(
+        max_examples=examples_per_rpc(),
+        deadline=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
+    @given(raw=mangled(requests(method, known, path, TENANT)))
+    def check(raw: Any) -> None:
+        # Given the stack's rows before the call
+        before = fuzzed.row_counts()
+        # When the RPC is sent a valid request's bytes, mangled, with a valid token
+        started = time.monotonic()
+        code = fuzzed.call(full, raw, response_class, "valid")
+        TALLY.add(f"{rpc} (bytes)", code, time.monotonic() - started)
+        # Then never INTERNAL (gRPC's answer to a deserializer that raises), a hang or a dead process
+        assert code not in FORBIDDEN, f"{rpc} answered {code.name} to bytes {raw.data[:200]!r}"
+        assert fuzzed.dead_processes() == [], f"{rpc} killed {fuzzed.dead_processes()}"
+        # and a refused call writes nothing
+        if code != grpc.StatusCode.OK and fuzzed.row_counts() != before:
+            settled = fuzzed.settled_row_counts()
+            fuzzed.call(full, raw, response_class, "valid")
             assert fuzzed.row_counts() == settled, f"{rpc} wrote rows although it answered {code.name}"
 
     check()
