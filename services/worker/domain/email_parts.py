@@ -247,7 +247,9 @@ _GREETING_LINE = re.compile(
     r"^\s*(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^.?!\n]{0,40}[,!:]?\s*$", re.I
 )
 _BULLET = re.compile(r"^\s*(?:[-*•·]|\d{1,2}[.)])\s+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+# Latin scripts end a sentence with a stop, a space and a capital; Chinese and Japanese with a
+# full-width stop and no space at all.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|(?<=[\u3002\uff01\uff1f])\s*(?=\S)")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|mr|mrs|ms|dr|vs|approx|no|cf)\.$", re.I)
 
 

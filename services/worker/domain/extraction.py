@@ -157,10 +157,15 @@ _SECRET_PLACEHOLDER = re.compile(r"\[(?:SECRET|PASSWORD)\]")
 _PII_PLACEHOLDER = PII_PLACEHOLDER
 
 
+# Chinese, Japanese and Korean write a sentence without spaces: its characters count instead of words.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_CJK_SENTENCE_CHARS = 6
+
+
 def _is_noise(sentence: str) -> bool:
     words = sentence.split()
     if len(words) < 3:
-        return True
+        return len(_CJK.findall(sentence)) < _CJK_SENTENCE_CHARS
     return bool((_GREETING.match(sentence) or _SIGN_OFF.match(sentence)) and len(words) <= 5)
 
 

@@ -8,6 +8,9 @@ with steering shapes the owner's are not ("From today I work at Acme" is the own
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from services.common.text_folding import fold_for_matching
 
 INSTRUCTION = re.compile(
     r"\b(?:remember|from now on|going forward|henceforth|in (?:the )?future|always|never|whenever|every time"
@@ -32,6 +35,28 @@ def is_instruction(folded: str) -> bool:
     return bool(INSTRUCTION.search(folded) or IMPERATIVE.match(folded) or ACTION_ANYWHERE.search(folded))
 
 
+# "From now on" and "remember", written as folded text is (look-alike Cyrillic letters become Latin,
+# Hangul syllables their letters), so a pattern matches what it is run on.
+_RUSSIAN = ("впредь", "отныне", "с этого момента", "с сегодняшнего дня", "запомни", "запомните")  # noqa: RUF001 - Russian
+_UNSPACED = (
+    "今後",
+    "今后",
+    "これからは",
+    "覚えて",
+    "从现在开始",
+    "从现在起",
+    "以后",
+    "記住",
+    "记住",
+    "앞으로",
+    "기억해",
+)
+
+
+def _folded(words: Iterable[str]) -> str:
+    return "|".join(re.escape(fold_for_matching(word)) for word in words)
+
+
 # From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
 # that its instructions changed, a start date for new behaviour, a memory to update, a grant of
 # automatic action, and "from now on"/"remember" in the languages outsiders write in. Only outsiders'
@@ -51,7 +76,14 @@ _STEERING = re.compile(
     r"|\b(?:desormais|dorenavant|a l'avenir|ab sofort|kunftig|zukunftig|in zukunft|de ahora en adelante"
     r"|a partir de ahora|en adelante|d'ora in poi|da ora in poi|voortaan|van nu af aan|a partir de agora"
     r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
-    r"|ricordati|onthoud|lembre-se)\b",
+    r"|ricordati|onthoud|lembre-se)\b"
+    # chat-template and prompt markers pasted into mail, and requests to keep something for later
+    r"|\[/?inst\]|<\|?im_(?:start|end)\|?>|<<\s*/?sys\s*>>|^\W*#+\s*(?:instruction|system)\b"
+    r"|\b(?:memori[sz]e|keep in mind|bear in mind|take note)\b|\bstanding (?:order|instruction|rule)s?\b"
+    r"|\b(?:store|save|record|log|add|keep)\b.{0,30}\b(?:as (?:a |an )?)?(?:preference|instruction|rule)s?\b"
+    r"|\b(?:preference|wish|instruction)s? (?:is|are|that)\b"
+    # the same in Russian, and in scripts without spaces between words, where \b finds no word's edge
+    rf"|\b(?:{_folded(_RUSSIAN)})\b|{_folded(_UNSPACED)}",
     re.I,
 )
 
