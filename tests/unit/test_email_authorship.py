@@ -6,6 +6,7 @@ so if authorship were lost it would be stored as the owner's own. Each case keep
 owner did write, which must still be found.
 """
 
+# ruff: noqa: RUF001  (mail clients' headers in other scripts hold letters that look Latin)
 from __future__ import annotations
 
 import pytest
@@ -35,6 +36,27 @@ PLAIN_HEADERS = {
     "forward_de": "---------- Weitergeleitete Nachricht ----------",
     "forward_apple_de": "Anfang der weitergeleiteten Nachricht:",
     "forward_es": "---------- Mensaje reenviado ---------",
+}
+
+# Clients and languages no list above names: found by shape (a colon after an address or a date
+# and time, a "label: address" line over another "label: value" line), so each of these fails
+# without the shape rules.
+ANY_LANGUAGE_HEADERS = {
+    "gmail_zh": "在 2026年12月1日周二 10:00，Mallory <[EMAIL@vendor-payments.example]> 写道：",
+    "gmail_ja": "2026年12月1日(火) 10:00 Mallory <[EMAIL@vendor-payments.example]>:",
+    "gmail_ko": "2026년 12월 1일 (화) 오전 10:00, Mallory <[EMAIL@vendor-payments.example]>님이 작성:",
+    "gmail_ru": "вт, 1 дек. 2026 г. в 10:00, Mallory <[EMAIL@vendor-payments.example]>:",
+    "gmail_sv": "Den tis 1 dec. 2026 kl 10:00 skrev Mallory <[EMAIL@vendor-payments.example]>:",
+    "gmail_tr": "1 Ara 2026 Sal 10:00 tarihinde Mallory <[EMAIL@vendor-payments.example]> şunu yazdı:",
+    "gmail_hu": "Mallory <[EMAIL@vendor-payments.example]> ezt írta (időpont: 2026. dec. 1., K, 10:00):",
+    "gmail_el": "Στις Τρί 1 Δεκ 2026 στις 10:00, ο/η Mallory <[EMAIL@vendor-payments.example]> έγραψε:",
+    "gmail_he": "ב-יום ג׳, 1 בדצמ׳ 2026 ב-10:00 מאת Mallory <[EMAIL@vendor-payments.example]>:",
+    "gmail_vi": "Vào Th 3, 1 thg 12, 2026 vào lúc 10:00 Mallory <[EMAIL@vendor-payments.example]> đã viết:",
+    "no_address_dated": "Le 1/12/2026 à 10:00, Mallory a répondu :",
+    "bare_zh": "Mallory 写道：",
+    "bare_el": "Mallory έγραψε:",
+    "outlook_zh": "发件人: Mallory <[EMAIL@vendor-payments.example]>\n发送时间: 2026年12月1日 10:00\n收件人: Alice",
+    "outlook_ja": "差出人: Mallory <[EMAIL@vendor-payments.example]>\n送信日時: 2026年12月1日 10:00\n宛先: Alice",
 }
 
 HTML_BODIES = {
@@ -68,6 +90,29 @@ def test_text_after_another_clients_reply_or_forward_header_is_not_the_owners(he
     # Given the owner's line, then a header a mail client writes in its user's language, then the other message
     body = f"{OWNER_LINE}\n\n{header}\n\n{ATTACK}\n{ORDER}"
     # When extracted  Then only the owner's line is the owner's, and only it is stored
+    assert_only_the_owner_line_is_the_owners(body)
+
+
+@pytest.mark.parametrize("header", list(ANY_LANGUAGE_HEADERS.values()), ids=list(ANY_LANGUAGE_HEADERS))
+def test_a_reply_header_in_a_language_no_list_names_is_found_by_its_shape(header: str) -> None:
+    # Given the owner's line, then another client's attribution or header block, then the other message
+    body = f"{OWNER_LINE}\n\n{header}\n\n{ATTACK}\n{ORDER}"
+    # Then only the owner's line is the owner's
+    assert_only_the_owner_line_is_the_owners(body)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Agenda for the 2 December 2026 review:",  # a year, no time
+        "Notes from the 10:30 call:",  # a time, no year
+        "Contact: Bob <[EMAIL@bob.example]>",  # a label and an address, no header block under it
+    ],
+)
+def test_an_owners_line_with_a_date_a_time_or_an_address_does_not_end_the_owners_words(line: str) -> None:
+    # Given an owner's line that shares a part of an attribution's shape, then the owner's preference
+    body = f"{line}\n\n{OWNER_LINE}"
+    # Then the preference is still the owner's
     assert_only_the_owner_line_is_the_owners(body)
 
 

@@ -48,7 +48,9 @@ _FORWARD = re.compile(
 # "On <date>, <name> wrote:" and its translations; the attribution may wrap, so only its end is matched.
 _ATTRIBUTION = re.compile(
     r"\b(?:wrote|writes|schrieb|a [eé]crit|escribi[oó]|ha scritto|schreef|escreveu|napisa[lł](?:\(a\))?|skrev"
-    r"|kirjoitti|[ií]rta|napsal|написал(?:\(\u0430\))?|писал)\s*:\s*$"
+    r"|kirjoitti|[ií]rta|napsal|napísal|написал(?:\(\u0430\))?|писал|пише|έγραψε|yazd[\u0131i]|menulis|đã viết)"
+    r"\s*[:\uff1a]\s*$"
+    r"|(?:写道|寫道|のメッセージ|님이 작성|כתב|كتب)\s*[:\uff1a]\s*$"  # scripts where \b finds no word's edge
     r"|\b(?:schrieb|schreef)\b.{0,160}:\s*$",  # German and Dutch put the name after the verb
     re.I,
 )
@@ -100,12 +102,36 @@ def split_email(subject: str, body: str, from_owner: bool) -> list[EmailPart]:
     return parts
 
 
+# The same shapes in any language, for the clients and languages the lists above do not know: an
+# attribution is a line that ends in a colon and names an address, or a date and a time; a header
+# block is a short label, a colon and an address, then another "label: value" line.
+_ADDRESS = r"(?:<[^<>\n]*@[^<>\n]*>|\[EMAIL[^\]\n]*\])"
+_ENDS_IN_COLON = re.compile(r"[:\uff1a]\s*$")
+_NAMES_ADDRESS = re.compile(_ADDRESS)
+_DATE_AND_TIME = re.compile(
+    r"(?<!\d)(?:19|20)\d{2}(?!\d).*?(?<!\d)\d{1,2}[:.]\d{2}(?!\d)|(?<!\d)\d{1,2}[:.]\d{2}(?!\d).*?(?<!\d)(?:19|20)\d{2}(?!\d)"
+)
+_LABEL = r"^\s*[^\W\d_][^\W\d_ .'-]*(?:[ .'-][^\W\d_]+){0,2}\s*[:\uff1a]"
+_LABELLED_ADDRESS = re.compile(rf"{_LABEL}[^\n]*{_ADDRESS}")
+_LABELLED_VALUE = re.compile(rf"{_LABEL}\s*\S")
+
+
+def _is_attribution_in_any_language(line: str, following: str) -> bool:
+    if len(line) > 300:
+        return False
+    if _ENDS_IN_COLON.search(line) and (_NAMES_ADDRESS.search(line) or _DATE_AND_TIME.search(line)):
+        return True
+    return bool(_LABELLED_ADDRESS.match(line) and _LABELLED_VALUE.match(following))
+
+
 def _starts_another_message(line: str, following: str, previous_blank: bool) -> bool:
     if _REPLY_HEADER.match(line) or _BANNER.match(line):
         return True
     if len(line) <= 300 and _ATTRIBUTION.search(line):
         return True
-    return bool(_OUTLOOK_FROM.match(line) and (previous_blank or _OUTLOOK_NEXT.match(following)))
+    if _OUTLOOK_FROM.match(line) and (previous_blank or _OUTLOOK_NEXT.match(following)):
+        return True
+    return _is_attribution_in_any_language(line, following)
 
 
 def _split_plain(body: str, from_owner: bool) -> list[EmailPart]:
