@@ -72,6 +72,8 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         # Medical record and health insurance numbers.
         ("MRN: 55102398 (cardiology)", FindingKind.GOV_ID, "55102398"),
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
+        # A URL's password with no user name before it (Redis, AMQP and others write it so).
+        ("REDIS_URL=redis://:Pelican-9921@cache.internal:6379/0", FindingKind.SECRET, "Pelican-9921"),
     ],
 )
 def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:

@@ -64,7 +64,7 @@ _LITERAL_SECRETS = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S
     ),
     re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: \w+|\Z)", re.S),
-    re.compile(r"(?<=://)[^\s:/@\[\]]+:[^\s@/\[\]]+(?=@)"),  # user:password in a URL
+    re.compile(r"(?<=://)[^\s:/@\[\]]*:[^\s@/\[\]]+(?=@)"),  # user:password in a URL (user may be empty)
     re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
     re.compile(r"(?<=[Aa]uthorization: )[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}"),
     re.compile(r"//[^\s/]+/:_authToken=\S+"),  # .npmrc
