@@ -1,4 +1,9 @@
-"""E-mail addresses: replaced, but the domain is kept (it carries provenance, not a person)."""
+"""E-mail addresses: replaced, but the domain is kept (it carries provenance, not a person).
+
+Addresses spelt out to dodge scrapers ("bob (at) example (dot) com", "bob[at]example[dot]org",
+"bob at example dot com") are addresses too; bracketed "at" and "dot" are unambiguous, the bare
+words count only before a known top-level domain.
+"""
 
 from __future__ import annotations
 
@@ -22,3 +27,51 @@ def emails(text: str) -> Iterator[Hit]:
                 replacement = f"[EMAIL@{domain.group().lower()}]"
                 yield start, domain.end(), FindingKind.EMAIL, "email", replacement
         at = text.find("@", at + 1)
+
+
+# "(at)", "[at]", "{at}", "<at>" or " at " between a local part and a domain whose dots are spelt out.
+_OPEN, _CLOSE = r"[\[({<]", r"[\])}>]"
+_SPELT_AT = rf"(?:\s*{_OPEN}\s*at\s*{_CLOSE}\s*|\s+at\s+)"
+_SPELT_DOT = rf"(?:\s*{_OPEN}\s*dot\s*{_CLOSE}\s*|\s+dot\s+|\.)"
+_TLDS = r"com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|ru|jp|cn|in|au|ca|us|me|info|biz|eu"
+_SPELT_EMAIL = re.compile(
+    rf"(?<![\w.+\-])(?P<local>[A-Za-z0-9._%+\-]{{1,64}}){_SPELT_AT}"
+    rf"(?P<domain>[A-Za-z0-9\-]{{1,63}}(?:{_SPELT_DOT}[A-Za-z0-9\-]{{1,63}})*{_SPELT_DOT}(?P<tld>[A-Za-z]{{2,6}}))(?![\w\-])",
+    re.I,
+)
+_SPELT_MARKERS = ("(at", "[at", " dot ")  # each costs a scan of the text: the common spellings only
+_BRACKETED = re.compile(rf"{_OPEN}\s*(?:at|dot)\s*{_CLOSE}", re.I)
+_SPELT_SEPARATOR = re.compile(rf"{_SPELT_DOT}", re.I)
+
+
+# Words that start a phrase, not a domain: "look at this dot com bubble", "meet at noon dot com".
+_NOT_A_DOMAIN = frozenset(
+    {"this", "that", "the", "a", "an", "our", "my", "your", "his", "her", "their", "its", "noon", "home", "work"}
+)
+
+
+def _reads_as_spelt_address(text: str, m: re.Match[str]) -> bool:
+    """Bare "at" and "dot" are ordinary words: the spelling must end the phrase and name a domain."""
+    if " dot " not in m.group().lower():
+        return False  # "meet at example.com" is a place to meet, not an address
+    if m.group("domain").split()[0].lower() in _NOT_A_DOMAIN:
+        return False
+    rest = text[m.end() : m.end() + 2].lstrip(" ")
+    return not rest or not rest[0].isalnum()
+
+
+def spelt_out_emails(text: str, lower: str) -> Iterator[Hit]:
+    """Addresses with "at" and "dot" written as words; the kept domain is written with its dots."""
+    if not any(marker in lower for marker in _SPELT_MARKERS):
+        return
+    for m in _SPELT_EMAIL.finditer(text):
+        spelt = m.group()
+        if "@" in spelt:
+            continue
+        bracketed = _BRACKETED.search(spelt) is not None
+        if not bracketed and not re.fullmatch(_TLDS, m.group("tld"), re.I):
+            continue
+        if not bracketed and not _reads_as_spelt_address(text, m):
+            continue
+        domain = _SPELT_SEPARATOR.sub(".", m.group("domain")).lower()
+        yield m.start(), m.end(), FindingKind.EMAIL, "email:spelt", f"[EMAIL@{domain}]"

@@ -14,7 +14,7 @@ from services.common.pii.model import FindingKind, Hit, bounded, hit, luhn_ok
 
 # Patterns start with a character class (no look-behind, no \b) so the engine can skip ahead fast;
 # boundaries are checked in code.
-_CARD = re.compile(r"\d(?:[ \-]?\d){12,18}")
+_CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}")
 # Words (lower case) that name a domestic bank detail. A bare "account" is not enough: "account 4471"
 # is as often a customer number at a shop; a bank's word or "number/no./#" must come with it. Every
 # branch starts with a literal, so the engine can skip ahead on first letters.
@@ -45,12 +45,24 @@ def _iban_ok(compact: str) -> bool:
 
 def cards(text: str) -> Iterator[Hit]:
     for m in _CARD.finditer(text):
-        digits = m.group().replace(" ", "").replace("-", "")
+        digits = m.group().replace(" ", "").replace("-", "").replace(".", "")
         if bounded(text, m.start(), m.end()) and luhn_ok(digits):
             yield hit(m.start(), m.end(), FindingKind.CARD, "card:luhn")
 
 
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
 def ibans(text: str) -> Iterator[Hit]:
+    """IBANs as banks print them; written in lower case too where the text says "iban" (the
+    checksum still decides). Upper-casing ASCII only keeps every offset where it was."""
+    yield from _ibans(text)
+    if "iban" in text or "Iban" in text or "IBAN" in text:
+        upper = text.translate(_ASCII_UPPER)
+        yield from (h for h in _ibans(upper) if not text[h[0] : h[1]].isupper())
+
+
+def _ibans(text: str) -> Iterator[Hit]:
     for m in _IBAN.finditer(text):
         if m.start() and text[m.start() - 1].isalnum():
             continue

@@ -32,6 +32,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     identity.dates_of_birth,
     addresses.addresses,
     financial.bank_accounts,
+    contact.spelt_out_emails,
 )
 
 
