@@ -74,6 +74,9 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
         # A URL's password with no user name before it (Redis, AMQP and others write it so).
         ("REDIS_URL=redis://:Pelican-9921@cache.internal:6379/0", FindingKind.SECRET, "Pelican-9921"),
+        # Answers to the pet security question.
+        ("security Q - first pet: Biscuit", FindingKind.PASSWORD, "Biscuit"),
+        ("my childhood pet's name is Pickles", FindingKind.PASSWORD, "Pickles"),
         # Card numbers grouped with dots, and an IBAN written in lower case.
         ("card 4111.1111.1111.1111 exp 09/29", FindingKind.CARD, "4111.1111.1111.1111"),
         ("iban gb82 west 1234 5698 7654 32 (Barclays)", FindingKind.IBAN, "gb82 west 1234 5698 7654 32"),
@@ -125,6 +128,8 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "We meet at noon dot com style, as usual.",
         "Version 1.2.3 of the app is at build 4111.1111.",
         "The Iban family sent 12 gifts.",
+        "My first pet project was a weather app.",
+        "The competitive petition about pets is due.",
     ],
 )
 def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:

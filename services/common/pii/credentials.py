@@ -78,10 +78,11 @@ _MULTIWORD = re.compile(
 )
 # Rarer phrases, matched only when one of a few substrings is in the text: each new first letter in
 # the regexes above would slow them on every e-mail, whether it holds a credential or not.
-_RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "onetime", "otp", "2fa", "mfa")
+_RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "onetime", "otp", "2fa", "mfa", "pet")
 _RARE_PHRASES = re.compile(
     r"security answer|security question answer|answer to (?:my |the |your )?security question|secret answer"
     r"|maiden name|memorable word|memorable answer|memorable information"
+    r"|(?:first|childhood|favou?rite) pet(?:'s name)?|pet'?s name"
     r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
 )
 # "p4ssw0rd", "pa$$word": a password word spelt with look-alike digits and symbols (folding keeps those).
