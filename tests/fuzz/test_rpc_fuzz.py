@@ -6,8 +6,8 @@ error echo, no process death; a missing, garbage, expired or foreign-signed toke
 a token of another tenant never succeeds for this one; and a rejected call writes nothing (the row
 count of every table of both databases is unchanged). A second property sends a valid request's
 bytes mangled (cut, a byte changed, bytes inserted, bad UTF-8): never INTERNAL, which is what
-gRPC's Python server answers when the request does not parse, unless the edge refuses it first. `make test` runs a few examples per RPC;
-`make fuzz` runs ≥300 per RPC (MEMLOOP_FUZZ_EXAMPLES) and prints the table.
+gRPC's Python server answers when the request does not parse, unless the edge refuses it first.
+`make test` runs a few examples per RPC; `make fuzz` runs ≥300 per RPC (MEMLOOP_FUZZ_EXAMPLES) and prints the table.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from services.common.telemetry import current_trace_id
 from services.common.vocabulary import Candidate, Decision, MemoryType, Outcome
 from services.memory.core.domain.model import MemoryStatus
 from services.memory.core.domain.review import Resolution, ReviewState
+from services.memory.core.entrypoints.operator_text import kept
 from services.memory.core.entrypoints.pb_mapping import RESOLUTION_FROM_PB, REVIEW_STATE_FROM_PB, STATE_FROM_PB
 from services.memory.core.service.apply_learning import ApplyLearning
 from services.memory.core.service.lifecycle import DeprecateMemory, SupersedeMemory
@@ -47,9 +48,10 @@ def text_of(value: str, field: str, *, max_length: int = MAX_TEXT) -> str:
 
 
 def reason_of(value: str) -> str:
+    """A caller's reason for a change; it is kept (audit, deletion records), so it is redacted."""
     if len(value) > MAX_REASON:
         raise InvalidArgument("reason", f"must be at most {MAX_REASON} characters")
-    return value
+    return kept(value)
 
 
 def apply_learning(request: pb.ApplyLearningRequest, *, actor: str) -> ApplyLearning:
@@ -99,7 +101,10 @@ def _sender(request: pb.ApplyLearningRequest) -> dict[str, str] | None:
     auth = request.sender_authentication
     if len(auth.dkim_domain) > 253:
         raise InvalidArgument("sender_authentication.dkim_domain", "must be at most 253 characters")
-    reason = reason_of(request.owner_claim_reason) if request.owner_claim_reason else ""
+    # The worker writes this reason from redacted content: checked, not redacted again on the hot path.
+    if len(request.owner_claim_reason) > MAX_REASON:
+        raise InvalidArgument("owner_claim_reason", f"must be at most {MAX_REASON} characters")
+    reason = request.owner_claim_reason
 
     def word(enum: Any, value: int, prefix: str, field: str) -> str:
         if value not in enum.values():
@@ -200,7 +205,7 @@ def supersede(request: pb.SupersedeMemoryRequest, *, actor: str) -> SupersedeMem
     return SupersedeMemory(
         tenant=tenant_of(request.tenant),
         memory_id=require(request.memory_id, "memory_id"),
-        text=text_of(request.text, "text"),
+        text=kept(text_of(request.text, "text")),
         request_id=require(request.request_id, "request_id"),
         reason=reason_of(request.reason),
         actor=actor,

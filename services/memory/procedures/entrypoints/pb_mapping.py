@@ -16,6 +16,7 @@ from google.protobuf.struct_pb2 import Struct
 from services.common.errors import InvalidArgument, require
 from services.common.gen.memloop.v1 import learned_procedure_service_pb2 as pb
 from services.common.telemetry import current_trace_id
+from services.memory.core.entrypoints.operator_text import kept, kept_values
 from services.memory.core.entrypoints.pb_mapping import timestamp
 from services.memory.core.entrypoints.requests import reason_of, tenant_of
 from services.memory.procedures.domain.backfill import RefusedLegacyRule
@@ -77,13 +78,13 @@ def save_command(request: pb.SaveLearnedProcedureRequest, *, actor: str) -> Save
     return SaveProcedure(
         tenant=tenant_of(request.tenant),
         intent_key=request.intent_key,
-        title=request.title,
+        title=kept(request.title),
         kind=kind,
         scope=request.scope,
-        trigger=request.trigger,
-        action=request.action,
-        rationale=request.rationale,
-        details=details,
+        trigger=kept(request.trigger),
+        action=kept(request.action),
+        rationale=kept(request.rationale),
+        details=kept_values(details),
         created_by=actor,
         source=source,
         status=ProcedureStatus.DRAFT if request.draft else ProcedureStatus.ACTIVE,
@@ -129,9 +130,9 @@ def legacy_rules(request: pb.BackfillLearnedProceduresRequest) -> list[dict[str,
             "saved_at": rule.saved_at,
             "created_by": rule.created_by,
             "scope": rule.scope,
-            "trigger": rule.trigger,
-            "action": rule.action,
-            "rationale": rule.rationale,
+            "trigger": kept(rule.trigger),
+            "action": kept(rule.action),
+            "rationale": kept(rule.rationale),
         }
         for rule in request.rules
     ]
