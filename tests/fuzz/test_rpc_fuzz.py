@@ -65,21 +65,31 @@ def _tenant_of(request: Any, path: str) -> str:
     return str(value)
 
 
-@pytest.mark.parametrize(("full", "method"), METHODS, ids=[full.rsplit("/", 1)[-1] for full, _ in METHODS])
-def test_every_rpc_holds_its_properties_under_random_and_hostile_input(
-    fuzzed: Fuzzed, known: KnownIds, full: str, method: Any
-) -> None:
-    response_class = message_factory.GetMessageClass(method.output_type)
-    path = tenant_field(full)
-    rpc = full.rsplit("/", 1)[-1]
+def _name(full: str) -> str:
+    return full.rsplit("/", 1)[-1]
 
-    @settings(
+
+EVERY_RPC = pytest.mark.parametrize(("full", "method"), METHODS, ids=[_name(full) for full, _ in METHODS])
+
+
+def _per_rpc_settings() -> settings:
+    """The profile's examples per RPC, no deadline (the stack is slow when loaded), nothing cached."""
+    return settings(
         max_examples=examples_per_rpc(),
         deadline=None,
         derandomize=False,
         suppress_health_check=list(HealthCheck),
         database=None,
     )
+
+
+@EVERY_RPC
+def test_every_rpc_holds_its_properties_under_random_and_hostile_input(
+    fuzzed: Fuzzed, known: KnownIds, full: str, method: Any
+) -> None:
+    response_class, path, rpc = message_factory.GetMessageClass(method.output_type), tenant_field(full), _name(full)
+
+    @_per_rpc_settings()
     @given(request=requests(method, known, path, TENANT), token_kind=st.sampled_from(TOKEN_KINDS))
     def check(request: Any, token_kind: str) -> None:
         # Given the stack's rows before the call
@@ -106,21 +116,13 @@ def test_every_rpc_holds_its_properties_under_random_and_hostile_input(
     check()
 
 
-@pytest.mark.parametrize(("full", "method"), METHODS, ids=[full.rsplit("/", 1)[-1] for full, _ in METHODS])
+@EVERY_RPC
 def test_every_rpc_refuses_mangled_bytes_without_a_bug_or_a_write(
     fuzzed: Fuzzed, known: KnownIds, full: str, method: Any
 ) -> None:
-    response_class = message_factory.GetMessageClass(method.output_type)
-    path = tenant_field(full)
-    rpc = full.rsplit("/", 1)[-1]
+    response_class, path, rpc = message_factory.GetMessageClass(method.output_type), tenant_field(full), _name(full)
 
-    @settings(
-        max_examples=examples_per_rpc(),
-        deadline=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        database=None,
-    )
+    @_per_rpc_settings()
     @given(raw=mangled(requests(method, known, path, TENANT)))
     def check(raw: Any) -> None:
         # Given the stack's rows before the call
