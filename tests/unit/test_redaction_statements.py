@@ -74,6 +74,13 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
         # A URL's password with no user name before it (Redis, AMQP and others write it so).
         ("REDIS_URL=redis://:Pelican-9921@cache.internal:6379/0", FindingKind.SECRET, "Pelican-9921"),
+        # One-time codes as services send them: the code first, a German compound, the qualifier after.
+        ("G-482913 is your Google verification code.", FindingKind.SECRET, "482913"),
+        ("Use 774120 to sign in to your account", FindingKind.SECRET, "774120"),
+        ("Ihr Bestätigungscode lautet 661204", FindingKind.SECRET, "661204"),
+        ("Tu código de verificación es 551903", FindingKind.SECRET, "551903"),
+        ("Il tuo codice di verifica è 330917", FindingKind.SECRET, "330917"),
+        ("Your Apple ID verification code is: 381 204", FindingKind.SECRET, "381 204"),
         # Answers to the pet security question.
         ("security Q - first pet: Biscuit", FindingKind.PASSWORD, "Biscuit"),
         ("my childhood pet's name is Pickles", FindingKind.PASSWORD, "Pickles"),
@@ -130,6 +137,10 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "The Iban family sent 12 gifts.",
         "My first pet project was a weather app.",
         "The competitive petition about pets is due.",
+        "Call 4471 to sign in guests at reception.",
+        "Room 4471 is your meeting room.",
+        "Ticket 88123 is your code of conduct acknowledgement.",
+        "Our postcode 10115 is in Berlin; the code review is at 10:30.",
     ],
 )
 def test_prose_about_the_same_things_keeps_its_words(mode: RedactionMode, text: str) -> None:
