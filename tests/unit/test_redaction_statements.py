@@ -74,6 +74,9 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("health plan ID W88123419", FindingKind.GOV_ID, "W88123419"),
         # A URL's password with no user name before it (Redis, AMQP and others write it so).
         ("REDIS_URL=redis://:Pelican-9921@cache.internal:6379/0", FindingKind.SECRET, "Pelican-9921"),
+        # An adverb between the link and the value: "ist jetzt", "est maintenant", "is currently".
+        ("Das Kennwort ist jetzt Bergsee!42", FindingKind.PASSWORD, "Bergsee!42"),
+        ("le mot de passe est maintenant Chamonix74", FindingKind.PASSWORD, "Chamonix74"),
         # One-time codes as services send them: the code first, a German compound, the qualifier after.
         ("G-482913 is your Google verification code.", FindingKind.SECRET, "482913"),
         ("Use 774120 to sign in to your account", FindingKind.SECRET, "774120"),
@@ -138,6 +141,7 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "My first pet project was a weather app.",
         "The competitive petition about pets is due.",
         "Call 4471 to sign in guests at reception.",
+        "Das Kennwort ist jetzt abgelaufen, bitte neu setzen.",
         "Room 4471 is your meeting room.",
         "Ticket 88123 is your code of conduct acknowledgement.",
         "Our postcode 10115 is in Berlin; the code review is at 10:30.",

@@ -25,7 +25,9 @@ LINK = re.compile(
     r"(?:[\w.@'\-]+(?:\s+|(?=\s*[:=]))){0,3}?)?"
     r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
     r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|(?<=\s)[\-\u2013\u2014]{1,2}(?=\s))\s*|['\u2019]s\s+)"
-    r"|(?P<prose>(?:is now|is still|is|was|will be|has been changed to|changed to|set to|reset to|are|est|etait"
+    r"|(?P<prose>(?:ist jetzt|ist nun|ist noch|lautet jetzt|est maintenant|est toujours|es ahora|e ora|is nu"
+    r"|is currently|is temporarily|is now|is still|is|was|will be|has been changed to|changed to|set to|reset to"
+    r"|are|est|etait"
     r"|sera|ist|lautet|war|wird|es|era|e|sono|jest|je|ar|er|wordt|reads|remains)\s+))"
 )
 
