@@ -53,11 +53,11 @@ def cards(text: str) -> Iterator[Hit]:
 _ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
-def ibans(text: str) -> Iterator[Hit]:
+def ibans(text: str, lower: str) -> Iterator[Hit]:
     """IBANs as banks print them; written in lower case too where the text says "iban" (the
     checksum still decides). Upper-casing ASCII only keeps every offset where it was."""
     yield from _ibans(text)
-    if "iban" in text or "Iban" in text or "IBAN" in text:
+    if "iban" in lower:  # one scan of the lower-cased text scan.py already made
         upper = text.translate(_ASCII_UPPER)
         yield from (h for h in _ibans(upper) if not text[h[0] : h[1]].isupper())
 

@@ -23,7 +23,6 @@ _PLAIN: tuple[_Plain, ...] = (
     credentials.random_tokens,
     credentials.passphrases,
     financial.cards,
-    financial.ibans,
     identity.national_ids,
     contact.emails,
 )
@@ -32,6 +31,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     identity.dates_of_birth,
     addresses.addresses,
     financial.bank_accounts,
+    financial.ibans,
     contact.spelt_out_emails,
     one_time_codes.one_time_codes,
 )
