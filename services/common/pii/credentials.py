@@ -33,6 +33,7 @@ from services.common.pii.secret_formats import key_ids
 from services.common.pii.stated_values import (
     BARE,
     LINK,
+    NON_VALUES,
     TRAILING,
     list_end,
     password_in_clause,
@@ -54,12 +55,16 @@ _PASSWORD_WORDS = (
         "otp otps totp 2fa mfa geheimzahl "
         "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
         "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
+        # Turkish adds the owner to the word ("şifrem", "parolamiz" folded: my password, our password)
+        "sifrem sifren sifresi sifremiz sifreniz sifreyi parolam parolan parolasi parolamiz parolaniz parolayi "
+        "parool lykilord slaptazodis "
     )
 ) | {fold_words("пароль"), fold_words("пароли")}
 # Words that name any other secret on their own.
 _SECRET_WORDS = _words(
     "secret secrets token tokens apikey apikeys credential credentials creds privatekey secretkey "
     "accesskey authkey authtoken accesstoken refreshtoken clientsecret appsecret geheimnis "
+    "credenciales credenziali credenciais "
 )
 # Words that make a following "key"/"code"/"token" a secret: "api key", "signing key", "recovery code".
 _QUALIFIERS = _words(
@@ -67,13 +72,19 @@ _QUALIFIERS = _words(
     "bearer refresh recovery backup deploy service webhook shared ssh gpg pgp admin root "
     "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
-    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur "
+    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation "
 )
+# Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
+_KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
+# "key" in the languages we meet, which may also take its qualifier after it ("clé wifi", "chiave wifi").
+_KEY_WORDS = _words("schlussel schluessel chiave llave sleutel klucz nyckel")
 _CODE_WORDS = (["code"], ["codes"], ["codice"], ["codigo"])
-_QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase"})
+_QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase"}) | _KEY_WORDS
 _MULTIWORD = re.compile(
     r"p[\s._\-]a[\s._\-]s[\s._\-]s[\s._\-]w[\s._\-]o[\s._\-]r[\s._\-]d"
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
+    r"|mat khau|kata sandi|kata laluan"
+    r"|cle (?:wifi|wi-fi|wlan|wpa2?|wep|(?:du |de )?reseau|de securite|du wifi|d.activation|de licence|de produit)"
     r"|security code|card verification"
 )
 # Rarer phrases, matched only when one of a few substrings is in the text: each new first letter in
@@ -92,11 +103,28 @@ _LEET_PASSWORD = re.compile(r"p[a4@][s5$]{2}(?:w[o0]rd|phr[a4@][s5$]e)")
 _CJK_WORDS = "|".join(map(fold_words, ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호")))
 _CJK_LINKS = "|".join(map(fold_words, ("は", "が", "是", "为", "為", "는", "은", "를", ":", "=")))
 _CJK_PASSWORD = re.compile(rf"(?:{_CJK_WORDS})\s*(?:{_CJK_LINKS})?\s*(?P<value>[!-~]{{3,}})")
-_STEMS = re.compile(
-    r"pass|pwd|pw\b|secret|token|key|cred|pin|cvv|cvc|combi|combo|geheimzahl|kennwort|mdp|contrase|clave|senha|wachtwoord|parola"
-    r"|codice|codigo|login|signin|account|anmeldung|connexion|acceso|accesso|has[l\u0142]o|heslo|jelsz|losenord|adgangskode|salasana|sifre|lozinka|geslo|geheim|code|phrase|"
-    + fold_words("пароль")
+
+
+def _first_letter_alternation(stems: list[str]) -> str:
+    """One group per first letter ("p(?:ass|wd|in)|s(?:ecret|enha)"): at each position the engine
+    tries one group instead of every stem, which halves the scan of an ordinary e-mail."""
+    groups: dict[str, list[str]] = {}
+    for stem in stems:
+        groups.setdefault(stem[0], []).append(stem[1:])
+    return "|".join(
+        first + (f"(?:{'|'.join(sorted(rests, key=len, reverse=True))})" if len(rests) > 1 else rests[0])
+        for first, rests in groups.items()
+    )
+
+
+# Where a credential word may start, in every language we read (matched on folded lower-case text).
+_STEM_WORDS = (
+    r"pass pwd pw\b secret token key cred pin cvv cvc combi combo geheimzahl kennwort mdp contrase clave senha"
+    r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
+    r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
+    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave " + fold_words("пароль")
 )
+_STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -125,7 +153,14 @@ _SHORT_PAIR = re.compile(
 )
 _PLURALS = _words("codes keys pins passwords passcodes tokens secrets otps")
 # Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
-_PAIR_ONLY_WORDS = _words("login logins signin account anmeldung connexion acceso accesso")
+_PAIR_ONLY_WORDS = _words(
+    "login logins signin account anmeldung connexion acceso accesso zugang zugangsdaten anmeldedaten logindaten "
+    "identifiant identifiants inloggegevens inlog"
+)
+# Words for a user name and a password together: "creds -> svc_backup : B4ckup!Now" states both.
+_PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali credenciais")
+# The password after a user name already read as the value: " : B4ckup!Now", " / Xy7!qq".
+_PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*[\d\W]\S*")
 # Command lines: "curl -u user:pass", "mysql -pSecret".
 _COMMAND_LINE = re.compile(
     r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
@@ -170,6 +205,8 @@ def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
         return FindingKind.SECRET
     chain = [previous, *parts]
     if any(q in _QUALIFIERS and n in _QUALIFIED for q, n in itertools.pairwise(chain)):
+        return FindingKind.SECRET
+    if any(q in _KEY_ONLY_QUALIFIERS and n in ("key", "keys") for q, n in itertools.pairwise(chain)):
         return FindingKind.SECRET
     return None
 
@@ -224,6 +261,18 @@ def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
         yield hit(*span, FindingKind.PASSWORD, "context:credential")
 
 
+def _short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]:
+    """A security answer may be one short word ("first pet: Rex", "maiden name: Li") after a plain link."""
+    if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
+        return
+    link = LINK.match(lower, phrase.end())
+    if link is None or link.group("strong") is None:
+        return
+    value = re.match(r"[^\W\d_]{2,}", text[link.end() :])
+    if value and value.group().lower() not in NON_VALUES and not is_placeholder_at(text, link.end()):
+        yield hit(link.end(), link.end() + value.end(), FindingKind.PASSWORD, "context:security-answer")
+
+
 def credential_statements(text: str) -> Iterator[Hit]:
     """Values stated for a credential key, in any format; random tokens near a credential word."""
     lower = text.lower()
@@ -235,7 +284,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
         if m.group() == "password":
             continue  # the plain word is the identifier path's, below
         seen.add(m.end())
-        yield from _password_statement(text, lower, m.end())
+        stated = list(_password_statement(text, lower, m.end()))
+        yield from stated or _short_answer(text, lower, m)
     for m in () if lower.isascii() else _CJK_PASSWORD.finditer(lower):
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):
@@ -247,7 +297,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
         seen.add(end)
         parts, previous = _parts(text[start:end]), _previous_word(lower, start)
         kind = _credential_kind(parts, previous)
-        if kind is None and parts[-1:] in _CODE_WORDS and (qualified_end := _qualified_after(lower, end)):
+        named_thing = parts[-1:] in _CODE_WORDS or (len(parts) == 1 and parts[0] in _KEY_WORDS)
+        if kind is None and named_thing and (qualified_end := _qualified_after(lower, end)):
             kind, end = FindingKind.PASSWORD, qualified_end  # "the code for the alarm is 4471", "code wifi: x"
         if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
             if pair := _pair_after(text, lower, end):
@@ -264,6 +315,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
         if span:
             if parts[-1] in _PLURALS:
                 span = (span[0], list_end(text, span[1]))
+            elif _PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
+                span = (span[0], tail.end())  # the user name was read as the value; the password follows
             yield hit(*span, kind, "context:credential")
         elif pair := _pair_after(text, lower, end):
             yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
@@ -334,7 +387,9 @@ def random_tokens(text: str) -> Iterator[Hit]:
             yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:token")
     for m in _HEX_TOKEN.finditer(text):
         token = m.group()
-        if (m.start() and text[m.start() - 1].isalnum()) or (m.end() < len(text) and text[m.end()].isalnum()):
+        hex_prefix = text.endswith("0x", max(0, m.start() - 2), m.start())  # an Ethereum key: 0x and 64 hex
+        glued_before = m.start() and text[m.start() - 1].isalnum() and not hex_prefix
+        if glued_before or (m.end() < len(text) and text[m.end()].isalnum()):
             continue
         if shannon_entropy(token) <= 3.0:
             continue
@@ -345,14 +400,15 @@ def random_tokens(text: str) -> Iterator[Hit]:
 
 
 _PASSPHRASE = re.compile(
-    r"(?:pass ?phrase|recovery phrase|seed phrase|mnemonic|secret phrase)s?\s*(?:is|was|=|:)\s*(?P<value>[^.\n]+)"
+    r"(?:pass ?phrase|recovery phrase|seed phrase|mnemonic(?: phrase)?|secret phrase|backup phrase"
+    r"|(?:seed|recovery|mnemonic|backup|wallet) words)s?\s*(?:is|was|are|were|=|:)\s*(?P<value>[^.\n]+)"
 )
 
 
 def passphrases(text: str) -> Iterator[Hit]:
     """A passphrase has spaces: it runs to the end of the sentence."""
     lower = text.lower()
-    if "phrase" in lower or "mnemonic" in lower:
+    if "phrase" in lower or "mnemonic" in lower or " words" in lower:
         for m in _PASSPHRASE.finditer(lower):
             if not is_placeholder_at(text, m.start("value")):
                 yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:passphrase")

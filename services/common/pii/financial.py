@@ -33,6 +33,11 @@ _ACCOUNT_LINK = re.compile(
 # At least six digits, in groups.
 _ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,21}(?!\w)")
 _ACCOUNT_WINDOW = 48
+# A bare "account" names a bank account where the sentence is about one: "routing 021000021 account
+# 000123456789", "wire it to Chase, account: 4471902231".
+_BARE_ACCOUNT = re.compile(r"(?<![\w\-])(?:account|acct|konto|compte|cuenta|conto|rekening|conta)\s*[:#]?\s*$")
+_BANK_CONTEXT = re.compile(r"routing|sort\s*code|\bbsb\b|\biban\b|\bswift\b|\bbic\b|\bbank|\baba\b|\bwire\b|\bblz\b")
+_BANK_CONTEXT_WINDOW = 120
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?")
 
 
@@ -94,3 +99,8 @@ def bank_accounts(text: str, lower: str) -> Iterator[Hit]:
             if link is not None and link.end() == run.start():
                 yield hit(run.start(), run.end(), FindingKind.BANK_ACCOUNT, "bank:labelled")
                 break
+        else:
+            if _BARE_ACCOUNT.search(lower, lo, run.start()) and _BANK_CONTEXT.search(
+                lower, max(0, run.start() - _BANK_CONTEXT_WINDOW), min(len(lower), run.end() + _BANK_CONTEXT_WINDOW)
+            ):
+                yield hit(run.start(), run.end(), FindingKind.BANK_ACCOUNT, "bank:account-in-bank-context")

@@ -4,7 +4,9 @@ The credential reader finds "verification code: 551903" (a qualifier, the word "
 value). Services also write the code first ("482913 is your verification code", "G-482913 is your
 Google verification code", "Use 774120 to sign in"), glue the words into one German compound
 ("Bestätigungscode lautet 661204"), or put the qualifier after the word in Romance languages
-("código de verificación es 551903", "codice di verifica è 551903"). A code is short-lived, but
+("código de verificación es 551903", "codice di verifica è 551903"), give it to its holder with no
+qualifier ("Your code: 884213", "enter the code 5512"), or name what it does after it ("Enter 5512
+to verify", "Use 604118 to confirm your new device"). A code is short-lived, but
 anyone holding it while it lives holds the account, so it is a secret like any other.
 
 Matched on folded, lower-cased text (accents gone), behind substring gates so that mail without
@@ -18,7 +20,7 @@ from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit
 
-_GATES = ("cod", "kod", "sign", "log in")  # "cod" finds code, codigo and codice
+_GATES = ("cod", "kod", "sign", "log in", "verif", "confirm")  # "cod" finds code, codigo and codice
 # A code: 4 to 8 digits, maybe split in two groups, maybe after a one-letter prefix ("G-482913").
 # Found first (a character class lets the engine skip ahead); the words are then looked for only
 # in a short window on either side, as `financial.bank_accounts` does.
@@ -33,6 +35,9 @@ _NAMED = (
     r"|codigo de (?:verificacion|confirmacion|seguridad|acceso|verificacao|confirmacao|seguranca)"
     r"|codice di (?:verifica|conferma|sicurezza|accesso)"
     r"|verificatiecode|bevestigingscode|beveiligingscode|kod (?:weryfikacyjny|potwierdzajacy|dostepu)"
+    # A code given to its holder, or to be typed: "Your code: 884213", "enter the code 5512".
+    r"|\b(?:your|ihr|dein|votre|ton|tu|su|seu|sua|uw|je|twoj) code"
+    r"|\b(?:enter|use|type|input) (?:the |this |your )?code"
 )
 # Before the code: its name and what services put between: "is", a colon, "lautet", "est", "es"...
 _NAME_BEFORE = re.compile(rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is now)\b|\s*[:=])*\s*$")
@@ -40,7 +45,10 @@ _NAME_BEFORE = re.compile(rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is 
 _NAME_AFTER = re.compile(rf" is your\b[^.\n]{{0,40}}?\b(?:(?:{_NAMED})\b|code(?=\s*(?:[.,;:!)]|$)))")
 # "Use 774120 to sign in" (a code to use or enter: "call 4471 to sign in guests" is an extension).
 _USE_BEFORE = re.compile(r"\b(?:use|enter|type|utilisez|saisissez|usa|inserisci|introduce|gib)\s+$")
-_SIGN_IN_AFTER = re.compile(r"\s+(?:to|pour|para|per|um)\s+(?:sign|log)\s*-?\s*in\b")
+_SIGN_IN_AFTER = re.compile(
+    r"\s+(?:to|pour|para|per|um)\s+(?:(?:sign|log)\s*-?\s*(?:in|on)\b|verify|confirm|validate|activate|complete|reset"
+    r"|verifier|confirmer|verificar|confirmar|verificare|confermare|bestatigen|verifizieren)"
+)
 
 
 def _code_span(m: re.Match[str]) -> tuple[int, int]:

@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from services.common.pii import addresses, contact, credentials, financial, identity, one_time_codes, secret_formats
+from services.common.pii import (
+    addresses,
+    contact,
+    credentials,
+    financial,
+    identity,
+    one_time_codes,
+    other_scripts,
+    secret_formats,
+)
 from services.common.pii.model import LAST_LINE_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
 from services.common.text_folding import fold_for_matching, fold_with_map
 
@@ -34,6 +43,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     financial.ibans,
     contact.spelt_out_emails,
     one_time_codes.one_time_codes,
+    other_scripts.password_words,
 )
 
 

@@ -63,7 +63,11 @@ _FRACTION = re.compile(r"\d+/\d+")
 _DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
 
 # Links a few words after a password word can still make: "... I use everywhere is X", "changed my password to X".
-_CLAUSE_LINK = re.compile(r"(?:\b(?:is|was|to|as|be|are|remains|reads)\b|:|=|->|=>)[^\S\n]*['\"`\u201c\u2018]?")
+# "is" in the languages whose password words `credentials` reads: "kata sandi adalah X", "mật khẩu là X".
+_CLAUSE_LINK = re.compile(
+    r"(?:\b(?:is|was|to|as|be|are|remains|reads|adalah|ialah|la|este|jest|ist|est|es|e|er|ar|on|je)\b|:|=|->|=>)"
+    r"[^\S\n]*['\"`\u201c\u2018]?"
+)
 
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
 
@@ -165,7 +169,7 @@ def value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
     if not value or " " in value or is_placeholder_at(text, line_end + 1 + below.index(value)):
         return None
     kept = value.rstrip(TRAILING) or value
-    if not (_password_shaped(kept) or (kept.isdigit() and len(kept) >= 4)):
+    if not (password_shaped(kept) or (kept.isdigit() and len(kept) >= 4)):
         return None  # a bare word under a label is as often the form's next label
     value_start = line_end + 1 + below.index(value)
     return value_start, value_start + len(kept)
@@ -181,7 +185,7 @@ def list_end(text: str, end: int) -> int:
     return end
 
 
-def _password_shaped(token: str) -> bool:
+def password_shaped(token: str) -> bool:
     """Letters with digits or password symbols: what a password looks like when no link vouches for it."""
     if not 6 <= len(token) <= 64 or "/" in token or token.startswith(("$", "%", "{", "<", "[", "(", "#", "http")):
         return False
@@ -208,6 +212,6 @@ def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | Non
         if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
             continue
         token = value.group().split("</")[0].rstrip(TRAILING)  # "X</p>": the value ends at a closing tag
-        if _password_shaped(token):
+        if password_shaped(token):
             return value.start(), value.start() + len(token)
     return None
