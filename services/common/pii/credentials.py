@@ -125,6 +125,10 @@ _STEM_WORDS = (
     r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave " + fold_words("пароль")
 )
 _STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
+# No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).
+_LONGEST_KEY = 128
+# Hits this long hold whatever stems lie inside them.
+_LONG_VALUE = 256
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
@@ -261,6 +265,38 @@ def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
         yield hit(*span, FindingKind.PASSWORD, "context:credential")
 
 
+def _key_statement(text: str, lower: str, start: int, end: int) -> Iterator[Hit]:
+    """What is stated for the identifier text[start:end] that holds a credential stem, if it names one."""
+    parts, previous = _parts(text[start:end]), _previous_word(lower, start)
+    kind = _credential_kind(parts, previous)
+    named_thing = parts[-1:] in _CODE_WORDS or (len(parts) == 1 and parts[0] in _KEY_WORDS)
+    if kind is None and named_thing and (qualified_end := _qualified_after(lower, end)):
+        kind, end = FindingKind.PASSWORD, qualified_end  # "the code for the alarm is 4471", "code wifi: x"
+    if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
+        if pair := _pair_after(text, lower, end):
+            yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
+        return
+    if kind is None and _NUMERIC_SECRET_WORDS.intersection(parts):
+        span = value_after(text, lower, end, FindingKind.PASSWORD)
+        if span and any(c.isdigit() for c in text[span[0] : span[1]]):
+            yield hit(*span, FindingKind.PASSWORD, "context:credential")
+        return
+    if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
+        return
+    span = value_after(text, lower, end, kind) or value_below(text, start, end)
+    if span:
+        if parts[-1] in _PLURALS:
+            span = (span[0], list_end(text, span[1]))
+        elif _PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
+            span = (span[0], tail.end())  # the user name was read as the value; the password follows
+        yield hit(*span, kind, "context:credential")
+    elif pair := _pair_after(text, lower, end):
+        yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
+    elif kind is FindingKind.PASSWORD and (clause := password_in_clause(text, lower, end)):
+        yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
+    yield from _entropy_near(text, start, end)
+
+
 def _short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]:
     """A security answer may be one short word ("first pet: Rex", "maiden name: Li") after a plain link."""
     if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
@@ -290,39 +326,21 @@ def credential_statements(text: str) -> Iterator[Hit]:
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:credential")
+    read_until = 0
     for m in _STEMS.finditer(lower):
+        if m.start() < read_until:
+            continue  # inside an identifier already read: "passpass..." is one identifier, read once
         start, end = _identifier_at(text, m.start(), m.end())
+        read_until = end
         if end in seen or inside_placeholder(text, m.start()) or text.endswith("</", 0, start):
             continue  # a closing tag names the element it closes, not a new value
         seen.add(end)
-        parts, previous = _parts(text[start:end]), _previous_word(lower, start)
-        kind = _credential_kind(parts, previous)
-        named_thing = parts[-1:] in _CODE_WORDS or (len(parts) == 1 and parts[0] in _KEY_WORDS)
-        if kind is None and named_thing and (qualified_end := _qualified_after(lower, end)):
-            kind, end = FindingKind.PASSWORD, qualified_end  # "the code for the alarm is 4471", "code wifi: x"
-        if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
-            if pair := _pair_after(text, lower, end):
-                yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
+        if end - start > _LONGEST_KEY:
             continue
-        if kind is None and _NUMERIC_SECRET_WORDS.intersection(parts):
-            span = value_after(text, lower, end, FindingKind.PASSWORD)
-            if span and any(c.isdigit() for c in text[span[0] : span[1]]):
-                yield hit(*span, FindingKind.PASSWORD, "context:credential")
-            continue
-        if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
-            continue
-        span = value_after(text, lower, end, kind) or value_below(text, start, end)
-        if span:
-            if parts[-1] in _PLURALS:
-                span = (span[0], list_end(text, span[1]))
-            elif _PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
-                span = (span[0], tail.end())  # the user name was read as the value; the password follows
-            yield hit(*span, kind, "context:credential")
-        elif pair := _pair_after(text, lower, end):
-            yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
-        elif kind is FindingKind.PASSWORD and (clause := password_in_clause(text, lower, end)):
-            yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
-        yield from _entropy_near(text, start, end)
+        for found in _key_statement(text, lower, start, end):
+            yield found
+            if found[1] - found[0] >= _LONG_VALUE:  # read once: its stems ("token:token:..." x 40,000) are its own
+                read_until = max(read_until, found[1])
     for m in _SHORT_PAIR.finditer(lower) if _may_hold_short_pair(lower) else ():
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):

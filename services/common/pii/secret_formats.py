@@ -59,7 +59,9 @@ def _leading_literal(pattern: str) -> str:
 
 _PROVIDER_FORMATS = tuple((_leading_literal(p), re.compile(p)) for p in _PROVIDER_SOURCE.split())
 _LITERAL_SECRETS = (
-    re.compile(r"eyJ[\w\-]{8,}\.eyJ[\w\-]{8,}\.[\w\-]*"),  # JWT
+    # JWT: header.payload[.signature]. It starts cleanly and its runs are possessive, so a long run of
+    # "eyJeyJ..." is read once, not once per "eyJ" (which cost 1.4 s for 32 KB).
+    re.compile(r"(?<![\w\-])eyJ[\w\-=]{8,}+\.[\w\-=]{8,}+(?:\.[\w\-.+/=]*+)?"),
     re.compile(
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S
     ),

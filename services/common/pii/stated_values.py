@@ -56,7 +56,10 @@ NON_VALUES = _words(
     "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
 )
 
-VALUE = re.compile(r"\S+")
+# A value is one run of non-space characters. Bounded: a run of "password=password=..." is read once per
+# stem, so an unbounded run made 32 KB of it cost 1.3 s (a 4 KB password is none, and random_tokens reads
+# a long token whole).
+VALUE = re.compile(r"\S{1,4096}")
 
 _FRACTION = re.compile(r"\d+/\d+")
 # "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.

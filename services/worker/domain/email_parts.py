@@ -9,6 +9,7 @@ external: a missed preference is cheaper than an attacker's text carrying the ow
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 from html.parser import HTMLParser
@@ -194,10 +195,15 @@ class _HtmlText(HTMLParser):
         self.hidden: list[str] = []
         self.quoted: list[str] = []
         self._stack: list[tuple[str, bool, bool]] = []  # tag, hidden, skipped
+        # How many open elements hide or skip their text: kept as counts, since unclosed tags ("Bob
+        # <b@x.c>" read as a tag) pile up and a scan of the stack per tag made long bodies quadratic.
+        self._hiding = 0
+        self._skipping = 0
+        self._open: Counter[str] = Counter()  # so an end tag nothing opened ("</z>" x 10,000) scans nothing
         self._quoting = False  # from the first quote marker on, every visible word is someone else's
 
     def _state(self) -> tuple[bool, bool]:
-        return (any(h for _, h, _ in self._stack), any(s for _, _, s in self._stack))
+        return self._hiding > 0, self._skipping > 0
 
     @property
     def _text(self) -> list[str]:
@@ -215,13 +221,20 @@ class _HtmlText(HTMLParser):
             or attributes.get("aria-hidden") == "true"
             or bool(_HIDDEN_STYLE.search(attributes.get("style") or ""))
         )
-        self._stack.append((tag, hidden, tag in _SKIPPED_TAGS))
+        skipped = tag in _SKIPPED_TAGS
+        self._stack.append((tag, hidden, skipped))
+        self._open[tag] += 1
+        self._hiding += hidden
+        self._skipping += skipped
         if hidden:
             self.hidden.append("")
 
     def handle_endtag(self, tag: str) -> None:
-        for depth in range(len(self._stack) - 1, -1, -1):
+        for depth in range(len(self._stack) - 1, -1, -1) if self._open[tag] else ():
             if self._stack[depth][0] == tag:
+                self._hiding -= sum(hidden for _, hidden, _ in self._stack[depth:])
+                self._skipping -= sum(skipped for _, _, skipped in self._stack[depth:])
+                self._open.subtract(name for name, _, _ in self._stack[depth:])
                 del self._stack[depth:]
                 break
         if tag in _BLOCK_TAGS:
