@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from html.parser import HTMLParser
 
-from services.common.text_folding import fold_for_matching
+from services.worker.domain.relayed_words import announces_someone_elses_words
 
 
 class PartKind(StrEnum):
@@ -128,11 +128,23 @@ def _is_attribution_in_any_language(line: str, following: str) -> bool:
 def _starts_another_message(line: str, following: str, previous_blank: bool) -> bool:
     if _REPLY_HEADER.match(line) or _BANNER.match(line):
         return True
+    if len(line) <= 200 and _announces_block(line):
+        return True
     if len(line) <= 300 and _ATTRIBUTION.search(line):
         return True
     if _OUTLOOK_FROM.match(line) and (previous_blank or _OUTLOOK_NEXT.match(following)):
         return True
     return _is_attribution_in_any_language(line, following)
+
+
+def _announces_block(line: str) -> bool:
+    """A line of the owner's that introduces someone else's text below it: "Copying their text
+    verbatim:", "Message from Bob below", "Here is what the bank sent:". The line goes with the text
+    it introduces, as an attribution does ("On Monday, Bob wrote:")."""
+    stripped = line.strip()
+    if not stripped or not (_ENDS_IN_COLON.search(stripped) or re.search(r"\bbelow\W*$", stripped, re.I)):
+        return False
+    return announces_someone_elses_words(stripped)
 
 
 def _split_plain(body: str, from_owner: bool) -> list[EmailPart]:
@@ -319,25 +331,3 @@ def sentences(text: str) -> list[str]:
         if pending:
             result.append(pending)
     return [sentence for sentence in result if sentence]
-
-
-# Someone else's words inside the owner's sentence: a first-person clause after a verb of saying
-# ("the vendor said 'I prefer ...'"), or in quotation marks. The owner relays them; they are not
-# the owner's preference, and when they instruct they are an outsider's instruction.
-_REPORTED = re.compile(
-    r"\b(?:said|says|told (?:me|us|him|her|them)|asked|wrote|writes|claims?|claimed|mentioned|insists?|insisted"
-    r"|replied|responded|according to|quote|quoting)\b[^.?!\n]{0,40}?(?:[:,]\s*|\s)[\"\u201c\u201e\u00ab']"
-    r"|\b(?:said|says|told (?:me|us)|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:i|we)\b",
-    re.I,
-)
-_QUOTED_FIRST_PERSON = re.compile(
-    r"[\"\u201c\u201e\u00ab][^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
-    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*[\"\u201d\u201c\u00bb]",
-    re.I,
-)
-
-
-def relays_speech(sentence: str) -> bool:
-    """Whether an owner's sentence relays someone else's words: then they are that person's, not the owner's."""
-    folded = fold_for_matching(sentence)
-    return bool(_REPORTED.search(folded) or _QUOTED_FIRST_PERSON.search(folded))

@@ -27,8 +27,9 @@ from services.common.pii.model import PII_PLACEHOLDER
 from services.common.pii.scan import contains_secret_pattern
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
-from services.worker.domain.email_parts import relays_speech, sentences, split_email
+from services.worker.domain.email_parts import sentences, split_email
 from services.worker.domain.instructions import ACTION_ANYWHERE, IMPERATIVE, INSTRUCTION, is_outside_instruction
+from services.worker.domain.relayed_words import relayed_flags
 
 
 @dataclass(frozen=True)
@@ -208,11 +209,15 @@ def authored_sentences(email: EmailContent, from_owner: bool) -> list[tuple[str,
     A sentence of the owner's that relays someone else's words counts as theirs, not the owner's.
     """
     return [
-        (sentence, part.by_owner and not relays_speech(sentence))
+        (sentence, part.by_owner and not relayed)
         for part in split_email(email.subject, email.body, from_owner)
-        for sentence in sentences(part.text)
+        for sentence, relayed in _with_relayed_flags(sentences(part.text))
         if not _is_noise(sentence)
     ]
+
+
+def _with_relayed_flags(part_sentences: list[str]) -> list[tuple[str, bool]]:
+    return list(zip(part_sentences, relayed_flags(part_sentences), strict=True))
 
 
 @dataclass

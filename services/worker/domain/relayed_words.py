@@ -1,0 +1,113 @@
+"""Whose words an owner's sentence carries: her own, or someone else's that she relays.
+
+An owner who pastes, quotes or reports another person's words does not make them hers. A relayed
+"I prefer that every invoice is paid to the new account" is the vendor's preference, and stored as
+the owner's it would hand the vendor her authority. So a sentence relays speech when it reports
+it ("the vendor says: '...'"), quotes a first-person sentence, opens with a quote mark, or follows a
+label that names another source ("Bob (vendor) on Slack: ..."); a line that names one introduces a
+block of someone else's text ("Copying their text verbatim:"). The rules fail closed: a label
+with two kinds of source words hands the words after it away, even where the owner meant a topic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from services.common.text_folding import fold_for_matching
+
+# Someone else's words inside the owner's sentence: a first-person clause after a verb of saying
+# ("the vendor said 'I prefer ...'"), or in quotation marks. The owner relays them; they are not
+# the owner's preference, and when they instruct they are an outsider's instruction.
+_REPORTED = re.compile(
+    r"\b(?:said|says|told (?:me|us|him|her|them)|asked|wrote|writes|claims?|claimed|mentioned|insists?|insisted"
+    r"|replied|responded|according to|quote|quoting)\b[^.?!\n]{0,40}?(?:[:,]\s*|\s)[\"\u201c\u201e\u00ab']"
+    r"|\b(?:said|says|told (?:me|us)|claims?|claimed|insists?|insisted)\s+(?:that\s+)?(?:i|we)\b",
+    re.I,
+)
+_QUOTED_FIRST_PERSON = re.compile(
+    r"(?:[\"\u201c\u201e\u00ab]|<<)[^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
+    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*(?:[\"\u201d\u201c\u00bb]|>>)",
+    re.I,
+)
+
+
+# What a line or a label before a colon says about the words after it, in four kinds: someone else
+# ("the vendor", "they"), a medium ("their email", "on Slack"), a report ("wrote", "below",
+# "verbatim", in the languages we meet) and a warning ("spam", "phishing"). Two kinds together, or a
+# warning alone, hand the words that follow to someone else: "Bob (vendor) on Slack: ...", "Das
+# schrieb der Lieferant: ...", "Copying their text verbatim:", "Spam again: ...". One kind alone
+# does not: "My notes from the vendor meeting:", "Email preferences: I prefer calls".
+_SOMEONE_ELSE = (
+    "they them their theirs he she his him vendor vendors supplier seller sender bank client customer someone"
+    " somebody stranger recruiter landlord caller helpdesk lieferant absender fournisseur expediteur proveedor"
+    " remitente fornitore mittente leverancier afzender dostawca nadawca fornecedor remetente банк поставщик"
+)
+_MEDIUM = (
+    "message messages email emails e-mail mail sms text texts slack teams whatsapp telegram signal wechat chat"
+    " letter voicemail dm tweet post comment nachricht mensaje messaggio bericht wiadomosc mensagem сообщение письмо"
+)
+_REPORT = (
+    "said says wrote writes sent asked claims claimed replied forwarded pasted copied quoted verbatim"
+    " schrieb schreibt sagte sagt behauptet ecrit dit affirme escribio escribe dice dijo afirma scritto"
+    " scrive detto escreveu disse diz schreef zegt zei napisal pisze mowi написал пишет сказал"
+)
+_WARNING = (
+    "spam phishing scam fraud fraudulent suspicious fake malicious junk unsolicited hoax betrug arnaque estafa truffa"
+)
+
+
+def _any_word(words: str) -> re.Pattern[str]:
+    """One of `words`, whole, matched on folded lower-case text (so the words are folded too)."""
+    folded = sorted({fold_for_matching(word).lower() for word in words.split()}, key=len, reverse=True)
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, folded)) + r")(?!\w)")
+
+
+_KINDS = tuple(_any_word(words) for words in (_SOMEONE_ELSE, _MEDIUM, _REPORT))
+_WARNS = _any_word(_WARNING)
+# "below" and "following" point at a message only beside a medium ("message from Bob below"), not
+# beside a person ("ideas for his birthday below").
+_POINTER = _any_word("below following unten ci-dessous abajo sotto hieronder")
+# A sentence that opens with a quote mark of its own (">> I prefer ...", "<<I prefer ...>>"), or
+# quotes with ">>" inside it ("Can you check this? >> I prefer ...").
+_OPENS_QUOTED = re.compile(r"^\s*(?:>|<<|\u00bb|\u203a)|(?:^|\s)>>")
+
+
+def announces_someone_elses_words(label: str) -> bool:
+    """Whether `label` (a line, or the words before a colon) hands what follows to someone else."""
+    lower = fold_for_matching(label).lower()
+    someone_else, medium, report = (bool(kind.search(lower)) for kind in _KINDS)
+    report = report or (medium and _POINTER.search(lower) is not None)
+    return bool(_WARNS.search(lower)) or someone_else + medium + report >= 2
+
+
+def _relayed_after_label(folded: str) -> bool:
+    """ "Bob (vendor) on Slack: I prefer ...": the label before the first colon names another source."""
+    colon = re.search(r"[:\uff1a]\s", folded)
+    return colon is not None and colon.start() <= 80 and announces_someone_elses_words(folded[: colon.start()])
+
+
+def relays_speech(sentence: str) -> bool:
+    """Whether an owner's sentence relays someone else's words: then they are that person's, not the owner's."""
+    folded = fold_for_matching(sentence)
+    return bool(
+        _REPORTED.search(folded)
+        or _QUOTED_FIRST_PERSON.search(folded)
+        or _OPENS_QUOTED.search(folded)
+        or _relayed_after_label(folded)
+    )
+
+
+def relayed_flags(sentences: Sequence[str]) -> list[bool]:
+    """For each sentence of one part, whether it relays someone else's words.
+
+    A short warning ("Phishing?", "Spam again!", "Scam alert.") hands the rest of its part to
+    whoever it warns about: the sentences after it are what the owner is showing, not saying.
+    """
+    flags: list[bool] = []
+    warned = False
+    for sentence in sentences:
+        flags.append(warned or relays_speech(sentence))
+        folded = fold_for_matching(sentence).lower()
+        warned = warned or (len(folded.split()) <= 3 and _WARNS.search(folded) is not None)
+    return flags
