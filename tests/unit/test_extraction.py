@@ -242,8 +242,9 @@ def test_sentences_and_parts() -> None:
     body = "Hi Alice,\nTwo things:\n- first item here\n- second item here\n\nP.S. e.g. this stays one sentence."
     # When split
     parts = split_email("Re: Fwd: plan", body, from_owner=True)
-    # Then subject prefixes, greeting, bullets and the P.S. marker are handled
-    assert [(p.kind, p.by_owner) for p in parts] == [(PartKind.SUBJECT, True), (PartKind.BODY, True)]
+    # Then subject prefixes, greeting, bullets and the P.S. marker are handled (a reply's subject is
+    # the first sender's words, not the owner's)
+    assert [(p.kind, p.by_owner) for p in parts] == [(PartKind.SUBJECT, False), (PartKind.BODY, True)]
     assert parts[0].text == "plan"
     assert sentences(parts[1].text) == [
         "Hi Alice,",

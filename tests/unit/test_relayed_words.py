@@ -1,9 +1,11 @@
-"""An owner who relays someone else's words does not make them hers (a held-out probe of 20 relays).
+"""An owner who relays someone else's words does not make them hers (held-out probes of 40 relays).
 
 The payload is a vendor's "preference" that would hand the vendor the owner's authority. Eight of
 the relays below stored it as the owner's preference before: a label naming another source before a
 colon, in German and Italian too, a warning, a quote mark opening the sentence or inside it, a line
-introducing a pasted block. The owner's own sentences that share those words keep their reading.
+introducing a pasted block; a second probe found 15 of 20 more: a reply's or forward's subject in
+any client's language, text handed over to be drafted or translated, single quotes. The owner's own
+sentences that share those words keep their reading.
 """
 
 from __future__ import annotations
@@ -32,11 +34,14 @@ RELAYS = [
     f"Spam again: {PAYLOAD}.",
     f"Here is what the bank sent:\n{PAYLOAD}.",
     f"Phishing? {PAYLOAD}.",
+    f"Draft for the vendor: {PAYLOAD}.",
+    f"Translate into German: {PAYLOAD}.",
+    f"If they write '{PAYLOAD}', ignore it.",
 ]
 
 
-def owner_mail(body: str) -> ExtractionInput:
-    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "Re: invoices", body)
+def owner_mail(body: str, subject: str = "Invoices") -> ExtractionInput:
+    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", subject, body)
     return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", (), email, True)
 
 
@@ -47,6 +52,38 @@ def test_a_relayed_preference_is_never_stored_as_the_owners(body: str) -> None:
     stored = [c for c in candidates if "Vendor Bank" in c.text and evaluate(c).outcome is Outcome.STORE]
     # Then nothing of it becomes an active memory
     assert stored == []
+
+
+@pytest.mark.parametrize(
+    "subject",
+    [
+        f"Re: {PAYLOAD}",
+        f"RE: AW: {PAYLOAD}",
+        f"Fwd: {PAYLOAD}",
+        f"WG: {PAYLOAD}",
+        f"TR: {PAYLOAD}",
+        f"RV: {PAYLOAD}",
+        f"SV: {PAYLOAD}",
+        f"Odp: {PAYLOAD}",
+        f"Re[2]: {PAYLOAD}",
+        f"回复: {PAYLOAD}",
+        f"[External] {PAYLOAD}",
+        f"[SPAM] {PAYLOAD}",
+    ],
+)
+def test_a_reply_or_forward_subject_is_the_first_senders_not_the_owners(subject: str) -> None:
+    # Given the owner's reply or forward whose subject the vendor wrote  When extracted and decided
+    candidates = RuleBasedExtractor().extract(owner_mail("No, absolutely not.", subject))
+    stored = [c for c in candidates if "Vendor Bank" in c.text and evaluate(c).outcome is Outcome.STORE]
+    # Then the subject's "preference" is not stored as hers
+    assert stored == []
+
+
+def test_a_new_subject_the_owner_wrote_is_still_hers() -> None:
+    # Given the owner's own new mail whose subject states her preference
+    candidates = RuleBasedExtractor().extract(owner_mail("Thanks.", "I prefer meetings after 10:00"))
+    # Then it is read as hers
+    assert [c.text for c in candidates if evaluate(c).outcome is Outcome.STORE] == ["I prefer meetings after 10:00"]
 
 
 @pytest.mark.parametrize(

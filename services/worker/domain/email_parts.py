@@ -83,15 +83,32 @@ def _is_sign_off(line: str) -> bool:
 
 
 _HTML_HINT = re.compile(r"<(?:html|body|div|p|span|br|table|td|font|style|blockquote)\b", re.I)
-_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|tr)\s*:\s*)+", re.I)
+# What clients put before the subject of a reply or a forward, in the languages we meet ("Re[2]:",
+# "AW:", "WG:", "TR:", "RV:", "SV:", "Odp:", "回复:"), and the tags gateways add to outside mail
+# ("[External]", "[SPAM]"). Such a subject was written by whoever wrote the first message.
+_REPLY_OR_FORWARD = (
+    r"re|fw|fwd|aw|wg|tr|rv|sv|vs|vb|odp|pd|enc|res|antw|doorst|vl|ynt|ilt|fs|rif|r|i|\u043e\u0442\u0432\u0435\u0442"
+    r"|\u043e\u0442\u0432|\u043f\u0435\u0440\u0435\u0441\u043b"  # Russian: ответ, отв, пересл
+)
+_CJK_REPLY_OR_FORWARD = "回复|回覆|答复|转发|轉寄|返信|転送|답장|전달"
+_GATEWAY_TAG = (
+    r"external|ext|extern|externe|externo|esterno|spam|suspected spam|possible spam|suspicious|phishing|caution"
+)
+_SUBJECT_PREFIX = re.compile(
+    rf"^\s*(?:(?:{_REPLY_OR_FORWARD})\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:\uff1a]\s*"
+    rf"|(?:{_CJK_REPLY_OR_FORWARD})\s*[:\uff1a]\s*"
+    rf"|\[\**(?:{_GATEWAY_TAG})\**\]\s*)+",
+    re.I,
+)
 
 
 def split_email(subject: str, body: str, from_owner: bool) -> list[EmailPart]:
     """Parts of an e-mail in reading order. Empty parts are dropped."""
     parts: list[EmailPart] = []
-    subject_text = _SUBJECT_PREFIX.sub("", subject).strip()
-    if subject_text:
-        parts.append(EmailPart(PartKind.SUBJECT, subject_text, from_owner))
+    prefix = _SUBJECT_PREFIX.match(subject)
+    subject_text = subject[prefix.end() :].strip() if prefix else subject.strip()
+    if subject_text:  # a reply's or a forward's subject is the first sender's words, not the owner's
+        parts.append(EmailPart(PartKind.SUBJECT, subject_text, from_owner and prefix is None))
     if _HTML_HINT.search(body):
         html = html_to_text(body)
         parts += _split_plain(html.visible, from_owner)

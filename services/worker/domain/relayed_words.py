@@ -30,6 +30,13 @@ _QUOTED_FIRST_PERSON = re.compile(
     r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*(?:[\"\u201d\u201c\u00bb]|>>)",
     re.I,
 )
+# The same in single quotes, which apostrophes also use: an opening quote follows a space or a colon
+# and a closing one is followed by no letter ("If they write 'I prefer ...', ignore it", not "I don't").
+_SINGLE_QUOTED_FIRST_PERSON = re.compile(
+    r"(?:^|(?<=[\s:(]))['\u2018](?=\S)[^'\u2018\u2019\n]*\b(?:i|we|my|our|me|us|you)\b[^'\u2018\u2019\n]*"
+    r"(?<=\S)['\u2019](?![^\W\d_])",
+    re.I,
+)
 
 
 # What a line or a label before a colon says about the words after it, in four kinds: someone else
@@ -63,8 +70,15 @@ def _any_word(words: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, folded)) + r")(?!\w)")
 
 
+# Words for text the owner hands to the assistant to work on, not to remember: "Draft for the vendor:
+# ...", "Translate into German: ...", "Template: ...". Alone enough, like a warning.
+_TEXT_TO_WORK_ON = (
+    "draft drafts template translate translation proofread rephrase rewrite reword paraphrase"
+    " entwurf vorlage ubersetze ubersetzung brouillon modele traduire traduis borrador plantilla traduce traducir"
+    " bozza modello traduci"
+)
 _KINDS = tuple(_any_word(words) for words in (_SOMEONE_ELSE, _MEDIUM, _REPORT))
-_WARNS = _any_word(_WARNING)
+_WARNS = _any_word(_WARNING + " " + _TEXT_TO_WORK_ON)
 # "below" and "following" point at a message only beside a medium ("message from Bob below"), not
 # beside a person ("ideas for his birthday below").
 _POINTER = _any_word("below following unten ci-dessous abajo sotto hieronder")
@@ -93,6 +107,7 @@ def relays_speech(sentence: str) -> bool:
     return bool(
         _REPORTED.search(folded)
         or _QUOTED_FIRST_PERSON.search(folded)
+        or _SINGLE_QUOTED_FIRST_PERSON.search(folded)
         or _OPENS_QUOTED.search(folded)
         or _relayed_after_label(folded)
     )
