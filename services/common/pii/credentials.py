@@ -41,6 +41,7 @@ from services.common.pii.stated_values import (
     value_after,
     value_below,
 )
+from services.common.pii.tables import column_values
 from services.common.text_folding import fold_words
 
 
@@ -72,14 +73,14 @@ _QUALIFIERS = _words(
     "bearer refresh recovery backup deploy service webhook shared ssh gpg pgp admin root "
     "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
-    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation "
+    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation disarm unlock arm screen "
 )
 # Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
 _KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
 # "key" in the languages we meet, which may also take its qualifier after it ("clé wifi", "chiave wifi").
 _KEY_WORDS = _words("schlussel schluessel chiave llave sleutel klucz nyckel")
 _CODE_WORDS = (["code"], ["codes"], ["codice"], ["codigo"])
-_QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase"}) | _KEY_WORDS
+_QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase", "pattern"}) | _KEY_WORDS
 _MULTIWORD = re.compile(
     r"p[\s._\-]a[\s._\-]s[\s._\-]s[\s._\-]w[\s._\-]o[\s._\-]r[\s._\-]d"
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
@@ -122,7 +123,7 @@ _STEM_WORDS = (
     r"pass pwd pw\b secret token key cred pin cvv cvc combi combo geheimzahl kennwort mdp contrase clave senha"
     r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
     r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
-    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave " + fold_words("пароль")
+    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern " + fold_words("пароль")
 )
 _STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
 # No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).
@@ -146,9 +147,9 @@ _USER_SLASH_PASSWORD = re.compile(
     r"\b(?:admin|administrator|root|user|username|login|benutzer|utilisateur|usuario|utente)\s+[/|]\s+(?P<value>\S+)"
 )
 # "credentials: bob / S3cure!pass": a user name and a password after a credential word.
-_USER_AND_PASSWORD = re.compile(r"[\w.@\-]+\s*[/|]\s*\S*[\d\W]\S*")
+_USER_AND_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 # The same with no link before it: the user name must have a letter ("pass 3/4 of the tests" is no pair).
-_NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*\s*[/|]\s*\S*[\d\W]\S*")
+_NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 # Words that name a secret only when digits follow: "the combination is 12-34-56", not "the combination works".
 _NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombination combinazione combinacion")
 # "u: alice p: Summer2024!": the one-letter shorthand of a user name and a password.
@@ -164,7 +165,7 @@ _PAIR_ONLY_WORDS = _words(
 # Words for a user name and a password together: "creds -> svc_backup : B4ckup!Now" states both.
 _PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali credenciais")
 # The password after a user name already read as the value: " : B4ckup!Now", " / Xy7!qq".
-_PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*[\d\W]\S*")
+_PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
 # Command lines: "curl -u user:pass", "mysql -pSecret".
 _COMMAND_LINE = re.compile(
     r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
@@ -265,7 +266,7 @@ def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
         yield hit(*span, FindingKind.PASSWORD, "context:credential")
 
 
-def _key_statement(text: str, lower: str, start: int, end: int) -> Iterator[Hit]:
+def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[int]) -> Iterator[Hit]:
     """What is stated for the identifier text[start:end] that holds a credential stem, if it names one."""
     parts, previous = _parts(text[start:end]), _previous_word(lower, start)
     kind = _credential_kind(parts, previous)
@@ -283,6 +284,10 @@ def _key_statement(text: str, lower: str, start: int, end: int) -> Iterator[Hit]
         return
     if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
         return
+    for column_start, column_end in column_values(text, start, end, rows_read):
+        value = text[column_start:column_end]
+        if plausible(value.strip("\"'`"), True, kind, False) and not inside_placeholder(text, column_start):
+            yield hit(column_start, column_end, kind, "context:credential-column")
     span = value_after(text, lower, end, kind) or value_below(text, start, end)
     if span:
         if parts[-1] in _PLURALS:
@@ -327,9 +332,12 @@ def credential_statements(text: str) -> Iterator[Hit]:
         if plausible(value, True, FindingKind.PASSWORD, False):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:credential")
     read_until = 0
+    rows_read: list[int] = []  # where a table's rows begin and end, for each credential column read
     for m in _STEMS.finditer(lower):
         if m.start() < read_until:
             continue  # inside an identifier already read: "passpass..." is one identifier, read once
+        if rows_read and rows_read[-2] <= m.start() < rows_read[-1]:
+            continue  # a cell of a table whose credential column was read: no row is a header
         start, end = _identifier_at(text, m.start(), m.end())
         read_until = end
         if end in seen or inside_placeholder(text, m.start()) or text.endswith("</", 0, start):
@@ -337,7 +345,7 @@ def credential_statements(text: str) -> Iterator[Hit]:
         seen.add(end)
         if end - start > _LONGEST_KEY:
             continue
-        for found in _key_statement(text, lower, start, end):
+        for found in _key_statement(text, lower, start, end, rows_read):
             yield found
             if found[1] - found[0] >= _LONG_VALUE:  # read once: its stems ("token:token:..." x 40,000) are its own
                 read_until = max(read_until, found[1])

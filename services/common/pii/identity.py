@@ -37,7 +37,7 @@ _ID_LABELS = (
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
     r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
     r"|member id|insurance id|versichertennummer|numero de securite|tessera sanitaria"
-    r"|driver.?s? licen[cs]e|driving licen[cs]e|licence number|license number|itin\b"
+    r"|driver.?s? licen[cs]e|driving licen[cs]e|licence number|license number|itin\b|ein\b|employer identification"
     r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
 )
@@ -48,7 +48,7 @@ _LABELLED_VALUE = re.compile(
     r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
     r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
     r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
-    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#]))*)\s*"
+    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#)]))*)\s*"
     r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,14}"
     r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"

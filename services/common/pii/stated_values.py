@@ -64,11 +64,14 @@ VALUE = re.compile(r"\S{1,4096}")
 _FRACTION = re.compile(r"\d+/\d+")
 # "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
 _DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
+# "The PIN is 4 4 7 1": a code read out digit by digit.
+_SPELT_DIGITS = re.compile(r"(?: \d){3,7}(?!\w)")
 
 # Links a few words after a password word can still make: "... I use everywhere is X", "changed my password to X".
 # "is" in the languages whose password words `credentials` reads: "kata sandi adalah X", "mật khẩu là X".
 _CLAUSE_LINK = re.compile(
-    r"(?:\b(?:is|was|to|as|be|are|remains|reads|adalah|ialah|la|este|jest|ist|est|es|e|er|ar|on|je)\b|:|=|->|=>)"
+    r"(?:\b(?:is|was|to|as|be|are|remains|reads|adalah|ialah|la|este|jest|ist|est|es|e|er|ar|on|je)\b|:|=|->|=>"
+    r"|(?<=\s)(?:--|\u2013|\u2014)(?=\s))"
     r"[^\S\n]*['\"`\u201c\u2018]?"
 )
 
@@ -155,6 +158,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
 
 
 def _digit_groups_end(text: str, end: int, value: str) -> int:
+    if value.isdigit() and len(value) == 1 and (digits := _SPELT_DIGITS.match(text, end)):
+        return digits.end()
     if value.isdigit() and len(value) <= 4 and (groups := _DIGIT_GROUPS.match(text, end)):
         return groups.end()
     return end
