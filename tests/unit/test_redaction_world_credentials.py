@@ -129,3 +129,22 @@ def test_words_and_shapes_they_share_with_ordinary_text_stay(mode: RedactionMode
 def test_policy_last_line_sees_them(text: str) -> None:
     # Given a candidate holding one of these values  Then policy's last line finds a secret in it
     assert contains_secret_pattern(text)
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("text", "local", "placeholder"),
+    [
+        ("mail: jane@例え.jp", "jane", "[EMAIL@例え.jp]"),
+        ("escríbeme a josé@correo.es", "josé", "[EMAIL@correo.es]"),
+        ("пишите на ivan@почта.рф", "ivan", "[EMAIL@почта.рф]"),
+    ],
+)
+def test_internationalised_addresses_are_addresses(
+    mode: RedactionMode, text: str, local: str, placeholder: str
+) -> None:
+    # Given an address whose local part or domain is not ASCII  When redacted
+    result = Redactor(mode).redact(text)
+    # Then the person's part is gone and the domain is kept, as for any address
+    assert local not in result.text
+    assert placeholder in result.text

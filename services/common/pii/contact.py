@@ -12,8 +12,10 @@ from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit
 
-_EMAIL_LOCAL = re.compile(r"[A-Za-z0-9._%+\-]{1,64}$")
-_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9\-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9\-]+)+")
+# Letters of any script count: internationalised addresses ("jane@例え.jp", "josé@correo.es") are
+# addresses too (RFC 6531/IDNA); the kept domain is lower-cased like any other.
+_EMAIL_LOCAL = re.compile(r"[\w.%+\-]{1,64}$")
+_EMAIL_DOMAIN = re.compile(r"[^\W_](?:[\w\-]*[^\W_])?(?:\.[\w\-]+)+")
 
 
 def emails(text: str) -> Iterator[Hit]:
