@@ -21,7 +21,7 @@ from enum import StrEnum
 
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
-from services.common.text_folding import fold_for_matching
+from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
 POLICY_VERSION = "policy-2026.11.1"
@@ -77,6 +77,20 @@ class ReasonCode(StrEnum):
     ELIGIBLE = "ELIGIBLE"
 
 
+# "From now on" where English is not spoken, folded as the text is (accents gone, look-alike letters
+# turned Latin), so a tool's or an outsider's steering in German, French, Chinese... is seen too.
+_FROM_NOW_ON_ELSEWHERE = "|".join(
+    re.escape(fold_words(phrase)).replace("\\ ", "[ '\u2019]?")
+    for phrase in (
+        "ab sofort", "künftig", "zukünftig", "von nun an", "ab jetzt", "désormais", "dorénavant", "à l avenir",
+        "à partir de maintenant", "de ahora en adelante", "a partir de ahora", "en lo sucesivo", "d ora in poi",
+        "da ora in poi", "d ora in avanti", "voortaan", "vanaf nu", "od teraz", "od dzisiaj", "na przyszłość",
+        "daqui em diante", "a partir de agora", "de agora em diante", "fremover", "framöver", "från och med nu",
+        "bundan sonra", "mostantól", "впредь", "отныне", "с этого момента", "从现在开始", "从今以后", "今后", "今後",  # noqa: RUF001
+        "앞으로", "지금부터",
+    )
+)  # fmt: skip
+
 # Phrases that try to give text authority over future behaviour. Matched on normalised words.
 _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
@@ -100,6 +114,14 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r" (?:memory|memories|in mind|permanently|for later)\b|\bupdate (?:your|the) memory\b"),
         ("covert", r"\bwithout (?:asking|telling|confirmation|confirming|review|checking|approval)\b"
          r"|\bdo not (?:tell|mention|inform|notify)\b|\b(?:act|behave) as\b|\bpretend\b"),
+        # A chat model's own turn markers, pasted to pass text off as the system's or the user's.
+        ("chat template", r"\[/?inst\]|<\|?im_(?:start|end)\|?>|<</?sys>>|#{2,} ?(?:instruction|system|response)\b"
+         r"|<\|(?:system|user|assistant|endoftext)\|>"),
+        ("standing order", r"\bstanding (?:instruction|order|rule|policy)s?\b|\bkeep (?:this |that |it )?in mind\b"
+         r"|\bpre ?approved\b|\bauto ?(?:approve|accept|forward|pay)(?:d|s)?\b"),
+        ("the owner's voice", r"\b(?:the )?(?:owner|user)(?: s)? (?:prefers?|wants?|wishes|preference|asked that)\b"
+         r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"),
+        ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
     )
 )  # fmt: skip
 
