@@ -106,3 +106,40 @@ def test_every_violation_is_reported_at_once() -> None:
         "user",
         "procedure_versions[x]",
     ]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"thread": "password=Quokka#2031"}, "thread"),
+        ({"feedback_ref": "https://bob:Hunter2x@feedback.example/f/1"}, "feedback_ref"),
+        ({"route": "sk_live_4eC39HqLyjWDarjtT1zdp7dc"}, "route"),
+        (
+            {
+                "tool_outcomes": (
+                    ToolOutcome("web.fetch", "ok", "https://x.example/cb?token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ01234567"),
+                )
+            },
+            "tool_outcomes[0].ref",
+        ),
+        ({"tool_outcomes": (ToolOutcome("AKIAIOSFODNN7EXAMPLE", "ok", "", ""),)}, "tool_outcomes[0].tool"),
+        ({"request_id": "req api_key: 9f8e7d6c5b4a3f2e1d0c"}, "request_id"),
+    ],
+)
+def test_an_identifier_kept_as_sent_may_not_hold_a_credential(changes: dict[str, object], field: str) -> None:
+    # Given a credential in a field serving stores and forwards verbatim  When validated
+    with pytest.raises(InvalidArgument) as failure:
+        validate_handle_request(_command(**changes))
+    # Then the field is named, and the message does not echo the secret
+    assert [v.field for v in failure.value.violations] == [field]
+    assert "credential" in failure.value.violations[0].description
+    assert all(str(value)[-6:] not in str(failure.value) for value in changes.values() if isinstance(value, str))
+
+
+@pytest.mark.parametrize(
+    "ref", ["note-8f14e45fceea167a5a36dedd4bea2543", "evt_01HF3K9Q2Z7X8Y6W5V4U3T2S1R", "msg:<CAFx9=abc@mail.example>"]
+)
+def test_random_looking_ids_are_still_identifiers(ref: str) -> None:
+    # Given a tool reference that only looks random (an id, not a stated secret)  Then it is accepted
+    command = _command(tool_outcomes=(ToolOutcome("notes.save", "ok", ref, "Saved"),))
+    assert validate_handle_request(command) is command

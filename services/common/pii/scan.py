@@ -18,7 +18,7 @@ from services.common.pii import (
     other_scripts,
     secret_formats,
 )
-from services.common.pii.model import LAST_LINE_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
+from services.common.pii.model import LAST_LINE_KINDS, SECRET_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
 from services.common.text_folding import fold_for_matching, fold_with_map
 
 _Plain = Callable[[str], Iterable[Hit]]
@@ -76,6 +76,17 @@ def contains_secret_pattern(text: str) -> bool:
     Look-alike and zero-width tricks are folded first. Placeholders do not count.
     """
     return any(f.kind in LAST_LINE_KINDS for f in scan(text))
+
+
+def states_a_secret(text: str) -> bool:
+    """Whether `text` states a credential by its context or its format, randomness alone aside.
+
+    For identifier fields, which are kept as sent: an id may look random ("evt_01HF3K9Q2Z7X..."),
+    so a long random token does not count there; a stated password, a provider key's format or a
+    URL's password do.
+    """
+    hits = find_folded(fold_for_matching(text))
+    return any(kind in SECRET_KINDS and not name.startswith("entropy:") for _, _, kind, name, _ in hits)
 
 
 def contains_secret_placeholder(text: str) -> bool:

@@ -3,7 +3,8 @@
 The limits are part of the contract (a client can rely on them):
 
 * identifiers (request_id, tenant, user, thread, route, feedback_ref, tool names) ≤ 256 characters;
-  request_id, tenant, user, thread and route are required;
+  request_id, tenant, user, thread and route are required; the identifiers kept as sent (all but
+  an attachment's filename, which is redacted like text) hold no credential;
 * procedure_versions: at most 64 entries, each a non-empty name and a positive integer version
   written in decimal without sign or leading zeros (1 … 2 147 483 647); the one reserved name
   `memloop.context` instead carries the context version `GetContext` returned (32 hex digits);
@@ -23,6 +24,7 @@ import re
 
 from services.common.context_version import CONTEXT_VERSION_KEY, is_context_version
 from services.common.errors import FieldViolation, InvalidArgument
+from services.common.pii.scan import states_a_secret
 from services.serving.domain.model import HandleRequestCommand
 
 KIB = 1024
@@ -49,7 +51,9 @@ def validate_handle_request(command: HandleRequestCommand) -> HandleRequestComma
     for name in ("request_id", "tenant", "user", "thread", "route"):
         problems += _identifier(name, getattr(command, name), required=True)
     problems += _identifier("feedback_ref", command.feedback_ref, required=False)
-    problems += _identifier("owner_address", command.owner_address, required=False, limit=ADDRESS_MAX_CHARS)
+    problems += _identifier(
+        "owner_address", command.owner_address, required=False, limit=ADDRESS_MAX_CHARS, kept_as_sent=False
+    )
     problems += _procedure_versions(command.procedure_versions)
     problems += _tool_outcomes(command)
     problems += _content(command)
@@ -64,11 +68,17 @@ def is_positive_version(version: str) -> bool:
     return _VERSION.fullmatch(version) is not None and int(version) <= VERSION_MAX
 
 
-def _identifier(field: str, value: str, *, required: bool, limit: int = ID_MAX_CHARS) -> list[FieldViolation]:
+def _identifier(
+    field: str, value: str, *, required: bool, limit: int = ID_MAX_CHARS, kept_as_sent: bool = True
+) -> list[FieldViolation]:
+    """`kept_as_sent`: the field is stored and forwarded verbatim (not redacted like text), so a
+    credential in it would be kept: refused, never echoed."""
     if not value.strip():
         return [FieldViolation(field, "is required")] if required else []
     if len(value) > limit:
         return [FieldViolation(field, f"must be at most {limit} characters")]
+    if kept_as_sent and states_a_secret(value):
+        return [FieldViolation(field, "holds a credential (a password, key or token): send a reference to it")]
     return []
 
 
@@ -121,6 +131,8 @@ def _content(command: HandleRequestCommand) -> list[FieldViolation]:
         limit_mib = ATTACHMENTS_MAX_TOTAL_BYTES // MIB
         problems.append(FieldViolation("content.attachments", f"must total at most {limit_mib} MiB"))
     for index, attachment in enumerate(attachments):
-        problems += _identifier(f"content.attachments[{index}].filename", attachment.filename, required=False)
+        problems += _identifier(
+            f"content.attachments[{index}].filename", attachment.filename, required=False, kept_as_sent=False
+        )
         problems += _identifier(f"content.attachments[{index}].media_type", attachment.media_type, required=False)
     return problems
