@@ -37,7 +37,7 @@ def is_instruction(folded: str) -> bool:
 
 # "From now on" and "remember", written as folded text is (look-alike Cyrillic letters become Latin,
 # Hangul syllables their letters), so a pattern matches what it is run on.
-_RUSSIAN = ("впредь", "отныне", "с этого момента", "с сегодняшнего дня", "запомни", "запомните")  # noqa: RUF001 - Russian
+_RUSSIAN = ("впредь", "отныне", "с этого момента", "с сегодняшнего дня", "запомни", "запомните", "запомнить")  # noqa: RUF001
 _UNSPACED = (
     "今後",
     "今后",
@@ -50,11 +50,15 @@ _UNSPACED = (
     "记住",
     "앞으로",
     "기억해",
+    "기억하",
 )
 
 
 def _folded(words: Iterable[str]) -> str:
-    return "|".join(re.escape(fold_for_matching(word)) for word in words)
+    """Each word folded as it may be written: lower case, capitalised, upper case (folding keeps
+    case, and a capital look-alike may fold to another letter than its small one: capital Ze to "3")."""
+    forms = {fold_for_matching(form) for word in words for form in (word, word.capitalize(), word.upper())}
+    return "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
 
 
 # From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
@@ -82,6 +86,25 @@ _STEERING = re.compile(
     r"|\b(?:memori[sz]e|keep in mind|bear in mind|take note)\b|\bstanding (?:order|instruction|rule)s?\b"
     r"|\b(?:store|save|record|log|add|keep)\b.{0,30}\b(?:as (?:a |an )?)?(?:preference|instruction|rule)s?\b"
     r"|\b(?:preference|wish|instruction)s? (?:is|are|that)\b"
+    # words addressed to a model, whatever it is called, and the roles of a chat transcript
+    r"|\b(?:note|message|memo|instructions?)\b.{0,12}\b(?:to|for) (?:the |any |your )?(?:automated |virtual )?"
+    r"(?:ai|assistant|bot|agent|model|copilot|llm|gpt)\b|\b(?:hey|hi|hello|dear|ok|okay) (?:copilot|gpt|chatgpt"
+    r"|claude|gemini|siri|alexa|cortana)(?=\s*[,:!.])|\b(?:ai|assistant|agent|bot|copilot)\b(?: reading this)?\s*[:,]"
+    r"|\"role\"\s*:\s*\"(?:system|developer|assistant)\"|<!--.{0,40}\b(?:assistant|ai|agent|system)\b"
+    r"|\binstructions? update\b|\bupdated? instructions\b|^\W*override\s*[:!-]"
+    # a third party speaking for the owner, or asking for trust it has not been given
+    r"|\b(?:your|the) (?:owner|user|principal|boss)\b(?! of).{0,20}\b(?:has |have )?"
+    r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
+    r"|\bas per (?:her|his|their|the owner's|[a-z]+'s) (?:request|instructions?|wishes)\b"
+    r"|\btrusted (?:senders?|contacts?|list|domains?)\b|\b(?:trust|whitelist|allowlist) (?:us|our|this|these"
+    r"|mails?|messages?|senders?|domains?|[a-z0-9.-]+\.[a-z]{2,})\b"
+    r"|\b(?:treat|mark|consider|classify|flag|list)\b.{0,30}\bas (?:internal|verified|trusted|safe|legitimate|approved"
+    r"|the owner)\b|\b(?:skip|bypass|override|disable|waive)\b.{0,20}\b(?:approvals?|reviews?|verifications?|checks?"
+    r"|confirmations?|steps?|2fa|mfa)\b(?! meeting)"
+    # "remember", "save", "note" in the other languages outsiders write in (folded: no accents)
+    r"|\b(?:speichern sie|bitte speichern|notieren sie|merken|ricordare|memorizzare|memorizza|guarde|guardar como"
+    r"|tenga en cuenta|tengan en cuenta|notez que|veuillez noter|memoriser|enregistrez|retenir|lembre|memorize"
+    r"|sla op|zapamietaj|zapamietajcie|pamietaj|pamietajcie|zapamatujte|pamatujte|unutmayin|hatirla)\b"
     # the same in Russian, and in scripts without spaces between words, where \b finds no word's edge
     rf"|\b(?:{_folded(_RUSSIAN)})\b|{_folded(_UNSPACED)}",
     re.I,
