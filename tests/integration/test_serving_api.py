@@ -46,6 +46,13 @@ def _invalid(request: serving_service_pb2.HandleRequestRequest, mutate: str) -> 
         request.content.attachments.add(
             filename="a.bin", media_type="application/octet-stream", data=b"\0" * (10 * 1024 * 1024 + 1)
         )
+    elif mutate == "credential_ref":
+        del request.tool_outcomes[:]
+        request.tool_outcomes.add(
+            tool="web.fetch", status="ok", ref="https://x.example/cb?token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456"
+        )
+    elif mutate == "credential_thread":
+        request.thread = "password=Quokka#2031"
     elif mutate == "too_many_tools":
         del request.tool_outcomes[:]
         request.tool_outcomes.extend(learning_event_pb2.ToolOutcome(tool="t", status="ok") for _ in range(101))
@@ -64,6 +71,8 @@ def _invalid(request: serving_service_pb2.HandleRequestRequest, mutate: str) -> 
         ("big_body", "content.body"),
         ("big_attachments", "content.attachments"),
         ("too_many_tools", "tool_outcomes"),
+        ("credential_ref", "tool_outcomes[0].ref"),
+        ("credential_thread", "thread"),
     ],
 )
 def test_bad_input_is_invalid_argument_naming_the_field_and_writes_nothing(
