@@ -1,4 +1,4 @@
-"""Credentials in pasted tables and in the looser forms a third held-out probe found (10 of 50 came through).
+"""Credentials in pasted tables and in looser forms (held-out probes: 10 of 50, then 8 of 48, came through).
 
 A table states its passwords once, in the header; each row's value sits under it with no link.
 The other shapes: a PIN read out digit by digit, a code named by what it disarms, a phone's
@@ -33,6 +33,16 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("Phone unlock pattern: 1-5-9-6-3", FindingKind.SECRET, ["1-5-9-6-3"]),
         ("the new password you asked for -- Copper!Kettle9", FindingKind.PASSWORD, ["Copper!Kettle9"]),
         ("Tax ID (EIN): 12-3456789", FindingKind.GOV_ID, ["12-3456789"]),
+        # config and command-line formats (a fourth probe, 48 shapes: these 8 came through)
+        ("WIFI:S:HomeNet;T:WPA;P:Sunflower!88;;", FindingKind.SECRET, ["Sunflower!88"]),
+        ("db.example.com:5432:app:alice:PgPass!2026", FindingKind.SECRET, ["PgPass!2026"]),
+        ("alice:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/", FindingKind.SECRET, ["HqJZimcKQFAMYayBlzkrA"]),
+        ("redis-cli -a RedisPw!31 -h cache", FindingKind.PASSWORD, ["RedisPw!31"]),
+        ("sshpass -p 'SshPass!5' ssh root@host", FindingKind.PASSWORD, ["SshPass!5"]),
+        ("docker login -u alice -p DockerPw!7 registry.example.com", FindingKind.PASSWORD, ["DockerPw!7"]),
+        ("PGPASSWORD=PgEnv!6 psql -h db", FindingKind.PASSWORD, ["PgEnv!6"]),
+        ("wifi password? it's Lemonade77", FindingKind.PASSWORD, ["Lemonade77"]),
+        ("password \u2192 Arrow!Pw11", FindingKind.PASSWORD, ["Arrow!Pw11"]),
     ],
 )
 def test_the_values_are_replaced_by_their_kind(
@@ -62,6 +72,13 @@ def test_the_values_are_replaced_by_their_kind(
         "the PIN is printed on page 4 4 of the manual",
         "our password rules -- see the wiki",
         "The EIN field is optional.",
+        "Note:12:30:meeting:room",
+        "WIFI: the office network is fast; P: see IT",
+        "docker login registry.example.com",
+        "redis-cli -h cache -p 6379",
+        "the password? it's required",
+        "Step 1 \u2192 Step 2",
+        "ssh-keygen -p -f key",
     ],
 )
 def test_tables_and_prose_that_only_look_like_it_stay(mode: RedactionMode, text: str) -> None:

@@ -156,6 +156,7 @@ _NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombi
 _SHORT_PAIR = re.compile(
     r"(?<![\w@.\-])(?:u|usr|user|username|login)\s*[:=]\s*\S+[\s,;|/]+(?:p|pw|pwd)\s*[:=]\s*(?P<value>\S+)"
 )
+_GLUED_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd")
 _PLURALS = _words("codes keys pins passwords passcodes tokens secrets otps")
 # Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
 _PAIR_ONLY_WORDS = _words(
@@ -170,6 +171,9 @@ _PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
 _COMMAND_LINE = re.compile(
     r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
     r"|\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?\s-p(?P<mysql>[^\s'\"]{3,})"
+    # the tools whose password flag is a short one: redis-cli -a, sshpass -p, docker/podman/helm login -p
+    r"|\b(?:redis-cli\b[^\n]*?\s-a|sshpass\b[^\n]*?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
+    r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
 )
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
@@ -205,6 +209,8 @@ def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
     """PASSWORD or SECRET when the identifier names a credential; None for "passport", "keyboard", "pin it"."""
     joined = "".join(parts)
     if any(p in _PASSWORD_WORDS for p in parts) or joined in _PASSWORD_WORDS:
+        return FindingKind.PASSWORD
+    if joined.endswith(_GLUED_PASSWORD_ENDINGS):  # PGPASSWORD, MYSQLPWD, adminpassword: a prefix glued on
         return FindingKind.PASSWORD
     if any(p in _SECRET_WORDS for p in parts) or joined in _SECRET_WORDS:
         return FindingKind.SECRET
@@ -354,7 +360,7 @@ def credential_statements(text: str) -> Iterator[Hit]:
         if plausible(value, True, FindingKind.PASSWORD, False):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
     for m in _COMMAND_LINE.finditer(text):
-        group = "value" if m.group("value") else "mysql"
+        group = next(name for name in ("value", "mysql", "flag") if m.group(name))
         yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")
     for m in _USER_SLASH_PASSWORD.finditer(lower):
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)

@@ -70,6 +70,14 @@ _LITERAL_SECRETS = (
     re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
     re.compile(r"(?<=[Aa]uthorization: )[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}"),
     re.compile(r"//[^\s/]+/:_authToken=\S+"),  # .npmrc
+    # crypt(3)-style password hashes (htpasswd, /etc/shadow, bcrypt, argon2): crackable, so kept nowhere
+    re.compile(r"\$(?:apr1|1|2[abxy]?|5|6|y|gy|7|argon2(?:id|i|d)|scrypt|pbkdf2(?:-sha\d+)?)\$[^\s:]{8,}"),
+)
+# Formats whose secret is one field of a longer line: the password of a Wi-Fi QR code
+# ("WIFI:S:net;T:WPA;P:secret;;") and of a .pgpass line ("host:5432:db:user:secret").
+_SECRET_FIELDS = (
+    re.compile(r"\bWIFI:(?:[^;\n]*;)*?P:(?P<value>(?:\\.|[^;\\\n])+)"),
+    re.compile(r"(?m)^(?:localhost|\*|[\w\-]+(?:\.[\w\-]+)+):(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-@*]+:(?P<value>\S{4,})$"),
 )
 
 
@@ -104,3 +112,7 @@ def provider_tokens(text: str) -> Iterator[Hit]:
     for regex in _LITERAL_SECRETS:
         for m in regex.finditer(text):
             yield hit(m.start(), m.end(), FindingKind.SECRET, "format:literal")
+    if ":" in text:
+        for regex in _SECRET_FIELDS:
+            for m in regex.finditer(text):
+                yield hit(m.start("value"), m.end("value"), FindingKind.SECRET, "format:field")
