@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from services.common import never_suppress_languages
 from services.common.text_folding import fold_words
 
 
@@ -200,7 +201,7 @@ _CLAUSE_BREAKS = _SUBORDINATORS | {",", ".", "and", "or", "but", "then"}
 
 
 def _canonical_tokens(text: str) -> list[str]:
-    folded = normalise(text)
+    folded = never_suppress_languages.rewrite(normalise(text))
     for pattern, replacement in _PHRASES:
         folded = pattern.sub(replacement, folded)
     return folded.split()
