@@ -72,6 +72,24 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bvraag (?:me|mij|ons) (?:geen|niet)\b{_BEFORE_MONEY}", "skip approval"),
         (r"\bzonder (?:bevestiging|goedkeuring|controle|te vragen)\b", "without approval"),
         (rf"\b(?:{_MONEY})\b(?: \w+){{0,5}} automatisch\b|\bautomatisch (?:{_MONEY})\b", "autoclear approval"),
+        # trust granted to a sender: "treat/mark ... as trusted" and "... is not spam" in each language,
+        # rewritten to the English the guard already refuses
+        (r"\b(?:trusted|safe) (?:senders?|contacts?|domains?|payees?|lists?)\b", "whitelist checks"),
+        (r"\b(?:behandl|markier|einstuf|betracht|stuf)\w*((?: \w+){0,6}?) als (?:vertrauenswurdig\w*|sicher\w*"
+         r"|seriose?\w*|unbedenklich\w*|legitim\w*)\b", r"treat\1 as trusted"),
+        (r"\b(?:trait|consider|marqu|class)\w*((?: \w+){0,6}?) comme (?:fiables?|surs?|sures?|de confiance"
+         r"|legitimes?)\b", r"treat\1 as trusted"),
+        (r"\b(?:trat|consider|marc|clasific)\w*((?: \w+){0,6}?) como (?:segur[oa]s?|confiables?|fiables?|legitim[oa]s?"
+         r"|de confianza)\b", r"treat\1 as trusted"),
+        (r"\b(?:tratt|consider|contrassegn|segn|marc)\w*((?: \w+){0,6}?) come (?:attendibil\w*|affidabil\w*|sicur\w*"
+         r"|legittim\w*|fidat\w*)\b", r"treat\1 as trusted"),
+        (r"\b(?:behandel|markeer|beschouw)\w*((?: \w+){0,6}?) als (?:betrouwbaar|veilig|legitiem)\b",
+         r"treat\1 as trusted"),
+        (r"\b(?:(?:ist|sind) kein(?:e|en)? spam|ne (?:sont|est) pas (?:du |un )?spam|no (?:es|son) spam"
+         r"|non (?:e|sono) spam|(?:is|zijn) geen spam)\b", "markcleared checks"),
+        ("надежн\\w*|доверенн\\w*|белый список|не спам", " whitelist checks "),
+        ("标记为可信|设为可信|视为可信|加入白名单|白名单|可信发件人", " whitelist checks "),
+        ("信頼済み|信頼できる送信者|安全な送信者|ホワイトリスト|迷惑メールではない", " whitelist checks "),
         # Russian, Chinese, Japanese (no spaces: matched anywhere)
         ("не спрашива\\w*|без подтвержден\\w*|без согласован\\w*", "skip approval"),
         ("автоматически (?:плат|оплач|перевод|одобр)\\w*", "autoclear approval"),
