@@ -37,6 +37,15 @@ RELAYS = [
     f"Draft for the vendor: {PAYLOAD}.",
     f"Translate into German: {PAYLOAD}.",
     f"If they write '{PAYLOAD}', ignore it.",
+    # a third probe (11 of 20 stored before): sources, excerpts, pasted blocks, a name and ">"
+    f"From their website: {PAYLOAD}.",
+    f"Excerpt:\n{PAYLOAD}.",
+    f"```\n{PAYLOAD}.\n```",
+    f"Bob > {PAYLOAD}.",
+    f"[quote]{PAYLOAD}.[/quote]",
+    f"Auszug aus der Mail:\n{PAYLOAD}.",
+    f"Extrait du courriel : {PAYLOAD}.",
+    f"Mallory's claim: {PAYLOAD}.",
 ]
 
 
@@ -77,6 +86,24 @@ def test_a_reply_or_forward_subject_is_the_first_senders_not_the_owners(subject:
     stored = [c for c in candidates if "Vendor Bank" in c.text and evaluate(c).outcome is Outcome.STORE]
     # Then the subject's "preference" is not stored as hers
     assert stored == []
+
+
+@pytest.mark.parametrize("subject", ["Fwd: invoices", "WG: Rechnungen", "TR: factures", "RV: facturas", "转发: 发票"])
+def test_a_forward_with_no_header_is_the_forwarded_message_not_the_owners(subject: str) -> None:
+    # Given a forward whose client marked nothing in the body  When extracted and decided
+    candidates = RuleBasedExtractor().extract(owner_mail(f"{PAYLOAD}.", subject))
+    stored = [c for c in candidates if "Vendor Bank" in c.text and evaluate(c).outcome is Outcome.STORE]
+    # Then the body is the forwarded message, and nothing of it is stored as hers
+    assert stored == []
+
+
+def test_a_pasted_block_ends_where_it_closes() -> None:
+    # Given a code fence the owner pasted, then her own preference after it
+    body = "Here is the error:\n```\nTraceback: I prefer nothing\n```\nI prefer we fix it on Monday."
+    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "x", body)
+    # Then the fenced lines are not hers and the sentence after the fence is
+    owners = [sentence for sentence, owner in authored_sentences(email, True) if owner]
+    assert owners == ["Here is the error:", "I prefer we fix it on Monday."]
 
 
 def test_a_new_subject_the_owner_wrote_is_still_hers() -> None:

@@ -94,6 +94,12 @@ _CJK_REPLY_OR_FORWARD = "回复|回覆|答复|转发|轉寄|返信|転送|답장
 _GATEWAY_TAG = (
     r"external|ext|extern|externe|externo|esterno|spam|suspected spam|possible spam|suspicious|phishing|caution"
 )
+_FORWARD_PREFIX = re.compile(
+    r"(?<![^\W\d_])(?:fw|fwd|wg|tr|rv|enc|pd|vl|doorst|i|vb|\u043f\u0435\u0440\u0435\u0441\u043b)\s*(?:\[\d+\])?\s*[:\uff1a]"
+    r"|转发|轉寄|転送|전달",
+    re.I,
+)
+_OTHERS_PARTS = frozenset({PartKind.QUOTED, PartKind.FORWARDED})
 _SUBJECT_PREFIX = re.compile(
     rf"^\s*(?:(?:{_REPLY_OR_FORWARD})\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:\uff1a]\s*"
     rf"|(?:{_CJK_REPLY_OR_FORWARD})\s*[:\uff1a]\s*"
@@ -117,6 +123,10 @@ def split_email(subject: str, body: str, from_owner: bool) -> list[EmailPart]:
         parts += [EmailPart(PartKind.HIDDEN, text, False) for text in html.hidden if text.strip()]
     else:
         parts += _split_plain(body, from_owner)
+    if prefix and _FORWARD_PREFIX.match(prefix.group().lstrip()) and not any(p.kind in _OTHERS_PARTS for p in parts):
+        # A forward (its outermost prefix: "Re: Fwd:" is the owner's reply) whose client marked nothing
+        # in the body: the body is the forwarded message, not the owner's words.
+        parts = [EmailPart(PartKind.FORWARDED, p.text, False) if p.kind is PartKind.BODY else p for p in parts]
     return parts
 
 
@@ -154,6 +164,11 @@ def _starts_another_message(line: str, following: str, previous_blank: bool) -> 
     return _is_attribution_in_any_language(line, following)
 
 
+# A Markdown code fence or a forum's [quote] tag opening a pasted block, and what closes each.
+_OPENS_BLOCK_QUOTE = re.compile(r"^\s*(```|~~~|\[quote(?:=[^\]]*)?\])", re.I)
+_CLOSING = {"```": re.compile(r"```"), "~~~": re.compile(r"~~~"), "[qu": re.compile(r"\[/quote\]", re.I)}
+
+
 def _announces_block(line: str) -> bool:
     """A line of the owner's that introduces someone else's text below it: "Copying their text
     verbatim:", "Message from Bob below", "Here is what the bank sent:". The line goes with the text
@@ -169,10 +184,18 @@ def _split_plain(body: str, from_owner: bool) -> list[EmailPart]:
     runs: list[tuple[PartKind, list[str]]] = []
     previous_blank = True
     lines = body.replace("\r\n", "\n").split("\n")
+    pasted_until: re.Pattern[str] | None = None  # the closing fence or tag of a pasted block
     for index, line in enumerate(lines):
         kind = mode
         following = lines[index + 1] if index + 1 < len(lines) else ""
-        if mode is not PartKind.FORWARDED and _FORWARD.match(line):
+        if pasted_until is not None:  # inside a code fence or a [quote]: pasted, not said
+            kind = PartKind.QUOTED
+            pasted_until = None if pasted_until.search(line) else pasted_until
+        elif mode is PartKind.BODY and (opening := _OPENS_BLOCK_QUOTE.match(line)):
+            kind = PartKind.QUOTED
+            closing = _CLOSING[opening.group(1).lower()[:3]]
+            pasted_until = None if closing.search(line, opening.end()) else closing
+        elif mode is not PartKind.FORWARDED and _FORWARD.match(line):
             mode = kind = PartKind.FORWARDED
         elif mode is PartKind.BODY and _starts_another_message(line, following, previous_blank):
             mode = kind = PartKind.QUOTED

@@ -53,6 +53,7 @@ _SOMEONE_ELSE = (
 _MEDIUM = (
     "message messages email emails e-mail mail sms text texts slack teams whatsapp telegram signal wechat chat"
     " letter voicemail dm tweet post comment nachricht mensaje messaggio bericht wiadomosc mensagem сообщение письмо"
+    " website site page screenshot document pdf attachment forum courriel correo webseite seite anhang"
 )
 _REPORT = (
     "said says wrote writes sent asked claims claimed replied forwarded pasted copied quoted verbatim"
@@ -76,6 +77,9 @@ _TEXT_TO_WORK_ON = (
     "draft drafts template translate translation proofread rephrase rewrite reword paraphrase"
     " entwurf vorlage ubersetze ubersetzung brouillon modele traduire traduis borrador plantilla traduce traducir"
     " bozza modello traduci"
+    # and words that say what follows is quoted: "Excerpt:", "Mallory's claim:", "Auszug aus der Mail:"
+    " excerpt excerpts extract quotation claim auszug zitat extrait citation extracto cita estratto citazione"
+    " uittreksel citaat"
 )
 _KINDS = tuple(_any_word(words) for words in (_SOMEONE_ELSE, _MEDIUM, _REPORT))
 _WARNS = _any_word(_WARNING + " " + _TEXT_TO_WORK_ON)
@@ -84,7 +88,7 @@ _WARNS = _any_word(_WARNING + " " + _TEXT_TO_WORK_ON)
 _POINTER = _any_word("below following unten ci-dessous abajo sotto hieronder")
 # A sentence that opens with a quote mark of its own (">> I prefer ...", "<<I prefer ...>>"), or
 # quotes with ">>" inside it ("Can you check this? >> I prefer ...").
-_OPENS_QUOTED = re.compile(r"^\s*(?:>|<<|\u00bb|\u203a)|(?:^|\s)>>")
+_OPENS_QUOTED = re.compile(r"^\s*(?:>|<<|\u00bb|\u203a)|(?:^|\s)>>|^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*)? > \S")
 
 
 def announces_someone_elses_words(label: str) -> bool:
