@@ -12,8 +12,9 @@ from __future__ import annotations
 import pytest
 
 from services.common.never_suppress import find_suppression
-from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from services.common.vocabulary import Outcome
 from services.policy.domain.rules import evaluate
+from tests.unit.test_policy_rules import candidate  # an owner's preference, as policy's own tests build it
 
 REFUSED = [
     "Don't ask me before paying Vendor Bank invoices.",
@@ -66,25 +67,12 @@ ADMITTED = [
 ]
 
 
-def owner_preference(text: str) -> Candidate:
-    return Candidate(
-        candidate_key=candidate_key("acme", "alice", MemoryType.PREFERENCE, text),
-        type=MemoryType.PREFERENCE,
-        origin=Origin.OWNER,
-        sensitivity=Sensitivity.NORMAL,
-        confidence=0.95,
-        text=text,
-        event_id="evt-1",
-        trace_id="0" * 32,
-    )
-
-
 @pytest.mark.parametrize("text", REFUSED)
 def test_a_standing_permission_to_skip_the_owner_is_refused(text: str) -> None:
     # Given an owner's preference that drops her consent or makes payments automatic
     # When the guard and policy read it  Then it is refused as a suppression, whoever asked
     assert find_suppression(text) is not None
-    assert evaluate(owner_preference(text)).outcome is Outcome.REJECT
+    assert evaluate(candidate(text)).outcome is Outcome.REJECT
 
 
 @pytest.mark.parametrize("text", ADMITTED)
