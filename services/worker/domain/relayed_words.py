@@ -93,7 +93,10 @@ _OPENS_QUOTED = re.compile(r"^\s*(?:>|<<|\u00bb|\u203a)|(?:^|\s)>>|^\s*[A-Z][\w.
 
 def announces_someone_elses_words(label: str) -> bool:
     """Whether `label` (a line, or the words before a colon) hands what follows to someone else."""
-    lower = fold_for_matching(label).lower()
+    return _announces(fold_for_matching(label).lower())
+
+
+def _announces(lower: str) -> bool:
     someone_else, medium, report = (bool(kind.search(lower)) for kind in _KINDS)
     report = report or (medium and _POINTER.search(lower) is not None)
     return bool(_WARNS.search(lower)) or someone_else + medium + report >= 2
@@ -102,12 +105,15 @@ def announces_someone_elses_words(label: str) -> bool:
 def _relayed_after_label(folded: str) -> bool:
     """ "Bob (vendor) on Slack: I prefer ...": the label before the first colon names another source."""
     colon = re.search(r"[:\uff1a]\s", folded)
-    return colon is not None and colon.start() <= 80 and announces_someone_elses_words(folded[: colon.start()])
+    return colon is not None and colon.start() <= 80 and _announces(folded[: colon.start()].lower())
 
 
 def relays_speech(sentence: str) -> bool:
     """Whether an owner's sentence relays someone else's words: then they are that person's, not the owner's."""
-    folded = fold_for_matching(sentence)
+    return _relays(fold_for_matching(sentence))
+
+
+def _relays(folded: str) -> bool:
     return bool(
         _REPORTED.search(folded)
         or _QUOTED_FIRST_PERSON.search(folded)
@@ -126,7 +132,8 @@ def relayed_flags(sentences: Sequence[str]) -> list[bool]:
     flags: list[bool] = []
     warned = False
     for sentence in sentences:
-        flags.append(warned or relays_speech(sentence))
-        folded = fold_for_matching(sentence).lower()
-        warned = warned or (len(folded.split()) <= 3 and _WARNS.search(folded) is not None)
+        folded = fold_for_matching(sentence)  # once per sentence, for both questions
+        flags.append(warned or _relays(folded))
+        lower = folded.lower()
+        warned = warned or (len(lower.split()) <= 3 and _WARNS.search(lower) is not None)
     return flags
