@@ -29,8 +29,9 @@ FAMILY = {
     FindingKind.CARD: "card",
     FindingKind.IBAN: "iban",
     FindingKind.BANK_ACCOUNT: "bank_account",
+    FindingKind.IP_ADDRESS: "ip_address",
 }
-KINDS = ("secret", "gov_id", "date_of_birth", "address", "phone", "email", "card", "iban", "bank_account")
+KINDS = ("secret", "gov_id", "date_of_birth", "address", "phone", "email", "card", "iban", "bank_account", "ip_address")
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict[str, object]]:

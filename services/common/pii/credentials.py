@@ -36,6 +36,7 @@ from services.common.pii.stated_values import (
     NON_VALUES,
     TRAILING,
     list_end,
+    password_before,
     password_in_clause,
     plausible,
     value_after,
@@ -93,6 +94,7 @@ _MULTIWORD = re.compile(
 _RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "onetime", "otp", "2fa", "mfa", "pet")
 _RARE_PHRASES = re.compile(
     r"security answer|security question answer|answer to (?:my |the |your )?security question|secret answer"
+    r"|security question\b[^\n]{0,80}?\banswer\b"
     r"|maiden name|memorable word|memorable answer|memorable information"
     r"|(?:first|childhood|favou?rite) pet(?:'s name)?|pet'?s name"
     r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
@@ -308,12 +310,26 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
     yield from _entropy_near(text, start, end)
 
 
+# The words a value can be named by after it is written; `password_before` reads what precedes them.
+_PASSWORD_WORD_GATES = ("pass", "pwd", "kennwort", "contrasena", "senha", "wachtwoord")
+_PASSWORD_WORD = re.compile(
+    r"(?<![\w])(?:password|passwort|passcode|passphrase|pwd|kennwort|mot de passe|contrasena|senha|wachtwoord)"
+    r"(?![\w\-])"
+)
+_NAME_AFTER = re.compile(r"[ \t]+([A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)(?![\w\-])")
+
+
 def _short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]:
     """A security answer may be one short word ("first pet: Rex", "maiden name: Li") after a plain link."""
     if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
         return
     link = LINK.match(lower, phrase.end())
     if link is None or link.group("strong") is None:
+        # "mother's maiden name Kowalski": a name needs no link when it is written as one
+        if "answer" in phrase.group() or (name := _NAME_AFTER.match(text, phrase.end())) is None:
+            return
+        if name.group(1).lower() not in NON_VALUES:
+            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
         return
     value = re.match(r"[^\W\d_]{2,}", text[link.end() :])
     if value and value.group().lower() not in NON_VALUES and not is_placeholder_at(text, link.end()):
@@ -355,6 +371,9 @@ def credential_statements(text: str) -> Iterator[Hit]:
             yield found
             if found[1] - found[0] >= _LONG_VALUE:  # read once: its stems ("token:token:..." x 40,000) are its own
                 read_until = max(read_until, found[1])
+    for m in _PASSWORD_WORD.finditer(lower) if any(w in lower for w in _PASSWORD_WORD_GATES) else ():
+        if (before := password_before(text, lower, m.start(), m.end())) is not None:
+            yield hit(*before, FindingKind.PASSWORD, "context:value-before-password")
     for m in _SHORT_PAIR.finditer(lower) if _may_hold_short_pair(lower) else ():
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):

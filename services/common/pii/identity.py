@@ -166,6 +166,24 @@ def labelled_ids(text: str, lower: str) -> Iterator[Hit]:
             r"\bsin\b|social insurance|nas\b", lower[max(0, m.start() - 40) : m.start()]
         ):
             yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:ca-sin")
+    yield from _parts_of_ids(text, lower)
+
+
+# "the last four of my SSN are 6789", "SSN ending in 6789": part of an id is enough to confirm an identity
+# to a bank's phone line, so it is redacted like the whole.
+_PART_OF_AN_ID = re.compile(
+    r"(?:(?:last|final) (?:4|four|5|five)(?: digits| numbers)?|end(?:s|ing)?(?: in| with)?)\b"
+    r"[^\d\n]{0,40}?(?<![\d\-])(?P<digits>\d{4,5})(?![\d\-])"
+)
+
+
+def _parts_of_ids(text: str, lower: str) -> Iterator[Hit]:
+    if "last" not in lower and "final" not in lower and "end" not in lower:
+        return
+    for m in _PART_OF_AN_ID.finditer(lower):
+        window = max(0, m.start() - 50)
+        if any(_word_start(lower, label.start()) for label in _LABEL.finditer(lower, window, m.start("digits"))):
+            yield hit(m.start("digits"), m.end("digits"), FindingKind.GOV_ID, "id:last-digits")
 
 
 def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:

@@ -23,6 +23,7 @@ class FindingKind(StrEnum):
     PHONE = "phone"
     EMAIL = "email"
     ADDRESS = "address"
+    IP_ADDRESS = "ip_address"
 
     @property
     def placeholder(self) -> str:

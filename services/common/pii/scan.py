@@ -14,6 +14,7 @@ from services.common.pii import (
     credentials,
     financial,
     identity,
+    network,
     one_time_codes,
     other_scripts,
     secret_formats,
@@ -44,6 +45,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     contact.spelt_out_emails,
     one_time_codes.one_time_codes,
     other_scripts.password_words,
+    network.ip_addresses,
 )
 
 

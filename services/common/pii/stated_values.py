@@ -224,3 +224,27 @@ def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | Non
         if password_shaped(token):
             return value.start(), value.start() + len(token)
     return None
+
+
+# "Use Pineapple$42 as the password", "Summer2024! is my password": the value written before the word.
+_VALUE_THEN_PASSWORD_WORD = re.compile(
+    r"(?<![^\s\"'`(])(?P<value>[^\s\"'`(\[]{6,64})[\"'`\u201d\u2019]?[^\S\n]+"
+    r"(?:is|was|as|will be|becomes|is still|is now|=|ist|est|es|e|sera)[^\S\n]+"
+    r"(?:(?:the|my|our|your|his|her|their|a|an|new|current|temporary|default|mein|meine|unser|unsere|das|le|la"
+    r"|mon|ma|notre|mi|el|nuestra|il|mio|mia)[^\S\n]+){0,3}(?:[\w\-]+[^\S\n]+){0,2}$"
+)
+
+
+def password_before(text: str, lower: str, start: int, end: int) -> tuple[int, int] | None:
+    """A password-shaped value just before the password word that names it, in the same line."""
+    following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
+    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+        return None  # "Summer2024 is the password policy's example"
+    window = max(0, start - _CLAUSE_WINDOW)
+    m = _VALUE_THEN_PASSWORD_WORD.search(lower, window, start)
+    if m is None:
+        return None
+    token = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+    if not password_shaped(token):
+        return None
+    return m.start("value"), m.start("value") + len(token)
