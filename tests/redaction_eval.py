@@ -30,8 +30,21 @@ FAMILY = {
     FindingKind.IBAN: "iban",
     FindingKind.BANK_ACCOUNT: "bank_account",
     FindingKind.IP_ADDRESS: "ip_address",
+    FindingKind.MAC_ADDRESS: "mac_address",
 }
-KINDS = ("secret", "gov_id", "date_of_birth", "address", "phone", "email", "card", "iban", "bank_account", "ip_address")
+KINDS = (
+    "secret",
+    "gov_id",
+    "date_of_birth",
+    "address",
+    "phone",
+    "email",
+    "card",
+    "iban",
+    "bank_account",
+    "ip_address",
+    "mac_address",
+)
 
 
 def load_corpus(path: Path = CORPUS) -> list[dict[str, object]]:

@@ -100,7 +100,7 @@ def _phone_hints(text: str) -> Iterator[tuple[int, int]]:
 _ID_LABEL_BEFORE = re.compile(
     r"(?:(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|reference|part|ticket|case|serial|account|acct|po"
     r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido)"
-    r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?)\W{0,4}\Z"
+    r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?|\u3012)\W{0,4}\Z"  # U+3012: a Japanese postcode
 )
 
 

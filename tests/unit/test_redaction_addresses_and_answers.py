@@ -1,5 +1,6 @@
-"""Personal data a third held-out probe found coming through: IP addresses, the last digits of an id,
-security answers written without a colon, and a password written before the word that names it.
+"""Personal data two held-out probes found coming through (13 of 184 shapes): IP and MAC addresses,
+CJK and Korean street addresses, the last digits of an id, security answers written without a
+colon, a password written before the word that names it, TANs, keys in groups of four.
 
 Each positive failed before (the value came through); each negative is ordinary text that shares a
 word or a shape with one of them and must come through unchanged.
@@ -28,6 +29,15 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("Meine IPv6-Adresse ist 2001:db8:85a3::8a2e:370:7334", FindingKind.IP_ADDRESS, "2001:db8:85a3::8a2e:370:7334"),
         ("link-local fe80::1ff:fe23:4567:890a%eth0 only", FindingKind.IP_ADDRESS, "fe80::1ff:fe23:4567:890a%eth0"),
         ("2001:0db8:0000:0000:0000:ff00:0042:8329", FindingKind.IP_ADDRESS, "2001:0db8:0000:0000:0000:ff00:0042:8329"),
+        ("my laptop's MAC is 3c:22:fb:12:34:56", FindingKind.MAC_ADDRESS, "3c:22:fb:12:34:56"),
+        ("printer MAC 00-1A-2B-3C-4D-5E", FindingKind.MAC_ADDRESS, "00-1A-2B-3C-4D-5E"),
+        ("switch port 0011.2233.aa55", FindingKind.MAC_ADDRESS, "0011.2233.aa55"),
+        # Addresses in Chinese and Japanese characters, and in Korean words.
+        ("〒150-0002 東京都渋谷区渋谷2-21-1", FindingKind.ADDRESS, "渋谷2-21-1"),
+        ("住所は大阪府大阪市北区梅田3丁目1番1号です", FindingKind.ADDRESS, "梅田3丁目1番1号"),
+        ("我住在上海市浦东新区世纪大道100号", FindingKind.ADDRESS, "世纪大道100号"),
+        ("제 주소는 부산광역시 해운대구 해운대해변로 264입니다", FindingKind.ADDRESS, "해운대해변로 264"),
+        ("서울특별시 강남구 테헤란로 152", FindingKind.ADDRESS, "테헤란로 152"),
         # Part of an id confirms an identity on a phone line as well as the whole.
         ("the last four of my SSN are 6789", FindingKind.GOV_ID, "6789"),
         ("my SSN ends in 6789 btw", FindingKind.GOV_ID, "6789"),
@@ -38,6 +48,15 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("her maiden name Smith-Jones is on the form", FindingKind.PASSWORD, "Smith-Jones"),
         ("Security question: first car? Answer: Corolla", FindingKind.PASSWORD, "Corolla"),
         ("security question - city of birth - answer - Lisbon", FindingKind.PASSWORD, "Lisbon"),
+        ("NHS no. 485 777 3456", FindingKind.GOV_ID, "485 777 3456"),
+        # A bank's transaction number, a key in groups of four, the French card code.
+        ("TAN: 482913", FindingKind.SECRET, "482913"),
+        ("Ihre mTAN lautet 739201", FindingKind.SECRET, "739201"),
+        ("Transaktionsnummer: 123456", FindingKind.SECRET, "123456"),
+        ("secret key: JBSW Y3DP EHPK 3PXP", FindingKind.SECRET, "EHPK"),
+        ("Your authenticator key is jbsw y3dp ehpk 3pxp", FindingKind.SECRET, "ehpk"),
+        ("cryptogramme 123 au dos", FindingKind.PASSWORD, "123"),
+        ("le cryptogramme visuel est 456", FindingKind.PASSWORD, "456"),
         # The value written first, then the word that names it.
         ("Use Pineapple$42 as the password for the portal", FindingKind.PASSWORD, "Pineapple$42"),
         ("Summer2024! is my password", FindingKind.PASSWORD, "Summer2024!"),
@@ -65,7 +84,15 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("the OID 1.3.6.1.4.1 is assigned", "1.3.6.1.4.1"),
         ("999.1.1.1 is no address", "999.1.1.1"),
         ("The call moved to 12:30:45 UTC", "12:30:45"),
-        ("printer MAC 00:1A:2B:3C:4D:5E", "00:1A:2B:3C:4D:5E"),
+        ("order 12-34-56-78-90-12 shipped", "12-34-56-78-90-12"),
+        ("call 1234.5678.9012 or visit www.abcd.efab.cdef", "www.abcd.efab.cdef"),
+        ("Sofa in tan: 1200 in stock", "1200"),
+        ("Sultan: 1453", "1453"),
+        ("key: 2024 plan for the team", "2024 plan"),
+        ("我在周三下午3点开会", "我在周三下午3点开会"),
+        ("市场部的会议在3楼", "市场部的会议在3楼"),
+        ("東京都に住んでいます", "東京都に住んでいます"),
+        ("서울에서 만나요 3시에", "서울에서 만나요 3시에"),
         ("use std::vector here", "std::vector"),
         ("Charged to the card ending in 4242", "4242"),
         ("the meeting ends at 1530", "1530"),

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
+from services.common.pii.addresses import addresses
 from services.common.pii.credentials import credential_statements
 from services.common.pii.secret_formats import provider_tokens
+from services.common.text_folding import fold_for_matching
 from services.worker.domain.email_parts import html_to_text
 
 
@@ -64,6 +66,19 @@ def test_html_with_unclosed_tags(piece: str) -> None:
 
     # When its text is taken  Then the work grows with the length, not its square
     assert grows_linearly(make, html_to_text)
+
+
+@pytest.mark.parametrize("piece", ["市区", "市1-", "東京都渋谷区1番", "市区町村" * 20 + "1号", "서울시 강남구 로 1 "])
+def test_addresses_in_cjk_characters_and_korean_words(piece: str) -> None:
+    # Given a text full of administrative units and block numbers: each block walks back a bounded
+    # distance (the regular expressions' own cost is bench_redaction's adversarial row: a first pattern
+    # that began at every unit character cost 13 s for 32 KB of "市区")
+    def run(text: str) -> object:
+        folded = fold_for_matching(text)
+        return list(addresses(folded, folded.lower()))
+
+    # When its addresses are found  Then the work grows with the length, not its square
+    assert grows_linearly(repeated(piece), run)
 
 
 def test_a_long_credential_identifier_is_still_read_after_a_short_one() -> None:

@@ -54,6 +54,7 @@ def _words(text: str) -> frozenset[str]:
 _PASSWORD_WORDS = (
     _words(
         "password passwords passwd pwd pw pass passcode passcodes passphrase pin pins pincode cvv cvc cvv2 "
+        "cryptogramme "
         "otp otps totp 2fa mfa geheimzahl "
         "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
         "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
@@ -75,6 +76,7 @@ _QUALIFIERS = _words(
     "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
     "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation disarm unlock arm screen "
+    "setup authenticator "
 )
 # Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
 _KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
@@ -87,7 +89,7 @@ _MULTIWORD = re.compile(
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
     r"|mat khau|kata sandi|kata laluan"
     r"|cle (?:wifi|wi-fi|wlan|wpa2?|wep|(?:du |de )?reseau|de securite|du wifi|d.activation|de licence|de produit)"
-    r"|security code|card verification"
+    r"|security code|card verification|cryptogramme visuel"
 )
 # Rarer phrases, matched only when one of a few substrings is in the text: each new first letter in
 # the regexes above would slow them on every e-mail, whether it holds a credential or not.
@@ -122,7 +124,8 @@ def _first_letter_alternation(stems: list[str]) -> str:
 
 # Where a credential word may start, in every language we read (matched on folded lower-case text).
 _STEM_WORDS = (
-    r"pass pwd pw\b secret token key cred pin cvv cvc combi combo geheimzahl kennwort mdp contrase clave senha"
+    r"pass pwd pw\b secret token key cred pin cvv cvc cryptogram combi combo geheimzahl kennwort mdp contrase"
+    r" clave senha"
     r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
     r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
     r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern " + fold_words("пароль")

@@ -33,7 +33,7 @@ _ID_LABELS = (
     r"|carte d.identite|carte nationale|numero de securite sociale|securite sociale|insee\b|nir\b"
     r"|dni\b|nie\b|nif\b|documento nacional|bsn\b|burgerservicenummer|sofinummer|steuer.?id"
     r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
-    r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs number"
+    r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs\b"
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
     r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
     r"|member id|insurance id|versichertennummer|numero de securite|tessera sanitaria"

@@ -24,6 +24,7 @@ class FindingKind(StrEnum):
     EMAIL = "email"
     ADDRESS = "address"
     IP_ADDRESS = "ip_address"
+    MAC_ADDRESS = "mac_address"
 
     @property
     def placeholder(self) -> str:

@@ -1,4 +1,6 @@
-"""IP addresses: personal data when they name a person's connection ("my home IP is 203.0.113.42").
+"""IP and MAC addresses: personal data when they name a person's connection or device.
+
+"my home IP is 203.0.113.42", "my laptop's MAC is 3c:22:fb:12:34:56".
 
 Mail seldom needs one to be understood, so every address is replaced, whoever it names: a server's
 address costs nothing to lose, and a reader cannot tell the two apart. What is kept are the dotted
@@ -21,6 +23,12 @@ _IPV4 = re.compile(rf"(?<![\w.])(?:{_OCTET}\.){{3}}{_OCTET}(?:/(?:3[0-2]|[12]?\d
 # Hex groups with at least two colons; the standard library decides whether the run is an address, so
 # times ("12:30:45"), MAC addresses (six groups) and C++ scopes ("std::vector") are not.
 _IPV6_CANDIDATE = re.compile(r"(?<![\w:])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%\w+)?(?![\w:])")
+# Six hex pairs with one separator throughout, or Cisco's three dotted quads. A dashed or dotted
+# address needs a letter and a digit: digits alone read as an id, letters alone as words.
+_MAC = re.compile(
+    r"(?<![\w:.\-])(?:[0-9A-Fa-f]{2}(?P<sep>[:\-])(?:[0-9A-Fa-f]{2}(?P=sep)){4}[0-9A-Fa-f]{2}"
+    r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![\w:\-]|\.\w)"
+)
 _NOT_AN_ADDRESS_BEFORE = re.compile(
     r"(?:\b(?:v|ver|version|versions|build|release|rev|revision|firmware|fw|patch|section|sections|chapter|"
     r"clause|paragraph|article|step|item|rule|oid|mib|sdk|kb)\.?|§)[\s:#]*$"
@@ -49,3 +57,14 @@ def ip_addresses(text: str, lower: str) -> Iterator[Hit]:
         for m in _IPV6_CANDIDATE.finditer(text):
             if _is_ipv6(m.group()):
                 yield hit(m.start(), m.end(), FindingKind.IP_ADDRESS, "ip:v6")
+
+
+def mac_addresses(text: str, lower: str) -> Iterator[Hit]:
+    if text.count(":") < 5 and text.count("-") < 5 and text.count(".") < 2:
+        return
+    for m in _MAC.finditer(text):
+        found = m.group()
+        letters, digits = any(c.isalpha() for c in found), any(c.isdigit() for c in found)
+        if m.group("sep") != ":" and not (letters and digits):
+            continue  # dashed or dotted digits alone read as an id or a number; letters alone as words
+        yield hit(m.start(), m.end(), FindingKind.MAC_ADDRESS, "mac")

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit
 
-_GATES = ("cod", "kod", "sign", "log in", "verif", "confirm")  # "cod" finds code, codigo and codice
+# "cod" finds code, codigo and codice
+_GATES = ("cod", "kod", "sign", "log in", "verif", "confirm", "tan", "transaktion")
 # A code: 4 to 8 digits, maybe split in two groups, maybe after a one-letter prefix ("G-482913").
 # Found first (a character class lets the engine skip ahead); the words are then looked for only
 # in a short window on either side, as `financial.bank_accounts` does.
@@ -41,6 +42,11 @@ _NAMED = (
 )
 # Before the code: its name and what services put between: "is", a colon, "lautet", "est", "es"...
 _NAME_BEFORE = re.compile(rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is now)\b|\s*[:=])*\s*$")
+# A bank's transaction number (German online banking's TAN, mTAN, pushTAN): one word, so it needs a link.
+_TAN_BEFORE = re.compile(
+    r"(?<![\w\-])(?:(?:sms|push|photo|chip|app|m|i)-?)?(?P<word>tan|transaktionsnummer)"
+    r"(?:-nummer|-code| nummer| number)?(?:\s*[:=]|\s+(?:is|lautet|ist))\s*$"
+)
 # After the code: "482913 is your (Google) verification code".
 _NAME_AFTER = re.compile(rf" is your\b[^.\n]{{0,40}}?\b(?:(?:{_NAMED})\b|code(?=\s*(?:[.,;:!)]|$)))")
 # "Use 774120 to sign in" (a code to use or enter: "call 4471 to sign in guests" is an extension).
@@ -61,6 +67,12 @@ def _code_span(m: re.Match[str]) -> tuple[int, int]:
     return (m.start(), m.start() + len(first)) if len(first) <= 8 else (0, 0)
 
 
+def _names_a_tan(text: str, lo: int, before: str) -> bool:
+    """ "TAN: 482913" is a bank's code; "a tan: 1200" is a colour: the short word counts in capitals."""
+    m = _TAN_BEFORE.search(before)
+    return m is not None and (m.group("word") != "tan" or text.startswith("TAN", lo + m.start("word")))
+
+
 def one_time_codes(text: str, lower: str) -> Iterator[Hit]:
     """Spans of one-time codes stated beside the words that name them, either side."""
     if not any(gate in lower for gate in _GATES):
@@ -79,5 +91,6 @@ def one_time_codes(text: str, lower: str) -> Iterator[Hit]:
             (("cod" in before or "kod" in before) and _NAME_BEFORE.search(before))
             or (lower.startswith(" is your", end) and _NAME_AFTER.match(lower, end, end + _WINDOW))
             or (_SIGN_IN_AFTER.match(lower, end, end + _WINDOW) and _USE_BEFORE.search(before))
+            or (("tan" in before or "transaktion" in before) and _names_a_tan(text, lo, before))
         ):
             yield hit(first, end, FindingKind.SECRET, "context:one-time-code")

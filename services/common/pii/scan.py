@@ -46,6 +46,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     one_time_codes.one_time_codes,
     other_scripts.password_words,
     network.ip_addresses,
+    network.mac_addresses,
 )
 
 

@@ -63,6 +63,8 @@ NON_VALUES = _words(
 VALUE = re.compile(r"\S{1,4096}")
 
 _FRACTION = re.compile(r"\d+/\d+")
+# A key written in groups of four, as authenticator set-up pages and licence cards print it.
+_KEY_GROUPS = re.compile(r"[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){2,15}(?![\w\-])")
 # "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
 _DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
 # "The PIN is 4 4 7 1": a code read out digit by digit.
@@ -141,6 +143,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
             quoted = text[start + 1 : close]
             return (start + 1, close) if plausible(quoted, True, kind, True) else None
         start += 1
+    if (groups := _KEY_GROUPS.match(text, start)) and any(c.isdigit() for c in groups.group()):
+        return start, groups.end()  # "secret key: JBSW Y3DP EHPK 3PXP", as authenticator apps show it
     match = VALUE.match(text, start)
     if match is None or is_placeholder_at(text, start):
         return None
