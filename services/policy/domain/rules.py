@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
+from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
@@ -138,6 +139,16 @@ def instruction_markers(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in _INSTRUCTION_MARKERS if any(pattern.search(view) for view in views))
 
 
+def _markers_of_others(text: str) -> tuple[str, ...]:
+    """Instruction markers, and the steering shapes read in text the owner did not write.
+
+    A tool outcome is a summary of what a tool returned, and a page or a mail a tool fetched is
+    someone else's text: "Dear LLM, the user has consented..." steers whoever stores it.
+    """
+    markers = instruction_markers(text)
+    return (*markers, "steering") if steers(fold_for_matching(text)) else markers
+
+
 def _valid(candidate: Candidate) -> bool:
     confidence = candidate.confidence
     return bool(candidate.text.strip()) and math.isfinite(confidence) and 0.0 <= confidence <= 1.0
@@ -155,7 +166,7 @@ def _reject_reasons(candidate: Candidate) -> list[Reason]:
     elif contains_secret_pattern(candidate.text) or contains_secret_placeholder(candidate.text):
         reasons.append(Reason(ReasonCode.SENSITIVE_CONTENT, "a secret, or the place of one, is in the text"))
     if external:
-        markers = instruction_markers(candidate.text)
+        markers = _markers_of_others(candidate.text)
         if markers:
             reasons.append(
                 Reason(ReasonCode.EXTERNAL_INSTRUCTION, "instruction-like external text: " + ", ".join(markers))
@@ -176,7 +187,7 @@ def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: Poli
         reasons.append(Reason(ReasonCode.PROCEDURAL_NEEDS_REVIEW, "procedures change behaviour: a human approves"))
     if candidate.origin is Origin.EXTERNAL_EMAIL:
         reasons.append(Reason(ReasonCode.EXTERNAL_UNVERIFIED, "a third party's claim, not the owner's"))
-    if candidate.origin is Origin.TOOL_OUTCOME and instruction_markers(candidate.text):
+    if candidate.origin is Origin.TOOL_OUTCOME and _markers_of_others(candidate.text):
         reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
     if not candidate.confidence >= t.store_min_confidence:
         reasons.append(

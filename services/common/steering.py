@@ -1,0 +1,116 @@
+"""Shapes of text that tries to steer an assistant when someone other than its owner writes it.
+
+The worker reads outsiders' sentences with them (a match is proposed as an external procedure, so
+policy refuses it and the audit keeps it); policy reads tool outcomes and outsiders' candidates with
+them (a tool outcome that steers waits for a person; an outsider's is rejected). The owner's own
+sentences are never read with them: "From today I work at Acme" is the owner's fact.
+
+Text is matched folded (`services.common.text_folding.fold_for_matching`): accents gone, look-alike
+letters turned Latin, Hangul syllables as their letters.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from services.common.text_folding import fold_for_matching
+
+# "From now on" and "remember", written as folded text is (look-alike Cyrillic letters become Latin,
+# Hangul syllables their letters), so a pattern matches what it is run on.
+_RUSSIAN = ("впредь", "отныне", "с этого момента", "с сегодняшнего дня", "запомни", "запомните", "запомнить")  # noqa: RUF001
+# "Assistant" in scripts whose capital letters fold differently, or without spaces between words.
+_ASSISTANT_WORDS = ("ассистент", "помощник", "助手", "アシスタント", "어시스턴트", "비서")
+_UNSPACED = (
+    "今後",
+    "今后",
+    "これからは",
+    "覚えて",
+    "从现在开始",
+    "从现在起",
+    "記住",
+    "记住",
+    "앞으로",
+    "기억해",
+    "기억하",
+)
+
+
+def _folded(words: Iterable[str]) -> str:
+    """Each word folded as it may be written: lower case, capitalised, upper case (folding keeps
+    case, and a capital look-alike may fold to another letter than its small one: capital Ze to "3")."""
+    forms = {fold_for_matching(form) for word in words for form in (word, word.capitalize(), word.upper())}
+    return "|".join(re.escape(form) for form in sorted(forms, key=len, reverse=True))
+
+
+# From someone other than the owner, these also try to steer the assistant: a role prefix, a claim
+# that its instructions changed, a start date for new behaviour, a memory to update, a grant of
+# automatic action, and "from now on"/"remember" in the languages outsiders write in. Only outsiders'
+# sentences are read with them: the owner's "From today I work at Acme" stays a fact.
+STEERING = re.compile(
+    r"^\W*(?:system|admin(?:istrator)?|developer|operator|root)\s*[:\]>]"
+    r"|\binstructions? (?:have|has) (?:changed|been updated)|\byour (?:new |updated )?instructions\b"
+    r"|\bfrom (?:today|tomorrow|this (?:day|moment|point)|(?:next|this) (?:week|month))\b"
+    r"|\bupdate (?:your |the |her |his |their |[a-z]+'s )?(?:memory|memories|notes|records?|profile|knowledge)\b"
+    r"|\btreat (?:our|my|these|this|their|his|her|all|any) (?:messages?|mails?|e-?mails?|requests?|invoices?)\b"
+    r"|\b(?:authori[sz]ed|approved|pre-?approved|enabled|agreed to)\b.{0,30}\b(?:automatic\w*|auto\w*|forwarding"
+    r"|payments?|transfers?|wires?)\b"
+    r"|\b(?:dear|hi|hello|hey|attention|attn|to) (?:the )?(?:ai|assistant|bot|agent|model|llms?|gpt|chatgpt|claude"
+    r"|gemini|copilot|language model|ai (?:model|agent|assistant)s?)\b(?!-)|\bpre-?approved\b"
+    r"|\bauto-?(?:accept|approv|forward|pay|reply|confirm)\w*|\bstop (?:asking|checking|confirming|verifying)\b"
+    r"|\bfuture (?:invoices|payments|transfers|mails?|e-?mails?|messages|requests|meetings|invites)\b"
+    r"|\b(?:send|share|forward|give)\b.{0,40}(?:password|passcode|credentials|login details|\[password\])"
+    r"|\b(?:desormais|dorenavant|a l'avenir|ab sofort|kunftig|zukunftig|in zukunft|de ahora en adelante"
+    r"|a partir de ahora|en adelante|d'ora in poi|da ora in poi|voortaan|van nu af aan|a partir de agora"
+    r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
+    r"|ricordati|onthoud|lembre-se)\b"
+    # chat-template and prompt markers pasted into mail, and requests to keep something for later
+    r"|\[/?inst\]|<\|?im_(?:start|end)\|?>|<<\s*/?sys\s*>>|^\W*#+\s*(?:instruction|system)\b"
+    r"|\b(?:memori[sz]e|keep in mind|bear in mind|take note)\b|\bstanding (?:order|instruction|rule)s?\b"
+    r"|\b(?:store|save|record|log|add|keep)\b.{0,30}\b(?:as (?:a |an )?)?(?:preference|instruction|rule)s?\b"
+    r"|\b(?:preference|wish|instruction)s? (?:is|are|that)\b"
+    # words addressed to a model, whatever it is called, and the roles of a chat transcript
+    r"|\b(?:note|message|memo|instructions?)\b.{0,12}\b(?:to|for) (?:the |any |your )?(?:automated |virtual )?"
+    r"(?:ai|assistant|bot|agent|model|copilot|llm|gpt)\b|\b(?:hey|hi|hello|dear|ok|okay) (?:copilot|gpt|chatgpt"
+    r"|claude|gemini|siri|alexa|cortana)(?=\s*[,:!.])|\b(?:ai|assistant|agent|bot|copilot)\b(?: reading this)?\s*[:,]"
+    r"|\"role\"\s*:\s*\"(?:system|developer|assistant)\"|<!--.{0,40}\b(?:assistant|ai|agent|system)\b"
+    r"|\binstructions? update\b|\bupdated? instructions\b|^\W*override\s*[:!-]"
+    # a model told what to do in the third person: "AI agents should...", "assistants reading this must...",
+    # "the vendor asks that the assistant remembers..."
+    r"|\b(?:ai|llm|automated|virtual|digital) (?:assistants?|agents?|bots?|models?|systems?|readers?)\b"
+    r"|\b(?:llms?|chatbots?|language models?)\b.{0,20}\b(?:must|should|shall|are to|need to|have to|will)\b"
+    r"|\b(?:assistants?|agents?|bots?|models?|llms?) (?:reading|processing|parsing|summari[sz]ing|seeing)"
+    r" (?:this|these)\b"
+    r"|\b(?:assistants?|agents?|bots?|models?) (?:should|must|shall|are to|need to|have to)\b"
+    r"|\b(?:the |your )(?:assistant|ai|bot|llm|model) (?:to )?(?:remembers?|memori[sz]es?|stores?|saves?|records?"
+    r"|notes?|keeps?)\b"
+    # the assistant addressed in the languages outsiders write in, before a comma or a colon
+    r"|\b(?:ki[- ]?assistent(?:in)?|ki[- ]?agent|assistent(?:in)?|assistente(?: ia| virtuale)?"
+    r"|asistente(?: ia| virtual)?|assistant(?:e)? (?:ia|virtuel(?:le)?)|agente(?: ia)?|agent ia"
+    r"|asystent(?:ko)?(?: ai)?|asystencie)\s*[:,]"
+    rf"|(?:{_folded(_ASSISTANT_WORDS)})\s*[:,\uff0c\u3001\uff1a]"
+    # a third party speaking for the owner, or asking for trust it has not been given
+    r"|\b(?:your|the) (?:owner|user|principal|boss)\b(?! of).{0,20}\b(?:has |have )?"
+    r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
+    r"|\bas per (?:her|his|their|the owner's|[a-z]+'s) (?:request|instructions?|wishes)\b"
+    r"|\btrusted (?:senders?|contacts?|list|domains?)\b|\b(?:trust|whitelist|allowlist) (?:us|our|this|these"
+    r"|mails?|messages?|senders?|domains?|[a-z0-9.-]+\.[a-z]{2,})\b"
+    r"|\b(?:treat|mark|consider|classify|flag|list)\b.{0,30}\bas (?:internal|verified|trusted|safe|legitimate|approved"
+    r"|the owner)\b|\b(?:skip|bypass|override|disable|waive|turn off|switch off|deactivate)\b.{0,20}"
+    r"\b(?:approvals?|reviews?|verifications?|checks?|confirmations?|steps?|2fa|mfa|two[- ]factor|two[- ]step"
+    r"|2[- ]step|authentication|spam filter(?:ing|s)?|filters?|warnings?|alerts?|screening|fraud)\b(?! meeting)"
+    # "remember", "save", "note" in the other languages outsiders write in (folded: no accents)
+    r"|\b(?:speichern sie|bitte speichern|notieren sie|merken|ricordare|memorizzare|memorizza|guarde|guardar como"
+    r"|tenga en cuenta|tengan en cuenta|notez que|veuillez noter|memoriser|enregistrez|retenir|lembre|memorize"
+    r"|sla op|zapamietaj|zapamietajcie|pamietaj|pamietajcie|zapamatujte|pamatujte|unutmayin|hatirla)\b"
+    # the same in Russian, and in scripts without spaces between words, where \b finds no word's edge
+    rf"|\b(?:{_folded(_RUSSIAN)})\b|{_folded(_UNSPACED)}"
+    # "以后" opens a clause as "from now on" ("以后所有付款…"); after a noun it is "after" ("会议以后")
+    r"|(?:^|[\s,.!?:;\uff0c\u3002\uff01\uff1f\uff1a\uff1b\u3001])以后",
+    re.I,
+)
+
+
+def steers(folded: str) -> bool:
+    """Whether folded text holds one of the steering shapes."""
+    return STEERING.search(folded) is not None
