@@ -118,6 +118,12 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bno (?:longer )?need(?:ed)? (?:to|for)\b|\bneed not\b", "notrequired"),
         (r"\b(?:turn|switch|shut)\w* ((?:\w+ ){0,3}?)off\b", r"disable \1"),
         (r"\bfail\w* to\b", "failto"),
+        (r"\b(?:two|2) ?(?:factor|step)\b", "2fa"),
+        # A change of bank details applied at once is the payment-redirection fraud's whole aim: the
+        # verification it skips is never named ("bank detail changes are applied straight away").
+        (r"\b(?:bank|account|payment|payee|iban|wire|remittance|banking) (?:details?|information|info|instructions?"
+         r"|numbers?) (?:changes?|updates?)\b(?: \w+){0,6}? (?:straight away|right away|immediately|at once|instantly"
+         r"|automatically|without delay|directly|as soon as)\b", "skip verification"),
         (r"\brefrain\w* from\b", "refrain"),
         (r"\b(?:instead of|rather than|in lieu of)\b", "insteadof"),
         (r"\bopt\w* out\b", "optout"),
@@ -142,6 +148,7 @@ _SCRUTINY_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|checks?|checked|checking|hits?|match(?:es|ed|ing)?|reviews?|reviewed|reviewing|watchlists?"
             r"|ofac|monitor\w*|verif\w*|investigat\w*|compliance|riskrating"
             r"|approvals?|sign ?offs?|controls?|safeguards?|callbacks?|phishing|spam|fraud\w*|suspicious"
+            r"|2fa|mfa|otp|authenticat\w*|scan(?:s|ned|ning|ners?)?|antivirus|virus\w*|malware|sandbox\w*"
         ),
     ),
 )
