@@ -85,11 +85,12 @@ def run(quick: bool) -> list[Row]:
 
 
 # Bodies a sender can write to make redaction slow; each of the first six was superlinear once (before
-# their fixes, at 32-256 KB: 54 s, 149 s, 1.4 s, 9.7 s, 1.3 s and 4.5 s), and "市区" cost 13 s per 32 KB
-# under the first pattern written for addresses in CJK characters.
+# their fixes, at 32-256 KB: 54 s, 149 s, 1.4 s, 9.7 s, 1.3 s and 4.5 s), "市区" cost 13 s per 32 KB
+# under the first pattern written for addresses in CJK characters, and "Password: <b>" 36 s per 256 KB
+# in detect-secrets' keyword patterns until long lines were read in pieces.
 ADVERSARIAL_PIECES = (
     "0123 4567 ", "pass", "eyJ", "PuTTY-User-Key-File-2", "password=", "token:", "key=", 'pwd="',
-    "市区", "시구로", "1.1.1.1 ", "is the password ",
+    "市区", "시구로", "1.1.1.1 ", "is the password ", "Password: <b>",
 )  # fmt: skip
 
 

@@ -38,6 +38,7 @@ from services.common.pii.stated_values import (
     list_end,
     password_before,
     password_in_clause,
+    password_shaped,
     plausible,
     value_after,
     value_below,
@@ -89,7 +90,7 @@ _MULTIWORD = re.compile(
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
     r"|mat khau|kata sandi|kata laluan"
     r"|cle (?:wifi|wi-fi|wlan|wpa2?|wep|(?:du |de )?reseau|de securite|du wifi|d.activation|de licence|de produit)"
-    r"|security code|card verification|cryptogramme visuel"
+    r"|security code|card verification|cryptogramme visuel|safe ?word|code ?word|secret word"
 )
 # Rarer phrases, matched only when one of a few substrings is in the text: each new first letter in
 # the regexes above would slow them on every e-mail, whether it holds a credential or not.
@@ -107,7 +108,7 @@ _LEET_PASSWORD = re.compile(r"p[a4@][s5$]{2}(?:w[o0]rd|phr[a4@][s5$]e)")
 # Matched on folded text, where the Japanese voicing marks are gone (パスワード is seen as ハスワート).
 _CJK_WORDS = "|".join(map(fold_words, ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "암호")))
 _CJK_LINKS = "|".join(map(fold_words, ("は", "が", "是", "为", "為", "는", "은", "를", ":", "=")))
-_CJK_PASSWORD = re.compile(rf"(?:{_CJK_WORDS})\s*(?:{_CJK_LINKS})?\s*(?P<value>[!-~]{{3,}})")
+_CJK_PASSWORD = re.compile(rf"(?:{_CJK_WORDS})\s*(?:{_CJK_LINKS})?\s*[「『\"]?(?P<value>[!-~]{{3,}})")
 
 
 def _first_letter_alternation(stems: list[str]) -> str:
@@ -172,6 +173,13 @@ _PAIR_ONLY_WORDS = _words(
 _PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali credenciais")
 # The password after a user name already read as the value: " : B4ckup!Now", " / Xy7!qq".
 _PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
+_COMMA_TAIL = re.compile(r",[ \t]*(?P<value>\S+)")
+_USER_COMMA_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*,[ \t]*(?P<value>\S+)")
+# "Log in as admin with Adm1n!Pass", "sign in with alice@acme.example / Acme!2026".
+_LOGIN_AS = re.compile(
+    r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|login|signin|connect|authenticate)\s+(?:as|with|using)\s+[\w.@+\-]+"
+    r"(?:\s*[/|,]\s*|\s+(?:with|using|and)\s+(?:(?:the\s+)?(?:password|pw|pwd|pass)\s+)?)(?P<value>\S+)"
+)
 # Command lines: "curl -u user:pass", "mysql -pSecret".
 _COMMAND_LINE = re.compile(
     r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
@@ -268,6 +276,16 @@ def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
     return (pair.start(), pair.end()) if pair else None
 
 
+def _comma_pair(text: str, lower: str, end: int) -> tuple[int, int] | None:
+    """ "creds: root, T00r!Pass": a user name, a comma, and a password-shaped value."""
+    link = LINK.match(lower, end)
+    pair = _USER_COMMA_PASSWORD.match(text, link.end()) if link is not None else None
+    if pair is None:
+        return None
+    value = pair.group("value").rstrip(TRAILING)
+    return (pair.start(), pair.start("value") + len(value)) if password_shaped(value) else None
+
+
 def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
     """The value after a word that can only name a password, linked or a few words on."""
     span = value_after(text, lower, end, FindingKind.PASSWORD)
@@ -305,8 +323,16 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
             span = (span[0], list_end(text, span[1]))
         elif _PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
             span = (span[0], tail.end())  # the user name was read as the value; the password follows
+        elif (
+            _PAIR_WORDS.intersection(parts)
+            and (comma := _COMMA_TAIL.match(text, span[1]))
+            and password_shaped(comma.group("value").rstrip(TRAILING))
+        ):  # "creds: root, T00r!Pass"
+            span = (span[0], comma.start("value") + len(comma.group("value").rstrip(TRAILING)))
         yield hit(*span, kind, "context:credential")
-    elif pair := _pair_after(text, lower, end):
+    elif (pair := _pair_after(text, lower, end)) or (
+        _PAIR_WORDS.intersection(parts) and (pair := _comma_pair(text, lower, end))
+    ):
         yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
     elif kind is FindingKind.PASSWORD and (clause := password_in_clause(text, lower, end)):
         yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
@@ -381,6 +407,10 @@ def credential_statements(text: str) -> Iterator[Hit]:
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
+    for m in _LOGIN_AS.finditer(lower) if ("log" in lower or "sign" in lower or "conn" in lower) else ():
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        if password_shaped(value):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:login-as")
     for m in _COMMAND_LINE.finditer(text):
         group = next(name for name in ("value", "mysql", "flag") if m.group(name))
         yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")

@@ -167,6 +167,7 @@ def labelled_ids(text: str, lower: str) -> Iterator[Hit]:
         ):
             yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:ca-sin")
     yield from _parts_of_ids(text, lower)
+    yield from _vehicle_ids(text, lower)
 
 
 # "the last four of my SSN are 6789", "SSN ending in 6789": part of an id is enough to confirm an identity
@@ -184,6 +185,41 @@ def _parts_of_ids(text: str, lower: str) -> Iterator[Hit]:
         window = max(0, m.start() - 50)
         if any(_word_start(lower, label.start()) for label in _LABEL.finditer(lower, window, m.start("digits"))):
             yield hit(m.start("digits"), m.end("digits"), FindingKind.GOV_ID, "id:last-digits")
+
+
+# A vehicle identification number names a car and so its keeper; 17 characters without I, O and Q.
+# Only where a word names it: order ids of that shape are common, and only North America's VINs
+# carry a check digit.
+_VIN = re.compile(r"(?<![A-Za-z0-9])[A-HJ-NPR-Z0-9]{17}(?![A-Za-z0-9])")
+_VIN_LABEL = re.compile(
+    r"\b(?:vin|vehicle identification(?: number| no)?|chassis(?: number| no)?|fahrgestellnummer|fin"
+    r"|numero de (?:chassis|serie)|telaio|bastidor)\b[^\n]{0,24}\Z"
+)
+
+
+# A number plate, after a word that names it: letters and digits in up to four groups ("M-AB 1234",
+# "AB12 CDE", "7ABC123").
+_PLATE = re.compile(
+    r"\b(?:(?:car|licen[cs]e|number|registration|vehicle|reg) plate(?: number| no\.?)?|plate (?:number|no\.?)"
+    r"|kennzeichen|nummernschild|plaque d.immatriculation|immatriculation|kenteken|matricula|targa)"
+    r"(?:\s*(?:is|was|ist|est|es|e|:|#|=|-)\s*|\s+)(?P<value>[a-z0-9]{1,8}(?:[ \-][a-z0-9]{1,4}){0,3})(?![\w\-])"
+)
+_PLATE_GATES = ("plate", "kennzeichen", "nummernschild", "immatriculation", "kenteken", "matricula", "targa")
+
+
+def _vehicle_ids(text: str, lower: str) -> Iterator[Hit]:
+    if any(gate in lower for gate in _PLATE_GATES):
+        for m in _PLATE.finditer(lower):
+            value = m.group("value")
+            alnum = [c for c in value if c.isalnum()]
+            if 4 <= len(alnum) <= 10 and any(c.isdigit() for c in alnum) and any(c.isalpha() for c in alnum):
+                yield hit(m.start("value"), m.end("value"), FindingKind.GOV_ID, "id:plate")
+    for m in _VIN.finditer(text):
+        value = m.group()
+        if value.isdigit() or value.isalpha():
+            continue
+        if _VIN_LABEL.search(lower, max(0, m.start() - 60), m.start()):
+            yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:vin")
 
 
 def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:

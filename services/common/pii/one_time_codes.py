@@ -29,7 +29,8 @@ _VALUE = re.compile(r"[0-9]{3,8}(?:[ \-][0-9]{3,4})?")  # one simple pattern: an
 _PREFIX = re.compile(r"(?<![\w\-])[a-z]-$")
 _WINDOW = 80
 _NAMED = (
-    r"(?:verification|confirmation|security|login|sign-?in|one-time|access|authentication|auth|2fa|otp|pairing)"
+    r"(?:verification|confirmation|security|login|sign-?in|one-time|access|authentication|auth|2fa|otp|pairing"
+    r"|reset|recovery|unlock|activation)"
     r" code"
     r"|bestatigungscode|sicherheitscode|verifizierungscode|einmalcode|prufcode|anmeldecode|zugangscode|freigabecode"
     r"|code de (?:verification|confirmation|securite|connexion)"

@@ -66,6 +66,12 @@ _LITERAL_SECRETS = (
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S
     ),
     re.compile(r"PuTTY-User-Key-File-\d.*?(?:Private-MAC: \w+|\Z)", re.S),
+    # OpenVPN's "-----BEGIN OpenVPN Static key V1-----" and other static or secret key blocks
+    re.compile(
+        r"-----BEGIN [^\n\-]*(?:[Ss]tatic|[Ss]ecret|SECRET|STATIC) [Kk](?:ey|EY)[^\n\-]*-----"
+        r".*?(?:-----END[^\n]*-----|\Z)",
+        re.S,
+    ),
     re.compile(r"(?<=://)[^\s:/@\[\]]*:[^\s@/\[\]]+(?=@)"),  # user:password in a URL (user may be empty)
     re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
     re.compile(r"(?<=[Aa]uthorization: )[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}"),
@@ -75,6 +81,20 @@ _LITERAL_SECRETS = (
 )
 # Formats whose secret is one field of a longer line: the password of a Wi-Fi QR code
 # ("WIFI:S:net;T:WPA;P:secret;;") and of a .pgpass line ("host:5432:db:user:secret").
+# Secrets that one field of a longer text holds, found without a colon: PowerShell's plain-text secure
+# string, MySQL's IDENTIFIED BY, a password whose "=" is URL-encoded, an XML credential in CDATA.
+_QUOTED_FIELDS = (
+    re.compile(r"(?i)ConvertTo-SecureString\s+(?:-String\s+)?(['\"])(?P<value>[^'\"\n]{1,256})\1"),
+    re.compile(r"(?i)\bIDENTIFIED\s+(?:WITH\s+\S+\s+)?BY\s+(['\"])(?P<value>[^'\"\n]{1,256})\1"),
+    re.compile(
+        r"(?i)\b(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token)%3[DA](?P<value>[^&\s\"'<>]{3,256})"
+    ),
+    re.compile(
+        r"(?i)<[\w:\-]*(?:password|passwd|secret|token|key|pwd|credential)[\w:\-]*\s*>\s*<!\[CDATA\["
+        r"(?P<value>[^\]\n]{1,256})\]\]>"
+    ),
+)
+_QUOTED_FIELD_GATES = ("securestring", "identified", "%3", "cdata")
 _SECRET_FIELDS = (
     re.compile(r"\bWIFI:(?:[^;\n]*;)*?P:(?P<value>(?:\\.|[^;\\\n])+)"),
     re.compile(r"(?m)^(?:localhost|\*|[\w\-]+(?:\.[\w\-]+)+):(?:\d{1,5}|\*):[\w.\-*]+:[\w.\-@*]+:(?P<value>\S{4,})$"),
@@ -112,6 +132,11 @@ def provider_tokens(text: str) -> Iterator[Hit]:
     for regex in _LITERAL_SECRETS:
         for m in regex.finditer(text):
             yield hit(m.start(), m.end(), FindingKind.SECRET, "format:literal")
+    lower = text.lower()
+    if any(gate in lower for gate in _QUOTED_FIELD_GATES):
+        for regex in _QUOTED_FIELDS:
+            for m in regex.finditer(text):
+                yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "format:field")
     if ":" in text:
         for regex in _SECRET_FIELDS:
             for m in regex.finditer(text):

@@ -63,6 +63,13 @@ NON_VALUES = _words(
 VALUE = re.compile(r"\S{1,4096}")
 
 _FRACTION = re.compile(r"\d+/\d+")
+# Digits read out as words, four to eight of them.
+_SPOKEN_DIGITS = re.compile(
+    r"(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)[ ,\-]+){3,7}"
+    r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b"
+)
+# Inline elements around a value in HTML mail: "<b>", "<span style=...>", "<code>".
+_INLINE_TAGS = re.compile(r"(?:<(?:b|strong|i|em|u|code|tt|kbd|samp|span|font|mark)\b[^<>\n]{0,200}>[ \t]*){1,4}", re.I)
 # A key written in groups of four, as authenticator set-up pages and licence cards print it.
 _KEY_GROUPS = re.compile(r"[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){2,15}(?![\w\-])")
 # "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
@@ -145,6 +152,10 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
         start += 1
     if (groups := _KEY_GROUPS.match(text, start)) and any(c.isdigit() for c in groups.group()):
         return start, groups.end()  # "secret key: JBSW Y3DP EHPK 3PXP", as authenticator apps show it
+    if spoken := _SPOKEN_DIGITS.match(lower, start):
+        return start, spoken.end()  # "PIN: one two three four"
+    if tags := _INLINE_TAGS.match(text, start):
+        start = tags.end()  # "Password: <b>X</b>": the value is the element's text (serving keeps HTML)
     match = VALUE.match(text, start)
     if match is None or is_placeholder_at(text, start):
         return None
@@ -176,6 +187,8 @@ def value_below(text: str, start: int, end: int) -> tuple[int, int] | None:
     line_end = text.find("\n", end)
     if line_end == -1 or text[line_start:start].strip() or text[end:line_end].strip() not in ("", ":"):
         return None
+    if text.startswith("\n", line_end + 1) or text.startswith("\r\n", line_end + 1):
+        line_end = text.find("\n", line_end + 1)  # one blank line between the label and its value
     next_end = text.find("\n", line_end + 1)
     below = text[line_end + 1 : next_end if next_end != -1 else len(text)]
     value = below.strip()
