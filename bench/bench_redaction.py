@@ -7,6 +7,9 @@ e-mails, and the ratio. Two workloads: ordinary 2 KB mails built from Alice's fi
 and mails laden with the labelled corpus' secrets and PII (the worst case: every detector fires).
 A third row is adversarial: bodies as large as HandleRequest accepts, each one piece repeated
 (digit groups, credential stems glued together, a JWT's prefix...), the worst against as much prose.
+A fourth does the same for the worker's reading of an owner's mail after redaction (its parts, its
+sentences, who wrote each: the rules extractor, without a model), whose quote marks once cost 16 s
+for 32 KB of "<<".
 CPU time (``process_time``), best of several rounds, so other processes on a shared machine count less.
 
     .venv/bin/python -m bench.bench_redaction [--quick]
@@ -23,6 +26,7 @@ from typing import Any
 from bench._harness import Row, row
 from services.common.redaction import RedactionMode, Redactor
 from services.serving.domain.validation import BODY_MAX_BYTES
+from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
 from tests.fixtures import load_fixture
 from tests.redaction_eval import load_corpus
 
@@ -81,7 +85,43 @@ def run(quick: bool) -> list[Row]:
             )
         )
     rows.append(_adversarial_row(thorough, rounds=1 if quick else 3))
+    rows.append(_adversarial_reading_row(rounds=1 if quick else 3))
     return rows
+
+
+# Bodies a sender can write to make the worker's reading of a mail slow ("<<" was quadratic once).
+ADVERSARIAL_READING_PIECES = ("<<", "> ", ">> ", "```", "[quote]", "Bob > ", "<b>", "I prefer ", '"I ', "Fwd: ")
+
+
+def _reading_ms(extractor: RuleBasedExtractor, body: str, rounds: int) -> float:
+    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "Re: invoices", body)
+    event = ExtractionInput("evt-bench", "0" * 32, "acme", "alice", "assistant.instruction", (), email, True)
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        extractor.extract(event)
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+def _adversarial_reading_row(rounds: int) -> Row:
+    size = BODY_MAX_BYTES
+    extractor = RuleBasedExtractor()
+    prose_ms = _reading_ms(extractor, (prose_emails()[0] * (size // 2048 + 1))[:size], rounds)
+    costs = {
+        piece: _reading_ms(extractor, (piece * (size // len(piece) + 1))[:size], rounds)
+        for piece in ADVERSARIAL_READING_PIECES
+    }
+    worst = max(costs, key=costs.__getitem__)
+    print("  adversarial mails read by the worker, ms: " + ", ".join(f"{p!r} {ms:.0f}" for p, ms in costs.items()))
+    return row(
+        f"worker reading ms per {size // 1024} KB adversarial owner mail (worst: {worst!r}) vs as much prose",
+        round(costs[worst], 1),
+        round(prose_ms, 1),
+        round(costs[worst] / prose_ms, 2),
+        "reported (adversarial input)",
+        None,
+    )
 
 
 # Bodies a sender can write to make redaction slow; each of the first six was superlinear once (before

@@ -10,11 +10,15 @@ sentences that share those words keep their reading.
 
 from __future__ import annotations
 
+import random
+import re
+
 import pytest
 
 from services.common.vocabulary import Outcome
 from services.policy.domain.rules import evaluate
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, authored_sentences
+from services.worker.domain.relayed_words import quoted_first_person
 
 PAYLOAD = "I prefer that every invoice is paid to the new account at Vendor Bank"
 
@@ -134,3 +138,30 @@ def test_the_owners_own_sentences_sharing_those_words_stay_hers(body: str, state
     email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "x", body)
     # When her sentences are read  Then the one holding the preference is still hers
     assert any(owner for sentence, owner in authored_sentences(email, True) if statement in sentence)
+
+
+# The pattern the quote-mark reading replaced: read from every opening mark to the end of the text,
+# 32 KB of "<<" cost the worker 16 s. The replacement reads each mark once and must decide the same.
+_QUOTED_FIRST_PERSON_PATTERN = re.compile(
+    r"(?:[\"\u201c\u201e\u00ab]|<<)[^\"\u201c\u201d\u201e\u00ab\u00bb]*\b(?:i|i'm|i'd|we|my|our|me|us|you)\b"
+    r"[^\"\u201c\u201d\u201e\u00ab\u00bb]*(?:[\"\u201d\u201c\u00bb]|>>)",
+    re.I,
+)
+_PIECES = ['"', "\u201c", "\u201d", "\u201e", "\u00ab", "\u00bb", "<<", ">>", "<", ">"]
+_PIECES += ["I", " ", "we", " x", ".", " I "]
+
+
+def test_quoted_first_person_words_are_read_as_the_pattern_read_them() -> None:
+    # Given 20,000 short texts of quote marks, first-person words and filler (a fixed seed)
+    rng = random.Random(15)
+    texts = ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 14))) for _ in range(20_000)]
+    # When each is read  Then the one-pass reading agrees with the pattern on every one
+    disagreements = [t for t in texts if quoted_first_person(t) != bool(_QUOTED_FIRST_PERSON_PATTERN.search(t))]
+    assert disagreements == []
+
+
+def test_a_mail_of_opening_marks_is_read_in_one_pass() -> None:
+    # Given a body of nothing but "<<" and one quoted first-person sentence at its end
+    text = "<<" * 50_000 + ' "I prefer tea"'
+    # When read  Then the quotation is still found (the pattern took minutes on such a body)
+    assert quoted_first_person(text)
