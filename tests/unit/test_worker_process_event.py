@@ -12,13 +12,20 @@ from typing import Any
 
 import pytest
 
+from services.common.gen.memloop.v1 import field_limits
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome
 from services.policy.domain import rules
 from services.worker.adapters.in_memory import InMemoryContentReader, InMemoryMemory, InProcessPolicyGate
 from services.worker.domain.extraction import RuleBasedExtractor, ToolOutcome
 from services.worker.service.model import ConflictRecord, EmailView, LearningEventView, PermanentError, TransientError
-from services.worker.service.process_event import LearningPorts, process_event
+from services.worker.service.process_batch import prepare_batch
+from services.worker.service.process_event import (
+    MAX_CANDIDATES_PER_EVENT,
+    LearningPorts,
+    ReadyToApply,
+    process_event,
+)
 from services.worker.service.retry import DeadLetter, Retry, RetryPolicy, on_failure
 from tests.fixtures import load_fixture
 from tests.helpers import random_ref
@@ -225,3 +232,45 @@ async def test_content_of_another_user_is_refused(loop: Loop) -> None:
     # Then it is refused as a permanent error
     assert failure.value.reason == "CONTENT_USER_MISMATCH"
     assert loop.memory.apply_calls == 0
+
+
+def _flood(loop: Loop) -> LearningEventView:
+    """An owner's mail of 400 distinct preference sentences (a pasted list, or a flood)."""
+    event = loop.event_for("preference-after-ten")
+    content = REQUESTS["preference-after-ten"]["content"]
+    body = " ".join(f"I prefer the blue folder number {n} for reports." for n in range(400))
+    email = EmailView(USER, content["from"], content["to"], content["subject"], body, from_owner=True)
+    loop.content.put(TENANT, event.content_ref, email)
+    return event
+
+
+async def test_a_mail_of_too_many_candidates_is_decided_up_to_one_apply(loop: Loop) -> None:
+    # Given an owner's mail of 400 distinct preference sentences
+    event = _flood(loop)
+
+    # When the worker processes its event
+    result = await loop.run(event)
+
+    # Then memory gets one apply of as many decisions as it takes, the first in reading order
+    decisions = loop.memory.applied[(TENANT, event.event_id)].decisions
+    assert loop.memory.apply_calls == 1
+    assert len(decisions) == len(result.decisions) == MAX_CANDIDATES_PER_EVENT
+    assert "number 0 " in decisions[0].candidate.text
+
+
+async def test_a_batch_decides_each_event_up_to_one_apply(loop: Loop) -> None:
+    # Given the same flood, with an ordinary event beside it in one batch
+    flood, ordinary = _flood(loop), loop.event_for("schedule-with-bob")
+
+    # When the batch is prepared
+    prepared = await prepare_batch([flood, ordinary], loop.ports, redactor=REDACTOR, extractor=RuleBasedExtractor())
+
+    # Then the flood is ready with as many decisions as one apply takes, and the other event is untouched
+    assert isinstance(prepared[0], ReadyToApply) and isinstance(prepared[1], ReadyToApply)
+    assert len(prepared[0].decisions) == MAX_CANDIDATES_PER_EVENT
+    assert 0 < len(prepared[1].decisions) < 10
+
+
+def test_the_candidate_limit_is_what_memory_takes_in_one_apply() -> None:
+    # Given the proto's own limit on ApplyLearning's decisions  Then the worker's cap is the same
+    assert field_limits.MAX_ITEMS["memloop.v1.ApplyLearningRequest.decisions"] == MAX_CANDIDATES_PER_EVENT

@@ -55,6 +55,7 @@ from services.worker.service.process_event import (
     extraction_failure,
     prepare_event,
     redacted_input,
+    within_limit,
 )
 
 
@@ -167,7 +168,7 @@ def _extract_all(slots: list[_Slot], redactor: Redactor, extractor: CandidateExt
         if isinstance(result, Exception):
             slot.outcome = extraction_failure(result)
         elif result:
-            slot.candidates = result
+            slot.candidates = within_limit(result)
         else:
             slot.outcome = ReadyToApply(slot.event, ())
 

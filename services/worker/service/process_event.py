@@ -127,11 +127,25 @@ def check_owner(event: LearningEventView, email: EmailView) -> EmailView:
     return email
 
 
+#: Decisions memory applies for one event (ApplyLearningRequest.decisions' limit, checked by a test).
+MAX_CANDIDATES_PER_EVENT = 256
+
+
+def within_limit(candidates: list[Candidate]) -> list[Candidate]:
+    """The first candidates in reading order (tool outcomes first), as many as one apply takes.
+
+    A mail of thousands of preference-shaped sentences (a pasted list, or a sender's attempt to
+    flood memory) once made an ApplyLearning memory refused, so the event was dead-lettered and
+    nothing of it learned; now its first sentences are decided and the rest are not read.
+    """
+    return candidates[:MAX_CANDIDATES_PER_EVENT]
+
+
 def redact_and_extract(
     event: LearningEventView, email: EmailView, redactor: Redactor, extractor: CandidateExtractor
 ) -> list[Candidate]:
     try:
-        return extractor.extract(redacted_input(event, email, redactor))
+        return within_limit(extractor.extract(redacted_input(event, email, redactor)))
     except ExtractionSchemaError as exc:
         raise extraction_failure(exc) from None
 
