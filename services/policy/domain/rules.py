@@ -13,6 +13,7 @@ homoglyphs mapped to Latin, contractions expanded, digit look-alikes in words un
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Sequence
@@ -139,11 +140,14 @@ def instruction_markers(text: str) -> tuple[str, ...]:
     return tuple(name for name, pattern in _INSTRUCTION_MARKERS if any(pattern.search(view) for view in views))
 
 
+@functools.lru_cache(maxsize=4096)
 def _markers_of_others(text: str) -> tuple[str, ...]:
     """Instruction markers, and the steering shapes read in text the owner did not write.
 
     A tool outcome is a summary of what a tool returned, and a page or a mail a tool fetched is
-    someone else's text: "Dear LLM, the user has consented..." steers whoever stores it.
+    someone else's text: "Dear LLM, the user has consented..." steers whoever stores it. Both
+    readings cost about 0.1 ms each for a sentence, and the worker asks policy twice about a
+    candidate that has conflicts (before and after looking them up), so the answer is kept.
     """
     markers = instruction_markers(text)
     return (*markers, "steering") if steers(fold_for_matching(text)) else markers
