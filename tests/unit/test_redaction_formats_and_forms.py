@@ -2,7 +2,8 @@
 through): PowerShell's plain-text secure string, MySQL's IDENTIFIED BY, a URL-encoded "=", a value
 inside HTML inline elements or XML CDATA, a label and its value a blank line apart, OpenVPN's static
 key, a safe word, a PIN read out in words, a password after "パスワード" and a full-width colon and
-bracket, a login "as X with Y", "creds: user, password", a reset code, a VIN and a number plate.
+bracket, a login "as X with Y", "creds: user, password", a reset code, a VIN and a number plate;
+and from a fourth (4 of 40 PII shapes): a unit-first address, "I live on", "acc no", "DL#".
 
 Each positive failed before, except a value in a <span>, kept beside the <b> case as the class's
 baseline; each negative shares a word or a shape with one and must come through.
@@ -45,6 +46,11 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("my car plate is 7ABC123", FindingKind.GOV_ID, "7ABC123"),
         ("Kennzeichen: M-AB 1234", FindingKind.GOV_ID, "M-AB 1234"),
         ("plaque d'immatriculation AB-123-CD", FindingKind.GOV_ID, "AB-123-CD"),
+        # a fourth probe of 40 PII shapes (4 came through)
+        ("Flat 12, MG Road, Bengaluru 560001", FindingKind.ADDRESS, "MG Road"),
+        ("I live on Maple Drive, number 22", FindingKind.ADDRESS, "Maple Drive"),
+        ("sort code 12-34-56, acc no 12345678", FindingKind.BANK_ACCOUNT, "12345678"),
+        ("CA DL# D1234567", FindingKind.GOV_ID, "D1234567"),
     ],
 )  # fmt: skip
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -71,6 +77,9 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("the safe word game was fun", "the safe word game was fun"),
         ("PIN: one of the two", "one of the two"),
         ("query?a%3Db&page=2", "a%3Db"),
+        ("she lives on 3 cups of coffee a day", "3 cups of coffee"),
+        ("Suite 200, All Hands Meeting", "Suite 200"),
+        ("the download is at dl.example.com, DL no 5 on the list", "DL no 5"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:

@@ -61,10 +61,19 @@ _SUFFIXED = re.compile(
 )
 _CONTEXT = re.compile(
     r"(?:(?:my|our|his|her|their|home|postal|mailing|street|billing|shipping|delivery|new|current|residential"
-    r"|private) address(?: is| was|:| -)|\b(?:i|we|she|he|they) (?:now |still )?li(?:ve|ves) at|\blives at"
+    r"|private) address(?: is| was|:| -)|\b(?:i|we|she|he|they) (?:now |still )?li(?:ve|ves) (?:at|on)"
+    r"|\blives (?:at|on)"
     r"|anschrift:?|wohne (?:in der|in|am)|j'habite (?:au|a|rue)|mon adresse est|vivo en|mi direccion es"
     r"|abito in|woon op|mijn adres is|moro na|\bhome:)\s*"
 )
+_STREET_TYPE = re.compile(r"\b(?:" + _EN_TYPES + r")\b")
+# The unit first, then a street with no number of its own: "Flat 12, MG Road, Bengaluru 560001".
+_UNIT_FIRST = re.compile(
+    r"\b(?:Flat|Apt|Apartment|Unit|Suite|Plot|House No|H\. ?No|Door No)\.?\s*#?\s*[\w/\-]{1,6},\s*"
+    r"(?:[A-Z][\w.'\-]*\s+){1,4}(?:" + _EN_TYPES + r"|Nagar|Marg|Layout|Colony|Sector|Main|Cross)\b\.?"
+    r"(?:,\s*[A-Z][\w\-]+){0,2}(?:,?\s+\d{5,6}\b)?"
+)
+_UNIT_GATES = ("flat", "apt", "apartment", "unit", "suite", "plot", "house no", "h. no", "h.no", "door no")
 _PO_BOX = re.compile(
     r"(?:P\.?\s?O\.?\s+Box|Postfach|Apartado(?: de correos)?|Casella postale|Boite postale)\s+\d[\d ]*", re.IGNORECASE
 )
@@ -190,8 +199,14 @@ def _street_addresses(text: str, lower: str) -> Iterator[Hit]:
             stop = re.search(r"\.(?:\s|$)|\n|;|\)|$", text[end : end + 120])
             value_end = end + (stop.start() if stop else min(120, len(text) - end))
             value = text[end:value_end].rstrip(" ,")
-            if any(c.isdigit() for c in value) and "@" not in value and len(value) >= 6:
-                yield hit(end, end + len(value), FindingKind.ADDRESS, "address:context")
+            if not any(c.isdigit() for c in value) or "@" in value or len(value) < 6:
+                continue
+            if m.group().rstrip().endswith(" on") and not _STREET_TYPE.search(value):
+                continue  # "lives on Maple Drive, number 22", not "lives on 3 cups of coffee a day"
+            yield hit(end, end + len(value), FindingKind.ADDRESS, "address:context")
+    if any(gate in lower for gate in _UNIT_GATES):
+        for m in _UNIT_FIRST.finditer(text):
+            yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:unit-first")
     if "box" in lower or "post" in lower or "apartado" in lower or "casella" in lower:
         for m in _PO_BOX.finditer(text):
             yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:po-box")

@@ -21,7 +21,8 @@ _CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}")
 _ACCOUNT_LABEL = re.compile(
     r"bank\s+account|checking\s+account|chequing\s+account|savings\s+account|current\s+account"
     r"|deposit\s+account|business\s+account|joint\s+account"
-    r"|account\s*(?:number|no\.?|nr\.?|#)|acct\.?\s*(?:number|no\.?|#)|a/c\s*(?:no\.?|#)?"
+    r"|account\s*(?:number|no\.?|nr\.?|#)|acct\.?\s*(?:number|no\.?|#)|acc\.?\s*(?:number|no\.?|#)"
+    r"|a/c\s*(?:no\.?|#)?"
     r"|routing|aba\s+(?:number|routing|no\.?|#)|sort\s*code|bsb|transit\s+number|institution\s+number"
     r"|kontonummer|konto-?nr|bankleitzahl|blz|numero\s+de\s+compte|de\s+compte|rib"
     r"|numero\s+de\s+cuenta|numero\s+di\s+conto|rekeningnummer|numero\s+da\s+conta"

@@ -38,6 +38,7 @@ _ID_LABELS = (
     r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
     r"|member id|insurance id|versichertennummer|numero de securite|tessera sanitaria"
     r"|driver.?s? licen[cs]e|driving licen[cs]e|licence number|license number|itin\b|ein\b|employer identification"
+    r"|dl ?(?:#|no\b|number|nr\b)"
     r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
 )
