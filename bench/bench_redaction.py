@@ -112,10 +112,16 @@ def _adversarial_reading_row(rounds: int) -> Row:
         piece: _reading_ms(extractor, (piece * (size // len(piece) + 1))[:size], rounds)
         for piece in ADVERSARIAL_READING_PIECES
     }
+    figure = "worker reading ms per {size} KB adversarial owner mail (worst: {worst}) vs as much prose"
+    return _worst_row(figure, "mails read by the worker", costs, prose_ms)
+
+
+def _worst_row(figure: str, printed: str, costs: dict[str, float], prose_ms: float) -> Row:
+    """The worst adversarial body's cost against as much prose, each body's cost printed."""
     worst = max(costs, key=costs.__getitem__)
-    print("  adversarial mails read by the worker, ms: " + ", ".join(f"{p!r} {ms:.0f}" for p, ms in costs.items()))
+    print(f"  adversarial {printed}, ms: " + ", ".join(f"{piece!r} {ms:.0f}" for piece, ms in costs.items()))
     return row(
-        f"worker reading ms per {size // 1024} KB adversarial owner mail (worst: {worst!r}) vs as much prose",
+        figure.format(size=BODY_MAX_BYTES // 1024, worst=repr(worst)),
         round(costs[worst], 1),
         round(prose_ms, 1),
         round(costs[worst] / prose_ms, 2),
@@ -142,16 +148,8 @@ def _adversarial_row(thorough: Redactor, rounds: int) -> Row:
     for piece in ADVERSARIAL_PIECES:
         body = (piece * (size // len(piece) + 1))[:size]
         costs[piece] = per_email_us(thorough, [body], rounds) / 1000
-    worst = max(costs, key=costs.__getitem__)
-    print("  adversarial bodies, ms: " + ", ".join(f"{piece!r} {ms:.0f}" for piece, ms in costs.items()))
-    return row(
-        f"redaction ms per {size // 1024} KB adversarial body (worst: {worst!r}) vs as much prose, thorough",
-        round(costs[worst], 1),
-        round(prose_ms, 1),
-        round(costs[worst] / prose_ms, 2),
-        "reported (adversarial input)",
-        None,
-    )
+    figure = "redaction ms per {size} KB adversarial body (worst: {worst}) vs as much prose, thorough"
+    return _worst_row(figure, "bodies", costs, prose_ms)
 
 
 def main() -> None:
