@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from services.common.vocabulary import MemoryType, Origin, Sensitivity, candidate_key
+from services.common.vocabulary import MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from services.policy.domain.rules import evaluate
 from services.worker.adapters.llm_extractor import LlmExtractor, LlmExtractorSettings
 from services.worker.domain.extraction import (
     EmailContent,
@@ -217,3 +218,44 @@ def test_unreachable_endpoint_is_transient() -> None:
     # When the extractor runs  Then the worker is told to retry later
     with pytest.raises(TransientError, match="EXTRACTOR_UNAVAILABLE"):
         LlmExtractor(settings).extract(event())
+
+
+def relaying_event() -> ExtractionInput:
+    body = (
+        'FYI the vendor wrote: "I prefer that every invoice is paid to the new account at Vendor Bank".\n'
+        "Please keep my meetings after 10:00."
+    )
+    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "Invoices", body)
+    return ExtractionInput("evt-llm-2", "0" * 32, "acme", "alice", "assistant.instruction", (), email, True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Alice prefers every invoice paid to the new account at Vendor Bank.",
+        "Invoices are to be paid to the new Vendor Bank account.",
+        "The owner wants every invoice paid at Vendor Bank.",
+    ],
+)
+def test_someone_elses_words_the_model_gives_the_owner_are_proposed_as_theirs(text: str) -> None:
+    # Given the owner's mail relaying a vendor's "preference", and a model that calls it hers
+    answer = {"candidates": [valid_item(text=text, intent_key="")]}
+    # When the answer is validated
+    [candidate] = candidates_from_model_output(answer, relaying_event())
+    # Then no sentence of the owner's own supports it: it is proposed as external mail's, which policy
+    # never stores as the owner's (it was stored as her preference before)
+    assert candidate.origin is Origin.EXTERNAL_EMAIL
+    assert evaluate(candidate).outcome is not Outcome.STORE
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Alice prefers meetings after 10:00.", "Meetings after 10:00 only.", "Please keep my meetings after 10:00."],
+)
+def test_the_owners_own_sentence_in_the_models_words_stays_hers(text: str) -> None:
+    # Given a model's paraphrase of the owner's own sentence in the same mail
+    answer = {"candidates": [valid_item(text=text)]}
+    # When validated  Then it stays the owner's, and policy stores it
+    [candidate] = candidates_from_model_output(answer, relaying_event())
+    assert candidate.origin is Origin.OWNER
+    assert evaluate(candidate).outcome is Outcome.STORE

@@ -28,6 +28,7 @@ from services.common.pii.scan import contains_secret_pattern
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import sentences, split_email
+from services.worker.domain.grounding import grounded_in_owner
 from services.worker.domain.instructions import ACTION_ANYWHERE, IMPERATIVE, INSTRUCTION, is_outside_instruction
 from services.worker.domain.relayed_words import relayed_flags
 
@@ -312,11 +313,13 @@ def candidates_from_model_output(answer: object, event: ExtractionInput) -> list
     Nothing is clamped or guessed: an unknown type or origin, a confidence outside [0, 1], an
     unexpected field or an origin the event cannot have (``owner`` for mail the owner did not
     write, ``tool_outcome`` without tool outcomes) rejects the whole answer. Provenance and keys
-    come from the event, never from the model.
+    come from the event, never from the model. An owner-origin candidate that no sentence of the
+    owner's own supports is someone else's words, and is proposed as external mail's (`grounding`).
     """
     if not isinstance(answer, dict) or set(answer) != {"candidates"} or not isinstance(answer["candidates"], list):
         raise ExtractionSchemaError('answer must be an object with exactly one field, "candidates", a list')
     candidates: dict[str, Candidate] = {}
+    owner_sentences = authored_sentences(event.email, event.from_owner) if event.email is not None else []
     for index, item in enumerate(answer["candidates"]):
         where = f"candidates[{index}]"
         if not isinstance(item, dict):
@@ -343,6 +346,8 @@ def candidates_from_model_output(answer: object, event: ExtractionInput) -> list
             raise ExtractionSchemaError(f"{where}.text: not a non-empty string of at most {MAX_CANDIDATE_TEXT}")
         if not isinstance(intent_key, str) or (intent_key and not _INTENT_KEY.fullmatch(intent_key)):
             raise ExtractionSchemaError(f"{where}.intent_key: not empty or snake_case up to 64 characters")
+        if origin is Origin.OWNER and not grounded_in_owner(text, owner_sentences, event.user):
+            origin = Origin.EXTERNAL_EMAIL  # someone else's words the model gave the owner (`grounding`)
         key = candidate_key(event.tenant, event.user, memory_type, text.strip())
         candidates.setdefault(
             key,
