@@ -131,7 +131,7 @@ _STEM_WORDS = (
     r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
     r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern " + fold_words("пароль")
 )
-_STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
+STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
 # No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).
 _LONGEST_KEY = 128
 # Hits this long hold whatever stems lie inside them.
@@ -189,12 +189,6 @@ _COMMAND_LINE = re.compile(
     r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
 )
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
-_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
-_HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
-_CODE_CONTEXT = re.compile(
-    r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
-    r"|blob|tree|tag|release|image|docker|\bpr\b|pull request",
-)
 _PAIR_WINDOW = 200
 
 
@@ -384,7 +378,7 @@ def credential_statements(text: str) -> Iterator[Hit]:
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:credential")
     read_until = 0
     rows_read: list[int] = []  # where a table's rows begin and end, for each credential column read
-    for m in _STEMS.finditer(lower):
+    for m in STEMS.finditer(lower):
         if m.start() < read_until:
             continue  # inside an identifier already read: "passpass..." is one identifier, read once
         if rows_read and rows_read[-2] <= m.start() < rows_read[-1]:
@@ -456,43 +450,3 @@ def key_pairs(text: str) -> Iterator[Hit]:
                 continue
             if len(token) >= 20 and _random_looking(token, 20) and not inside_placeholder(text, m.start()):
                 yield hit(m.start(), m.start() + len(token), FindingKind.SECRET, "context:key-pair")
-
-
-def random_tokens(text: str) -> Iterator[Hit]:
-    """Long random tokens anywhere; hex digests survive where the text is about code (commit SHAs)."""
-    for m in _LONG_TOKEN.finditer(text):
-        token = m.group()
-        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "+/=_-"):
-            continue
-        if re.fullmatch(r"[0-9a-fA-F]+", token):
-            continue  # judged below, with its context
-        varied = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if varied and shannon_entropy(token) > 4.0:
-            yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:token")
-    for m in _HEX_TOKEN.finditer(text):
-        token = m.group()
-        hex_prefix = text.endswith("0x", max(0, m.start() - 2), m.start())  # an Ethereum key: 0x and 64 hex
-        glued_before = m.start() and text[m.start() - 1].isalnum() and not hex_prefix
-        if glued_before or (m.end() < len(text) and text[m.end()].isalnum()):
-            continue
-        if shannon_entropy(token) <= 3.0:
-            continue
-        context = text[max(0, m.start() - 50) : m.start()].lower()
-        if len(token) in (40, 64) and _CODE_CONTEXT.search(context) and not _STEMS.search(context):
-            continue
-        yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:hex")
-
-
-_PASSPHRASE = re.compile(
-    r"(?:pass ?phrase|recovery phrase|seed phrase|mnemonic(?: phrase)?|secret phrase|backup phrase"
-    r"|(?:seed|recovery|mnemonic|backup|wallet) words)s?\s*(?:is|was|are|were|=|:)\s*(?P<value>[^.\n]+)"
-)
-
-
-def passphrases(text: str) -> Iterator[Hit]:
-    """A passphrase has spaces: it runs to the end of the sentence."""
-    lower = text.lower()
-    if "phrase" in lower or "mnemonic" in lower or " words" in lower:
-        for m in _PASSPHRASE.finditer(lower):
-            if not is_placeholder_at(text, m.start("value")):
-                yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:passphrase")

@@ -17,6 +17,7 @@ from services.common.pii import (
     network,
     one_time_codes,
     other_scripts,
+    random_values,
     secret_formats,
 )
 from services.common.pii.model import LAST_LINE_KINDS, SECRET_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
@@ -30,8 +31,8 @@ _PLAIN: tuple[_Plain, ...] = (
     credentials.credential_statements,
     credentials.named_values,
     credentials.key_pairs,
-    credentials.random_tokens,
-    credentials.passphrases,
+    random_values.random_tokens,
+    random_values.passphrases,
     financial.cards,
     identity.national_ids,
     contact.emails,

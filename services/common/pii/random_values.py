@@ -1,0 +1,60 @@
+"""Secrets found by their look rather than their name: long random tokens, hex digests outside code
+talk, and passphrases (which have spaces, so they run to the end of their sentence).
+
+Split from `credentials`, which reads values stated for a credential's name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.credentials import STEMS
+from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at, shannon_entropy
+
+_LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
+_HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
+_CODE_CONTEXT = re.compile(
+    r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
+    r"|blob|tree|tag|release|image|docker|\bpr\b|pull request",
+)
+
+
+def random_tokens(text: str) -> Iterator[Hit]:
+    """Long random tokens anywhere; hex digests survive where the text is about code (commit SHAs)."""
+    for m in _LONG_TOKEN.finditer(text):
+        token = m.group()
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "+/=_-"):
+            continue
+        if re.fullmatch(r"[0-9a-fA-F]+", token):
+            continue  # judged below, with its context
+        varied = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+        if varied and shannon_entropy(token) > 4.0:
+            yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:token")
+    for m in _HEX_TOKEN.finditer(text):
+        token = m.group()
+        hex_prefix = text.endswith("0x", max(0, m.start() - 2), m.start())  # an Ethereum key: 0x and 64 hex
+        glued_before = m.start() and text[m.start() - 1].isalnum() and not hex_prefix
+        if glued_before or (m.end() < len(text) and text[m.end()].isalnum()):
+            continue
+        if shannon_entropy(token) <= 3.0:
+            continue
+        context = text[max(0, m.start() - 50) : m.start()].lower()
+        if len(token) in (40, 64) and _CODE_CONTEXT.search(context) and not STEMS.search(context):
+            continue
+        yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:hex")
+
+
+_PASSPHRASE = re.compile(
+    r"(?:pass ?phrase|recovery phrase|seed phrase|mnemonic(?: phrase)?|secret phrase|backup phrase"
+    r"|(?:seed|recovery|mnemonic|backup|wallet) words)s?\s*(?:is|was|are|were|=|:)\s*(?P<value>[^.\n]+)"
+)
+
+
+def passphrases(text: str) -> Iterator[Hit]:
+    """A passphrase has spaces: it runs to the end of the sentence."""
+    lower = text.lower()
+    if "phrase" in lower or "mnemonic" in lower or " words" in lower:
+        for m in _PASSPHRASE.finditer(lower):
+            if not is_placeholder_at(text, m.start("value")):
+                yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:passphrase")
