@@ -31,6 +31,7 @@ FAMILY = {
     FindingKind.BANK_ACCOUNT: "bank_account",
     FindingKind.IP_ADDRESS: "ip_address",
     FindingKind.MAC_ADDRESS: "mac_address",
+    FindingKind.LOCATION: "location",
 }
 KINDS = (
     "secret",
@@ -44,6 +45,7 @@ KINDS = (
     "bank_account",
     "ip_address",
     "mac_address",
+    "location",
 )
 
 

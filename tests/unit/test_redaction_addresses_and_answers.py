@@ -8,7 +8,10 @@
   CDATA, a label and its value a blank line apart, OpenVPN's static key, a safe word, a PIN read
   out in words, a password after "パスワード" and a full-width colon and bracket, a login "as X with
   Y", "creds: user, password", a reset code, a VIN and a number plate;
-* PII (4 of 40): a unit-first address, "I live on", "acc no", "DL#".
+* PII (4 of 40): a unit-first address, "I live on", "acc no", "DL#";
+* a fifth probe (5 of 102 secrets, 16 of 72 PII): OpenLDAP's "bindpw", an opener's code, a remark in
+  brackets before a password, a PIN "set to" digits, ids named in Asia, the Middle East and by an
+  employer, school or insurer, a bare "acc" beside a sort code, and a point on a map.
 
 Each positive failed before (the value came through), except a value in a <span>, kept beside the
 <b> case as the class's baseline; each negative is ordinary text that shares a word or a shape with
@@ -104,6 +107,27 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("I live on Maple Drive, number 22", FindingKind.ADDRESS, "Maple Drive"),
         ("sort code 12-34-56, acc no 12345678", FindingKind.BANK_ACCOUNT, "12345678"),
         ("CA DL# D1234567", FindingKind.GOV_ID, "D1234567"),
+        # a fifth probe: 5 of 102 secret shapes and 16 of 72 PII shapes came through
+        ("ldap bind: cn=admin / bindpw Qw3rty!Zx", FindingKind.PASSWORD, "Qw3rty!Zx"),
+        ("Garage opener code: 58213", FindingKind.SECRET, "58213"),
+        ("Username alice.w Password (case-sensitive) BlueMoon!88", FindingKind.PASSWORD, "BlueMoon!88"),
+        ("I set the new passcode to 246810", FindingKind.PASSWORD, "246810"),
+        ("I changed the door code to 4471 yesterday", FindingKind.PASSWORD, "4471"),
+        ("NRIC S1234567D", FindingKind.GOV_ID, "S1234567D"),
+        ("HKID A123456(3)", FindingKind.GOV_ID, "A123456"),
+        ("주민등록번호 900101-1234567", FindingKind.GOV_ID, "900101-1234567"),
+        ("Emirates ID 784-1985-1234567-1", FindingKind.GOV_ID, "784-1985-1234567-1"),
+        ("teudat zehut 123456782", FindingKind.GOV_ID, "123456782"),
+        ("身份证号 110101199003074578", FindingKind.GOV_ID, "110101199003074578"),
+        ("my employee number is E-204871", FindingKind.GOV_ID, "E-204871"),
+        ("student ID 20231547", FindingKind.GOV_ID, "20231547"),
+        ("policy number AXA-7723-991-02", FindingKind.GOV_ID, "7723-991-02"),
+        ("sort code 20-00-00 acc 31926819", FindingKind.BANK_ACCOUNT, "31926819"),
+        ("We're at 40.7128, -74.0060 tonight", FindingKind.LOCATION, "40.7128"),
+        ("coords 51°30'26\"N 0°7'39\"W", FindingKind.LOCATION, "51°30'26"),
+        ("lat: 48.8584 lon: 2.2945", FindingKind.LOCATION, "2.2945"),
+        ("https://www.google.com/maps/@40.7128,-74.0060,15z", FindingKind.LOCATION, "-74.0060"),
+        ("pinned location: 35.6762 N, 139.6503 E", FindingKind.LOCATION, "139.6503"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -157,6 +181,16 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("she lives on 3 cups of coffee a day", "3 cups of coffee"),
         ("Suite 200, All Hands Meeting", "Suite 200"),
         ("the download is at dl.example.com, DL no 5 on the list", "DL no 5"),
+        ("Password (optional) 12 chars", "12 chars"),
+        ("my PIN expires on 2027", "2027"),
+        ("the PIN changes to 2027 rules", "2027 rules"),
+        ("precision 0.9123, recall 0.8812", "0.9123, recall 0.8812"),
+        ("values 1.2345, 2.3456, 3.4567 from the sensor", "1.2345, 2.3456, 3.4567"),
+        ("The price went from 12.3456 to 13.4567", "12.3456 to 13.4567"),
+        ("how long 2.5000 seconds", "2.5000"),
+        ("Temperature 21.5°C at 14:00", "21.5°C"),
+        ("innovation 2024 plan", "innovation 2024 plan"),
+        ("the student union meets at 5", "the student union meets at 5"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:

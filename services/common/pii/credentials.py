@@ -77,7 +77,7 @@ _QUALIFIERS = _words(
     "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
     "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation disarm unlock arm screen "
-    "setup authenticator "
+    "setup authenticator opener intercom buzzer lockbox keybox padlock "
 )
 # Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
 _KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
@@ -162,7 +162,10 @@ _NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombi
 _SHORT_PAIR = re.compile(
     r"(?<![\w@.\-])(?:u|usr|user|username|login)\s*[:=]\s*\S+[\s,;|/]+(?:p|pw|pwd)\s*[:=]\s*(?P<value>\S+)"
 )
-_GLUED_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd")
+# OpenLDAP's "rootpw" and "bindpw" end in the bare shorthand.
+# Words for a secret that is a number: a few digits after them in a clause are its value.
+_NUMBER_WORDS = _words("pin pins pincode passcode passcodes geheimzahl")
+_GLUED_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd", "pw")
 _PLURALS = _words("codes keys pins passwords passcodes tokens secrets otps")
 # Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
 _PAIR_ONLY_WORDS = _words(
@@ -307,6 +310,7 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
         return
     if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
         return
+    numeric = parts[-1:] in _CODE_WORDS or not _NUMBER_WORDS.isdisjoint(parts)
     for column_start, column_end in column_values(text, start, end, rows_read):
         value = text[column_start:column_end]
         if plausible(value.strip("\"'`"), True, kind, False) and not inside_placeholder(text, column_start):
@@ -328,7 +332,7 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
         _PAIR_WORDS.intersection(parts) and (pair := _comma_pair(text, lower, end))
     ):
         yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
-    elif kind is FindingKind.PASSWORD and (clause := password_in_clause(text, lower, end)):
+    elif (kind is FindingKind.PASSWORD or numeric) and (clause := password_in_clause(text, lower, end, numeric)):
         yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
     yield from _entropy_near(text, start, end)
 

@@ -36,7 +36,7 @@ _ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,21}(?!\w)")
 _ACCOUNT_WINDOW = 48
 # A bare "account" names a bank account where the sentence is about one: "routing 021000021 account
 # 000123456789", "wire it to Chase, account: 4471902231".
-_BARE_ACCOUNT = re.compile(r"(?<![\w\-])(?:account|acct|konto|compte|cuenta|conto|rekening|conta)\s*[:#]?\s*$")
+_BARE_ACCOUNT = re.compile(r"(?<![\w\-])(?:account|acct|acc|konto|compte|cuenta|conto|rekening|conta)\.?\s*[:#]?\s*$")
 _BANK_CONTEXT = re.compile(r"routing|sort\s*code|\bbsb\b|\biban\b|\bswift\b|\bbic\b|\bbank|\baba\b|\bwire\b|\bblz\b")
 _BANK_CONTEXT_WINDOW = 120
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?")

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, bounded, hit, luhn_ok
+from services.common.text_folding import fold_words
 
 _SSN = re.compile(r"\d\d\d([\- ])\d\d\1\d{4}")
 # UK NI number: two prefix letters (not D F I Q U V; second not O; not BG GB NK KN TN NT ZZ), six digits, A-D.
@@ -24,6 +25,13 @@ _CODICE_FISCALE = re.compile(r"[A-Z]{6}\d\d[A-EHLMPR-T]\d\d[A-Z]\d{3}[A-Z]")
 _NIR = re.compile(r"[12] ?\d\d ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d\d|2[AB]) ?\d{3} ?\d{3} ?\d\d")
 _CPF = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d\d")
 
+# Labels in scripts without spaces (longest first: "身份证号码" before "身份证"), and Russian ones, folded as
+# the text is (Cyrillic look-alikes become Latin letters).
+_IN_OTHER_SCRIPTS = "|".join(
+    [fold_words(w) for w in ("주민등록번호", "주민번호", "身份证号码", "身份证号", "身份证", "身份證號碼", "身份證號")]
+    + [fold_words(w) for w in ("身份證", "マイナンバー", "個人番号")]
+    + [fold_words(w) + r"\b" for w in ("снилс", "инн")]
+)
 # Words (folded, lower case) that name an identity document or number. No alternative starts with \b, so
 # the engine can skip ahead on their first letters; `_word_start` checks the boundary instead.
 _ID_LABELS = (
@@ -41,16 +49,27 @@ _ID_LABELS = (
     r"|dl ?(?:#|no\b|number|nr\b)"
     r"|fuhrerschein|permis de conduire"
     r"|residence permit|aufenthaltstitel|green card|alien number|a-number"
+    # Asia, the Middle East, Latin America and Eastern Europe, in their own words where they are written
+    r"|nric\b|hkid\b|hong kong id|my ?number card|individual number|resident registration|citizen id"
+    r"|emirates id|teudat zehut|israeli id|cnic\b|nik\b|ktp\b|rut\b|cuil\b|cuit\b|tckn\b|kimlik"
+    r"|ahv\b|cnp\b|egn\b|oib\b|jmbg\b|rodne cislo|fodselsnummer|personal (?:id|identity|identification)"
+    r"|voter id|umid\b|philhealth|sss\b"
+    r"|"
+    + _IN_OTHER_SCRIPTS
+    # numbers an employer, a school or an insurer gives a person: each names one person to whoever holds it
+    + r"|employee (?:id|number|no)|staff (?:id|number|no)|personnel number|personalnummer"
+    r"|student (?:id|number|no)|matriculation number|matrikelnummer|policy (?:number|no)"
 )
 _LABEL = re.compile(_ID_LABELS)
 # After the label: "number", "no.", "#", ":", "is" and the like, then the id itself (upper case and digits,
-# in groups; a group without a digit may only be a short prefix or a check letter).
+# in groups of up to 18, a Chinese resident id's length; a group without a digit may only be a short
+# prefix or a check letter).
 _LABELLED_VALUE = re.compile(
     r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
     r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
     r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
     r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#)]))*)\s*"
-    r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,14}"
+    r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,17}"
     r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
 )

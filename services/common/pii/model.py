@@ -20,6 +20,7 @@ class FindingKind(StrEnum):
     BANK_ACCOUNT = "bank_account"
     GOV_ID = "gov_id"
     DATE_OF_BIRTH = "date_of_birth"
+    LOCATION = "location"
     PHONE = "phone"
     EMAIL = "email"
     ADDRESS = "address"

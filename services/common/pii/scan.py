@@ -14,6 +14,7 @@ from services.common.pii import (
     credentials,
     financial,
     identity,
+    location,
     network,
     one_time_codes,
     other_scripts,
@@ -48,6 +49,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     other_scripts.password_words,
     network.ip_addresses,
     network.mac_addresses,
+    location.coordinates,
 )
 
 

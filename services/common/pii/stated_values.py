@@ -32,7 +32,8 @@ LINK = re.compile(
     r"|sera|ist|lautet|war|wird|es|era|e|sono|jest|je|ar|er|wordt|reads|remains)\s+))"
 )
 
-BARE = re.compile(r"[ \t]+")
+# "Password (case-sensitive) BlueMoon!88": a remark in brackets may stand between a word and its value.
+BARE = re.compile(r"[ \t]+(?:\([^)\n]{0,30}\)[ \t]+)?")
 
 _QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 
@@ -88,6 +89,9 @@ _CLAUSE_LINK = re.compile(
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)|\n")
 
 _CLAUSE_WINDOW = 80
+_NUMERIC_VALUE = re.compile(r"\d{4,12}")
+# The links after which digits are a number's new value: "changed the PIN to 4471", not "expires on 2027".
+_NUMERIC_LINKS = _words("is was to : = -> =>")
 
 # Nouns that make "password X" a thing about passwords, whose own value the clause would be:
 # "the password manager is 1Password", "the password reset ticket is INC-20391".
@@ -141,6 +145,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
         if _FRACTION.fullmatch(bare_value.group().rstrip(TRAILING)):
             return None  # "we pass 3/4 of the tests"
         kept = bare_value.group().rstrip(TRAILING)
+        if "(" in bare.group() and not (password_shaped(kept) or _NUMERIC_VALUE.fullmatch(kept)):
+            return None  # "Password (optional) 12 chars": after a remark, only what looks like one
         return start, _digit_groups_end(text, start + len(kept), kept)
     start = link.end()
     if start < len(text) and text[start] in _QUOTES:
@@ -222,11 +228,13 @@ def password_shaped(token: str) -> bool:
     return has_letter and has_mark and CODE_REFERENCE.match(token) is None
 
 
-def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | None:
+def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -> tuple[int, int] | None:
     """A value a few words after the password word, in the same sentence, when it is shaped like one.
 
     "the password I use everywhere is Summer2024", "I changed my password to Autumn#77", "my password
     is the same as before: Summer2024". Words alone never count here ("the password policy is strict").
+    After a word for a number ("PIN", "passcode", "door code"), four to twelve digits are shaped like
+    one: "I set the new passcode to 246810".
     """
     following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
     if following is not None and following.group(1) in _ABOUT_PASSWORDS:
@@ -238,7 +246,8 @@ def password_in_clause(text: str, lower: str, end: int) -> tuple[int, int] | Non
         if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
             continue
         token = value.group().split("</")[0].rstrip(TRAILING)  # "X</p>": the value ends at a closing tag
-        if password_shaped(token):
+        numeric_value = numeric and link.group().strip(" \t'\"`\u201c\u2018") in _NUMERIC_LINKS
+        if password_shaped(token) or (numeric_value and _NUMERIC_VALUE.fullmatch(token)):
             return value.start(), value.start() + len(token)
     return None
 

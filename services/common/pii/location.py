@@ -1,0 +1,71 @@
+"""Geographic coordinates: a point on a map says where a person is, lives or will be.
+
+"We're at 40.7128, -74.0060", "coords 51°30'26"N 0°7'39"W", "lat: 48.8584 lon: 2.2945", a maps
+link's "@40.7128,-74.0060,15z". A street address is `addresses`'; this is the same fact written as
+numbers, precise to a few metres at four decimals.
+
+Pairs of decimals are common in other mail (scores, prices, measurements), so a decimal pair counts
+only when it could be a point (latitude within ±90, longitude within ±180, both with at least four
+decimals, standing alone rather than in a longer list) and something says it is one: a word for a
+place or a position nearby, "at"/"@" just before it, or a compass letter. Degrees, minutes and
+seconds with a compass letter say so on their own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.model import FindingKind, Hit, hit
+
+_DECIMAL = r"[+\-]?\d{1,3}\.\d{4,12}"
+# Not inside a longer list of decimals: no digit, "." or another decimal beside it ("@40.71,-74.00,15z" is
+# a map's point and its zoom).
+_DECIMAL_PAIR = re.compile(
+    rf"(?<![\w.\-+])(?<!\d,)(?<!\d, )(?P<lat>{_DECIMAL})\s*°?\s*(?P<ns>[NS]\b)?\s*[,;/ ]\s*"
+    rf"(?P<lon>{_DECIMAL})\s*°?\s*(?P<ew>[EW]\b)?(?![\w.]|,\s?[+\-]?\d+\.)"
+)
+_DMS = re.compile(
+    r"(?<![\w.])\d{1,3}\s*°\s*\d{1,2}\s*['\u2032\u2019]\s*(?:\d{1,2}(?:\.\d+)?\s*(?:\"|\u2033|''|\u201d)\s*)?[NSEW]\b"
+    r"(?:[\s,;/]+\d{1,3}\s*°\s*\d{1,2}\s*['\u2032\u2019]\s*(?:\d{1,2}(?:\.\d+)?\s*(?:\"|\u2033|''|\u201d)\s*)?[NSEW]\b)?"
+)
+# "lat: 48.8584", "latitude=48.8584", "lng -74.0060": one half of a point, named.
+_NAMED_HALF = re.compile(
+    r"\b(?:lat|latitude|lon|lng|longitude|breitengrad|langengrad|latitud|longitud)\b"
+    r"[\"']?\s*(?:[:=]|is)?\s*[\"']?(?P<value>[+\-]?\d{1,3}\.\d{3,12})(?![\d.])"
+)
+_PLACE_WORDS = re.compile(
+    r"\b(?:coord\w*|gps|geo\w*|lat|lng|lon|location|located|position|pin(?:ned)?|map\w*|where|address|meet\w*"
+    r"|pick\w* (?:me|us) up|find (?:me|us)|we(?:'| a)re|i(?:'| a)m|home|live|staying|parked|standort|ubicaci\w+"
+    r"|posizione|emplacement|position)\b"
+)
+_PLACE_WINDOW = 60
+# Cheap to look for, and in every text that can hold a point: four decimals, degrees, or a half's name.
+_GATE = re.compile(r"\d\.\d{3}|°")
+
+
+def _in_range(lat: str, lon: str) -> bool:
+    return abs(float(lat)) <= 90 and abs(float(lon)) <= 180
+
+
+def coordinates(text: str, lower: str) -> Iterator[Hit]:
+    if _GATE.search(text) is None:
+        return
+    for m in _DECIMAL_PAIR.finditer(text):
+        if not _in_range(m.group("lat"), m.group("lon")):
+            continue
+        before = lower[max(0, m.start() - _PLACE_WINDOW) : m.start()]
+        said = (
+            m.group("ns")
+            or m.group("ew")
+            or re.search(r"(?:\bat|@|=|q=|ll=)\s*$", before)
+            or _PLACE_WORDS.search(before)
+        )
+        if said:
+            yield hit(m.start(), m.end(), FindingKind.LOCATION, "location:decimal")
+    if "°" in text:
+        for m in _DMS.finditer(text):
+            yield hit(m.start(), m.end(), FindingKind.LOCATION, "location:dms")
+    if "lat" in lower or "lon" in lower or "lng" in lower or "grad" in lower:
+        for m in _NAMED_HALF.finditer(lower):
+            yield hit(m.start("value"), m.end("value"), FindingKind.LOCATION, "location:named")
