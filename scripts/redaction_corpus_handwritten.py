@@ -136,4 +136,7 @@ HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
     ("none", "lookalike:decimals", "values 1.2345, 2.3456, 3.4567 from the sensor", [], ["1.2345, 2.3456, 3.4567"]),
     ("none", "lookalike:decimals", "how long 2.5000 seconds at most", [], ["2.5000"]),
     ("none", "lookalike:temperature", "Temperature 21.5°C at 14:00", [], ["21.5°C"]),
+    ("secret", "email_password", "alice@example.com:Hunter2!!", ["alice@example.com", "Hunter2!!"], []),
+    ("secret", "email_password", "gmail - alice.w@gmail.com - Hunter2!!", ["alice.w@gmail.com", "Hunter2!!"], []),
+    ("secret", "credential_context", "pasword: Trolley7!", ["Trolley7!"], []),
 )  # fmt: skip

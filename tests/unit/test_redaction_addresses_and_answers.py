@@ -11,7 +11,8 @@
 * PII (4 of 40): a unit-first address, "I live on", "acc no", "DL#";
 * a fifth probe (5 of 102 secrets, 16 of 72 PII): OpenLDAP's "bindpw", an opener's code, a remark in
   brackets before a password, a PIN "set to" digits, ids named in Asia, the Middle East and by an
-  employer, school or insurer, a bare "acc" beside a sort code, and a point on a map.
+  employer, school or insurer, a bare "acc" beside a sort code, a point on a map, an e-mail address
+  and its password written as a pair, and a password word misspelt.
 
 Each positive failed before (the value came through), except a value in a <span>, kept beside the
 <b> case as the class's baseline; each negative is ordinary text that shares a word or a shape with
@@ -128,6 +129,15 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("lat: 48.8584 lon: 2.2945", FindingKind.LOCATION, "2.2945"),
         ("https://www.google.com/maps/@40.7128,-74.0060,15z", FindingKind.LOCATION, "-74.0060"),
         ("pinned location: 35.6762 N, 139.6503 E", FindingKind.LOCATION, "139.6503"),
+        # an address and its password as dumps and notes keep them; a password word misspelt
+        ("alice@example.com:Hunter2!!", FindingKind.PASSWORD, "Hunter2!!"),
+        ("alice@example.com / Hunter2!!", FindingKind.PASSWORD, "Hunter2!!"),
+        ("gmail - alice.w@gmail.com - Hunter2!!", FindingKind.PASSWORD, "Hunter2!!"),
+        ("alice@example.com\tHunter2!!", FindingKind.PASSWORD, "Hunter2!!"),
+        ("psswd: Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
+        ("pasword: Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
+        ("paswd Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
+        ("pword: Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -191,6 +201,7 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("Temperature 21.5°C at 14:00", "21.5°C"),
         ("innovation 2024 plan", "innovation 2024 plan"),
         ("the student union meets at 5", "the student union meets at 5"),
+        ("the psychology of passwords", "the psychology of passwords"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:
@@ -206,3 +217,22 @@ def test_an_ip_address_is_personal_but_not_a_secret() -> None:
     # the address is redacted as personal data, and the sentence around it may still be remembered
     assert not contains_secret_pattern("my home IP is 203.0.113.42")
     assert contains_secret_pattern("the last four of my SSN are 6789")
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("alice@example.com - 2024-05-01", "2024-05-01"),
+        ("alice@example.com | https://example.com/x1", "https://example.com/x1"),
+        ("alice@example.com:8080", ":8080"),
+        ("alice@example.com, bob@example.com", ", "),
+        ("alice@example.com - Re: Q3 planning", "Re: Q3 planning"),
+    ],
+)
+def test_an_address_beside_what_is_not_a_password_keeps_it(mode: RedactionMode, text: str, kept: str) -> None:
+    # Given an e-mail address followed by a date, a link, a port, another address or a subject
+    result = Redactor(mode).redact(text)
+    # Then only the address goes
+    assert kept in result.text
+    assert {f.kind for f in result.findings} == {FindingKind.EMAIL}

@@ -62,6 +62,8 @@ _PASSWORD_WORDS = (
         # Turkish adds the owner to the word ("şifrem", "parolamiz" folded: my password, our password)
         "sifrem sifren sifresi sifremiz sifreniz sifreyi parolam parolan parolasi parolamiz parolaniz parolayi "
         "parool lykilord slaptazodis "
+        # misspelt, as people type them in a hurry
+        "psswd pswd passwrd pasword paswd passwod passowrd pssword pwrd pword paswrd "
     )
 ) | {fold_words("пароль"), fold_words("пароли")}
 # Words that name any other secret on their own.
@@ -129,7 +131,8 @@ _STEM_WORDS = (
     r" clave senha"
     r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
     r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
-    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern " + fold_words("пароль")
+    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern psw pssw pasw pword pwrd"
+    r" " + fold_words("пароль")
 )
 STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
 # No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).

@@ -15,6 +15,7 @@ from services.common.pii import (
     financial,
     identity,
     location,
+    login_pairs,
     network,
     one_time_codes,
     other_scripts,
@@ -37,6 +38,7 @@ _PLAIN: tuple[_Plain, ...] = (
     financial.cards,
     identity.national_ids,
     contact.emails,
+    login_pairs.email_password_pairs,
 )
 _WITH_LOWER: tuple[_WithLower, ...] = (
     identity.labelled_ids,
