@@ -9,7 +9,8 @@ may import it.
 
 Folding, character by character (so callers can map folded offsets back to the original):
 
-1. the confusables table below, for a character it names; otherwise
+1. a Unicode tag character becomes the ASCII character it mirrors; otherwise
+   the confusables table below, for a character it names; otherwise
    NFKC (fullwidth, mathematical, ligatures, superscripts, non-breaking spaces);
 2. decomposition (NFD) and removal of every combining mark, format character (zero-width, bidi,
    soft hyphen) and other invisible character;
@@ -85,6 +86,11 @@ _INVISIBLE_CATEGORIES = frozenset({"Mn", "Me", "Cf"})
 # Blank but not whitespace, and not in the categories above: Hangul fillers, braille blank, Mongolian vowel separator.
 _INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f")
 _TRANSLATE = str.maketrans(CONFUSABLES)
+# Unicode tag characters U+E0020..U+E007E mirror printable ASCII: invisible on screen, read by models
+# ("ASCII smuggling"). Folded onto the letters they stand for, so a password or an instruction written
+# in them is seen by every pattern; U+E007F (cancel tag), a format character, is dropped as invisible.
+_TAG_OFFSET = 0xE0000
+_TAG_FIRST, _TAG_LAST = chr(_TAG_OFFSET + 0x20), chr(_TAG_OFFSET + 0x7E)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
@@ -93,6 +99,8 @@ def _is_invisible(ch: str) -> bool:
 
 
 def _fold_step(ch: str) -> str:
+    if _TAG_FIRST <= ch <= _TAG_LAST:  # a tag character spells its ASCII letter invisibly: read it as one
+        return chr(ord(ch) - _TAG_OFFSET)
     if ch in CONFUSABLES:  # before NFKC, which would turn some (lunate sigma) into another letter first
         return CONFUSABLES[ch]
     decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", ch))

@@ -6,6 +6,7 @@ last line ("does a secret survive in this candidate?"), importable from any doma
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 
 from services.common.pii import (
@@ -67,10 +68,33 @@ def find_folded(folded: str) -> list[Hit]:
 
 def find(text: str, extra: Iterable[Callable[[str], Iterable[Hit]]] = ()) -> list[Hit]:
     """Merged hits in the coordinates of the original `text`; `extra` detectors see the folded text too."""
+    extra = tuple(extra)
+    hits = _unmerged(text, extra)
+    if "\u202e" in text or "\u202d" in text:
+        hits += _as_shown(text, extra)
+    return merge(hits)
+
+
+def _unmerged(text: str, extra: tuple[Callable[[str], Iterable[Hit]], ...]) -> list[Hit]:
     folded, origin = fold_with_map(text)
     raw = find_folded(folded) + [h for detector in extra for h in detector(folded) if h[1] > h[0]]
-    mapped = [(origin[s], origin[e - 1] + 1, kind, name, rep) for s, e, kind, name, rep in raw]
-    return merge(mapped)
+    return [(origin[s], origin[e - 1] + 1, kind, name, rep) for s, e, kind, name, rep in raw]
+
+
+# A direction override (U+202E right-to-left, U+202D left-to-right) to the pop (U+202C) or the line's end.
+_OVERRIDE_RUN = re.compile("[\u202d\u202e][^\u202c\n]*")
+
+
+def _as_shown(text: str, extra: tuple[Callable[[str], Iterable[Hit]], ...]) -> list[Hit]:
+    """Hits in each override's run read as a screen shows it: "\u202e!!2retnuH si drowssap ym" is
+    stored backwards and shown as "my password is Hunter2!!". Each run is scanned reversed once (the
+    override characters inside it are invisible to the detectors), and its hits mapped back."""
+    hits: list[Hit] = []
+    for m in _OVERRIDE_RUN.finditer(text):
+        first, last = m.start() + 1, m.end()
+        for start, end, kind, name, rep in _unmerged(text[first:last][::-1], extra):
+            hits.append((last - end, last - start, kind, name, rep))
+    return hits
 
 
 def scan(text: str) -> tuple[Finding, ...]:

@@ -20,13 +20,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
 from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
-POLICY_VERSION = "policy-2026.11.1"
+POLICY_VERSION = "policy-2026.12.1"
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class ReasonCode(StrEnum):
     SENSITIVE_CONTENT = "SENSITIVE_CONTENT"
     EXTERNAL_INSTRUCTION = "EXTERNAL_INSTRUCTION"
     NEVER_SUPPRESS = "NEVER_SUPPRESS"
+    HIDDEN_TEXT = "HIDDEN_TEXT"
     INVALID_CANDIDATE = "INVALID_CANDIDATE"
     PROCEDURAL_NEEDS_REVIEW = "PROCEDURAL_NEEDS_REVIEW"
     EXTERNAL_UNVERIFIED = "EXTERNAL_UNVERIFIED"
@@ -163,6 +165,8 @@ def _reject_reasons(candidate: Candidate) -> list[Reason]:
     external = candidate.origin is Origin.EXTERNAL_EMAIL
     if not _valid(candidate):
         reasons.append(Reason(ReasonCode.INVALID_CANDIDATE, "empty text or confidence outside [0, 1]"))
+    if (hidden := hidden_text(candidate.text)) is not None:
+        reasons.append(Reason(ReasonCode.HIDDEN_TEXT, f"text a reviewer cannot see: {hidden}"))
     if external and candidate.type is MemoryType.PROCEDURAL:
         reasons.append(Reason(ReasonCode.EXTERNAL_PROCEDURAL, "a procedure proposed by external email"))
     if candidate.sensitivity in (Sensitivity.SECRET, Sensitivity.RESTRICTED):
