@@ -2,13 +2,15 @@
 
 Policy decides; memory verifies policy's signature. These rules hold even when both failed (a
 policy bug, a leaked key): an external procedural candidate never becomes active or reviewable,
-secret or restricted content is never stored (not even in a review item), and nothing that would
-reduce scrutiny (never-suppress) becomes active — stored directly, or approved from review. A
-REJECT breaks none of them: it writes no memory.
+secret or restricted content is never stored (not even in a review item), text a reader cannot
+see (tag characters, a direction override, a terminal escape) is neither stored nor held for
+review, and nothing that would reduce scrutiny (never-suppress) becomes active — stored directly,
+or approved from review. A REJECT breaks none of them: it writes no memory.
 """
 
 from __future__ import annotations
 
+from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression
 from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity
 
@@ -23,6 +25,8 @@ def broken_rule(candidate: Candidate, outcome: Outcome) -> str | None:
         return "EXTERNAL_PROCEDURAL"
     if candidate.sensitivity in _UNSTORABLE:
         return "SENSITIVE_CONTENT"
+    if hidden_text(candidate.text) is not None:
+        return "HIDDEN_TEXT"
     if outcome is Outcome.STORE and candidate.type is not MemoryType.EPISODE and find_suppression(candidate.text):
         # A REVIEW of such a text may be held (approving it is refused, naming the guard's rule).
         return "NEVER_SUPPRESS"

@@ -12,6 +12,7 @@ from services.common.convert import candidate_from_pb, decision_from_pb, memory_
 from services.common.errors import FieldViolation, InvalidArgument, require
 from services.common.gen.memloop.v1 import learning_event_pb2
 from services.common.gen.memloop.v1 import memory_service_pb2 as pb
+from services.common.hidden_text import hidden_text
 from services.common.telemetry import current_trace_id
 from services.common.vocabulary import Candidate, Decision, MemoryType, Outcome
 from services.memory.core.domain.model import MemoryStatus
@@ -45,6 +46,15 @@ def text_of(value: str, field: str, *, max_length: int = MAX_TEXT) -> str:
     if len(value) > max_length:
         raise InvalidArgument(field, f"must be at most {max_length} characters")
     return value
+
+
+def shown_text_of(value: str, field: str) -> str:
+    """Text a person writes as a memory: nothing in it may be hidden from the next reader (see
+    `services.common.hidden_text`), as policy refuses for learned memories."""
+    text = text_of(value, field)
+    if (hidden := hidden_text(text)) is not None:
+        raise InvalidArgument(field, f"holds text a reader cannot see ({hidden})")
+    return text
 
 
 def reason_of(value: str) -> str:
@@ -205,7 +215,7 @@ def supersede(request: pb.SupersedeMemoryRequest, *, actor: str) -> SupersedeMem
     return SupersedeMemory(
         tenant=tenant_of(request.tenant),
         memory_id=require(request.memory_id, "memory_id"),
-        text=kept(text_of(request.text, "text")),
+        text=kept(shown_text_of(request.text, "text")),
         request_id=require(request.request_id, "request_id"),
         reason=reason_of(request.reason),
         actor=actor,

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from enum import StrEnum
 
+from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression
 from services.common.vocabulary import normalise_meaning
 from services.memory.procedures.domain.errors import (
@@ -147,6 +148,9 @@ def validate_save(command: SaveProcedure) -> None:
         if len(text) > MAX_TEXT_CHARS:
             raise InvalidProcedure(name, f"must be at most {MAX_TEXT_CHARS} characters, got {len(text)}")
     _validate_details(command.details)
+    for name, text in (*texts.items(), *_strings(command.details)):
+        if (hidden := hidden_text(text)) is not None:
+            raise InvalidProcedure(name, f"holds text a reader cannot see ({hidden})")
     _ensure_adds_scrutiny(command.title, command.action, command.rationale, command.details)
 
 
