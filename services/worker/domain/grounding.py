@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from services.common.hidden_text import hidden_text
 from services.common.text_folding import fold_for_matching
 
 GROUNDED_SHARE = 0.5
@@ -57,6 +58,9 @@ def grounded_in_owner(text: str, authored: Sequence[tuple[str, bool]], owner: st
     words = content_words(text, frozenset({owner.lower()}) if owner else frozenset())
     if not words:
         return False  # nothing to check it against: not the owner's statement
-    own = _best_share(words, [sentence for sentence, by_owner in authored if by_owner])
-    others = _best_share(words, [sentence for sentence, by_owner in authored if not by_owner])
+    # A sentence that hides words (tag characters a model reads, an override) grounds nothing: what a
+    # model read in it is not what the owner saw herself write (`services.common.hidden_text`).
+    shown = [(sentence, by_owner and hidden_text(sentence) is None) for sentence, by_owner in authored]
+    own = _best_share(words, [sentence for sentence, by_owner in shown if by_owner])
+    others = _best_share(words, [sentence for sentence, by_owner in shown if not by_owner])
     return own >= GROUNDED_SHARE and own >= others
