@@ -124,6 +124,7 @@ def test_every_violation_is_reported_at_once() -> None:
         ),
         ({"tool_outcomes": (ToolOutcome("AKIAIOSFODNN7EXAMPLE", "ok", "", ""),)}, "tool_outcomes[0].tool"),
         ({"request_id": "req api_key: 9f8e7d6c5b4a3f2e1d0c"}, "request_id"),
+        ({"thread": "alice@example.com:Hunter2!!"}, "thread"),
     ],
 )
 def test_an_identifier_kept_as_sent_may_not_hold_a_credential(changes: dict[str, object], field: str) -> None:
@@ -137,7 +138,13 @@ def test_an_identifier_kept_as_sent_may_not_hold_a_credential(changes: dict[str,
 
 
 @pytest.mark.parametrize(
-    "ref", ["note-8f14e45fceea167a5a36dedd4bea2543", "evt_01HF3K9Q2Z7X8Y6W5V4U3T2S1R", "msg:<CAFx9=abc@mail.example>"]
+    "ref",
+    [
+        "note-8f14e45fceea167a5a36dedd4bea2543",
+        "evt_01HF3K9Q2Z7X8Y6W5V4U3T2S1R",
+        "msg:<CAFx9=abc@mail.example>",
+        "msg:alice@example.com:a1b2c3d4e5",  # an address and a token: an id, unless the token has a password's symbol
+    ],
 )
 def test_random_looking_ids_are_still_identifiers(ref: str) -> None:
     # Given a tool reference that only looks random (an id, not a stated secret)  Then it is accepted

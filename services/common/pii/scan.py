@@ -114,11 +114,22 @@ def states_a_secret(text: str) -> bool:
     """Whether `text` states a credential by its context or its format, randomness alone aside.
 
     For identifier fields, which are kept as sent: an id may look random ("evt_01HF3K9Q2Z7X..."),
-    so a long random token does not count there; a stated password, a provider key's format or a
-    URL's password do.
+    so a long random token does not count there, nor a token after an address unless it has a
+    password's symbol; a stated password, a provider key's format or a URL's password do.
     """
-    hits = find_folded(fold_for_matching(text))
-    return any(kind in SECRET_KINDS and not name.startswith("entropy:") for _, _, kind, name, _ in hits)
+    folded = fold_for_matching(text)
+    return any(
+        kind in SECRET_KINDS and not name.startswith("entropy:") and _stated_in_an_identifier(folded[start:end], name)
+        for start, end, kind, name, _ in find_folded(folded)
+    )
+
+
+# An id may glue an address to a token ("msg:alice@example.com:a1b2c3"); a password has a symbol ids don't use.
+_PASSWORD_ONLY_SYMBOLS = frozenset("!#$%^&*?~|\\")
+
+
+def _stated_in_an_identifier(value: str, detector: str) -> bool:
+    return detector != "context:email-password" or not _PASSWORD_ONLY_SYMBOLS.isdisjoint(value)
 
 
 def contains_secret_placeholder(text: str) -> bool:
