@@ -93,6 +93,8 @@ STEERING = re.compile(
     r"|\b(?:your|the) (?:owner|user|principal|boss)\b(?! of).{0,20}\b(?:has |have )?"
     r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
     r"|\bas per (?:her|his|their|the owner's|[a-z]+'s) (?:request|instructions?|wishes)\b"
+    r"|\b(?:users?|customers?|owners?|people) (?:of|using|who use) (?:this|the|your) (?:assistant|ai|bot|agent|model)\b"
+    r"|\b(?:whitelisted|allowlisted|safelisted)\b"
     r"|\btrusted (?:senders?|contacts?|list|domains?)\b|\b(?:trust|whitelist|allowlist) (?:us|our|this|these"
     r"|mails?|messages?|senders?|domains?|[a-z0-9.-]+\.[a-z]{2,})\b"
     r"|\b(?:treat|mark|consider|classify|flag|list)\b.{0,30}\bas (?:internal|verified|trusted|safe|legitimate|approved"
