@@ -6,6 +6,7 @@ tests see the decisions the deployed loop would make; only the transport is fake
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -244,12 +245,18 @@ def _flood(loop: Loop) -> LearningEventView:
     return event
 
 
-async def test_a_mail_of_too_many_candidates_is_decided_up_to_one_apply(loop: Loop) -> None:
+async def test_a_mail_of_too_many_candidates_is_decided_up_to_one_apply(
+    loop: Loop, caplog: pytest.LogCaptureFixture
+) -> None:
     # Given an owner's mail of 400 distinct preference sentences
     event = _flood(loop)
 
     # When the worker processes its event
-    result = await loop.run(event)
+    with caplog.at_level(logging.WARNING, logger="services.worker.service.process_event"):
+        result = await loop.run(event)
+
+    # Then the log says how many were left unread
+    assert "400 candidates; the first 256 are decided and 144 left unread" in caplog.text
 
     # Then memory gets one apply of as many decisions as it takes, the first in reading order
     decisions = loop.memory.applied[(TENANT, event.event_id)].decisions

@@ -22,6 +22,7 @@ event-level idempotency. Failures surface as `TransientError` or `PermanentError
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +43,8 @@ from services.worker.service.model import (
     ProcessResult,
 )
 from services.worker.service.ports import ConflictFinder, ContentReader, MemoryApplier, PolicyGate
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,16 @@ def within_limit(candidates: list[Candidate]) -> list[Candidate]:
 
     A mail of thousands of preference-shaped sentences (a pasted list, or a sender's attempt to
     flood memory) once made an ApplyLearning memory refused, so the event was dead-lettered and
-    nothing of it learned; now its first sentences are decided and the rest are not read.
+    nothing of it learned; now its first sentences are decided and the rest are not read, which
+    the log says with their count (the event's ids are on the record).
     """
+    if len(candidates) > MAX_CANDIDATES_PER_EVENT:
+        _log.warning(
+            "event has %d candidates; the first %d are decided and %d left unread",
+            len(candidates),
+            MAX_CANDIDATES_PER_EVENT,
+            len(candidates) - MAX_CANDIDATES_PER_EVENT,
+        )
     return candidates[:MAX_CANDIDATES_PER_EVENT]
 
 
