@@ -139,4 +139,8 @@ HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
     ("secret", "email_password", "alice@example.com:Hunter2!!", ["alice@example.com", "Hunter2!!"], []),
     ("secret", "email_password", "gmail - alice.w@gmail.com - Hunter2!!", ["alice.w@gmail.com", "Hunter2!!"], []),
     ("secret", "credential_context", "pasword: Trolley7!", ["Trolley7!"], []),
+    ("secret", "credential_context", "Here you go - Orchid#2026 (that's the new wifi password)", ["Orchid#2026"], []),
+    ("secret", "credential_context", "I've reset your password. Your new one is: Orchid#2026", ["Orchid#2026"], []),
+    ("secret", "credential_context", "SSID: AcmeGuest / WPA2: Orchid#2026", ["Orchid#2026"], []),
+    ("none", "lookalike:credential_word", "Release notes v2.3.1 (the password reset page) are out", [], ["v2.3.1"]),
 )  # fmt: skip

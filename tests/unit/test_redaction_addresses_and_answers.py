@@ -12,7 +12,10 @@
 * a fifth probe (5 of 102 secrets, 16 of 72 PII): OpenLDAP's "bindpw", an opener's code, a remark in
   brackets before a password, a PIN "set to" digits, ids named in Asia, the Middle East and by an
   employer, school or insurer, a bare "acc" beside a sort code, a point on a map, an e-mail address
-  and its password written as a pair, and a password word misspelt.
+  and its password written as a pair, and a password word misspelt;
+* a sixth probe (10 of 29 chatty shapes): a value before "(that's the wifi password)", "use X to log
+  in", "your new one is X" after a reset, "the password: it's X", a combination lock, WPA2 and a
+  network key.
 
 Each positive failed before (the value came through), except a value in a <span>, kept beside the
 <b> case as the class's baseline; each negative is ordinary text that shares a word or a shape with
@@ -138,6 +141,17 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("pasword: Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
         ("paswd Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
         ("pword: Trolley7!", FindingKind.PASSWORD, "Trolley7!"),
+        # a sixth probe (10 of 29 chatty shapes came through)
+        ("Here you go - Orchid#2026 (that's the new wifi password)", FindingKind.PASSWORD, "Orchid#2026"),
+        ("I changed it to Tiger#2020 yesterday (the VPN password)", FindingKind.PASSWORD, "Tiger#2020"),
+        ('Use "Orchid#2026" to log in.', FindingKind.PASSWORD, "Orchid#2026"),
+        ("I've reset your password. Your new one is: Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
+        ("Your PIN was reset. The new one is 4471.", FindingKind.PASSWORD, "4471"),
+        ("I'll text you the password: it's Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
+        ("Password: \u2022\u2022\u2022\u2022 (just kidding, it's Orchid#2026)", FindingKind.PASSWORD, "Orchid#2026"),
+        ("Combination lock: 12-07-33", FindingKind.PASSWORD, "12-07-33"),
+        ("SSID: AcmeGuest / WPA2: Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
+        ("network key Orchid#2026", FindingKind.SECRET, "Orchid#2026"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -202,6 +216,16 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("innovation 2024 plan", "innovation 2024 plan"),
         ("the student union meets at 5", "the student union meets at 5"),
         ("the psychology of passwords", "the psychology of passwords"),
+        ("Use Chrome 120 to log in", "Chrome 120"),
+        ("use Q3-report to access the figures", "Q3-report"),
+        ("Use the v2.0 (the password manager) release", "v2.0"),
+        ("Release notes v2.3.1 (the password reset page) are out", "v2.3.1"),
+        ("I bought a new one: iPhone15 after my password got stolen", "iPhone15"),
+        ("WPA2: enabled", "WPA2: enabled"),
+        ("WEP is insecure", "WEP is insecure"),
+        ("the network key metrics look fine", "the network key metrics look fine"),
+        ("the combination lock is broken", "the combination lock is broken"),
+        ("password: it's required", "it's required"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:

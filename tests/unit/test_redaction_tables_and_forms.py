@@ -34,7 +34,8 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("the new password you asked for -- Copper!Kettle9", FindingKind.PASSWORD, ["Copper!Kettle9"]),
         ("Tax ID (EIN): 12-3456789", FindingKind.GOV_ID, ["12-3456789"]),
         # config and command-line formats (a fourth probe, 48 shapes: these 8 came through)
-        ("WIFI:S:HomeNet;T:WPA;P:Sunflower!88;;", FindingKind.SECRET, ["Sunflower!88"]),
+        # (a wifi QR code's key is a password: "WPA" names one)
+        ("WIFI:S:HomeNet;T:WPA;P:Sunflower!88;;", FindingKind.PASSWORD, ["Sunflower!88"]),
         ("db.example.com:5432:app:alice:PgPass!2026", FindingKind.SECRET, ["PgPass!2026"]),
         ("alice:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/", FindingKind.SECRET, ["HqJZimcKQFAMYayBlzkrA"]),
         ("redis-cli -a RedisPw!31 -h cache", FindingKind.PASSWORD, ["RedisPw!31"]),

@@ -62,6 +62,8 @@ _PASSWORD_WORDS = (
         # Turkish adds the owner to the word ("şifrem", "parolamiz" folded: my password, our password)
         "sifrem sifren sifresi sifremiz sifreniz sifreyi parolam parolan parolasi parolamiz parolaniz parolayi "
         "parool lykilord slaptazodis "
+        # a wireless network's key by its protocol ("WPA2: X", "PSK = X")
+        "wpa wpa2 wpa3 psk wep "
         # misspelt, as people type them in a hurry
         "psswd pswd passwrd pasword paswd passwod passowrd pssword pwrd pword paswrd "
     )
@@ -79,7 +81,7 @@ _QUALIFIERS = _words(
     "otp totp 2fa mfa sms login signin authentication auth "
     "alarm door safe gate lock entry garage locker building keypad unlock verification security "
     "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation disarm unlock arm screen "
-    "setup authenticator opener intercom buzzer lockbox keybox padlock "
+    "setup authenticator opener intercom buzzer lockbox keybox padlock network wireless "
 )
 # Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
 _KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
@@ -132,7 +134,7 @@ _STEM_WORDS = (
     r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
     r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
     r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern psw pssw pasw pword pwrd"
-    r" " + fold_words("пароль")
+    r" wpa psk wep " + fold_words("пароль")
 )
 STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
 # No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).
@@ -161,6 +163,7 @@ _USER_AND_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*"
 _NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 # Words that name a secret only when digits follow: "the combination is 12-34-56", not "the combination works".
 _NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombination combinazione combinacion")
+_LOCK_WORD = re.compile(r"[ \t]+(?:lock|padlock|code|number|for the (?:lock|safe|padlock))\b")
 # "u: alice p: Summer2024!": the one-letter shorthand of a user name and a password.
 _SHORT_PAIR = re.compile(
     r"(?<![\w@.\-])(?:u|usr|user|username|login)\s*[:=]\s*\S+[\s,;|/]+(?:p|pw|pwd)\s*[:=]\s*(?P<value>\S+)"
@@ -194,6 +197,16 @@ _COMMAND_LINE = re.compile(
     r"|\b(?:redis-cli\b[^\n]*?\s-a|sshpass\b[^\n]*?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
     r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
 )
+# "Use "Orchid#2026" to log in": a value given for signing in, with no word naming it.
+_USE_TO_SIGN_IN = re.compile(
+    r"\buse[^\S\n]+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,64})[\"'\u201d\u2019]?[^\S\n]+(?:to|for)"
+    r"[^\S\n]+(?:log(?:ging)?[ -]?in|sign(?:ing)?[ -]?in|login|signin|unlock|get in)"
+)
+# "I've reset your password. Your new one is: Orchid#2026": the value a sentence after the word.
+_NEW_ONE = re.compile(
+    r"\b(?:new|temporary|temp|current|updated|old) one(?:[^\S\n]+is|['\u2019]s)?[^\S\n]*:?[^\S\n]*(?P<value>\S+)"
+)
+_NAMED_BEFORE = re.compile(r"pass|pwd|\bpin\b|\bcode\b|kennwort|mot de passe|contrasena|senha")
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _PAIR_WINDOW = 200
 
@@ -307,6 +320,8 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
             yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
         return
     if kind is None and _NUMERIC_SECRET_WORDS.intersection(parts):
+        if thing := _LOCK_WORD.match(lower, end):  # "combination lock: 12-07-33"
+            end = thing.end()
         span = value_after(text, lower, end, FindingKind.PASSWORD)
         if span and any(c.isdigit() for c in text[span[0] : span[1]]):
             yield hit(*span, FindingKind.PASSWORD, "context:credential")
@@ -412,6 +427,15 @@ def credential_statements(text: str) -> Iterator[Hit]:
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if password_shaped(value):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:login-as")
+    for m in _USE_TO_SIGN_IN.finditer(lower) if "use" in lower else ():
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        if password_shaped(value):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:use-to-sign-in")
+    for m in _NEW_ONE.finditer(lower) if " one" in lower else ():
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        named = _NAMED_BEFORE.search(lower, max(0, m.start() - 150), m.start())
+        if named and (password_shaped(value) or (value.isdigit() and len(value) >= 4)):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:new-one")
     for m in _COMMAND_LINE.finditer(text):
         group = next(name for name in ("value", "mysql", "flag") if m.group(name))
         yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")

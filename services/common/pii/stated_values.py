@@ -25,6 +25,7 @@ LINK = re.compile(
     r"(?:[\w.@'\-]+(?:\s+|(?=\s*[:=]))){0,3}?)?"
     r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
     r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|[\u2192\u21d2\u27f6\u279c]|(?<=\s)[\-\u2013\u2014]{1,2}(?=\s))\s*"
+    r"(?:(?:it['\u2019]?s|it is|that['\u2019]?s|that is)\s+)?"  # "the password: it's X"
     r"|['\u2019]s\s+|\?\s+(?:it['\u2019]?s|it is|that['\u2019]?s)\s+)"
     r"|(?P<prose>(?:ist jetzt|ist nun|ist noch|lautet jetzt|est maintenant|est toujours|es ahora|e ora|is nu"
     r"|is currently|is temporarily|is now|is still|is|was|will be|has been changed to|changed to|set to|reset to"
@@ -82,6 +83,7 @@ _SPELT_DIGITS = re.compile(r"(?: \d){3,7}(?!\w)")
 # "is" in the languages whose password words `credentials` reads: "kata sandi adalah X", "mật khẩu là X".
 _CLAUSE_LINK = re.compile(
     r"(?:\b(?:is|was|to|as|be|are|remains|reads|adalah|ialah|la|este|jest|ist|est|es|e|er|ar|on|je)\b|:|=|->|=>"
+    r"|\b(?:it|that)['\u2019]s\b"
     r"|(?<=\s)(?:--|\u2013|\u2014)(?=\s))"
     r"[^\S\n]*['\"`\u201c\u2018]?"
 )
@@ -255,7 +257,9 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
 # "Use Pineapple$42 as the password", "Summer2024! is my password": the value written before the word.
 _VALUE_THEN_PASSWORD_WORD = re.compile(
     r"(?<![^\s\"'`(])(?P<value>[^\s\"'`(\[]{6,64})[\"'`\u201d\u2019]?[^\S\n]+"
-    r"(?:is|was|as|will be|becomes|is still|is now|=|ist|est|es|e|sera)[^\S\n]+"
+    r"(?:(?:is|was|as|will be|becomes|is still|is now|=|ist|est|es|e|sera)[^\S\n]+"
+    # "Orchid#2026 (that's the new wifi password)", "Tiger#2020 yesterday (the VPN password)"
+    r"|(?:[a-z]+[^\S\n]+)?\((?:(?:that['\u2019]?s|that is|this is|which is|it['\u2019]?s|aka)[^\S\n]+)?)"
     r"(?:(?:the|my|our|your|his|her|their|a|an|new|current|temporary|default|mein|meine|unser|unsere|das|le|la"
     r"|mon|ma|notre|mi|el|nuestra|il|mio|mia)[^\S\n]+){0,3}(?:[\w\-]+[^\S\n]+){0,2}$"
 )
