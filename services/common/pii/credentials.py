@@ -198,14 +198,13 @@ _COMMAND_LINE = re.compile(
     r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
 )
 # "Use "Orchid#2026" to log in": a value given for signing in, with no word naming it.
-_USE_TO_SIGN_IN = re.compile(
-    r"\buse[^\S\n]+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,64})[\"'\u201d\u2019]?[^\S\n]+(?:to|for)"
+_USE_TO_SIGN_IN = re.compile(  # led by its literal, without \b, so the engine skips ahead to each "use"
+    r"use[^\S\n]+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,64})[\"'\u201d\u2019]?[^\S\n]+(?:to|for)"
     r"[^\S\n]+(?:log(?:ging)?[ -]?in|sign(?:ing)?[ -]?in|login|signin|unlock|get in)"
 )
 # "I've reset your password. Your new one is: Orchid#2026": the value a sentence after the word.
-_NEW_ONE = re.compile(
-    r"\b(?:new|temporary|temp|current|updated|old) one(?:[^\S\n]+is|['\u2019]s)?[^\S\n]*:?[^\S\n]*(?P<value>\S+)"
-)
+_NEW_ONE = re.compile(r" one(?:[^\S\n]+is|['\u2019]s)?[^\S\n]*:?[^\S\n]*(?P<value>\S+)")
+_NEW_ONE_WORDS = _words("new temporary temp current updated old")
 _NAMED_BEFORE = re.compile(r"pass|pwd|\bpin\b|\bcode\b|kennwort|mot de passe|contrasena|senha")
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _PAIR_WINDOW = 200
@@ -428,10 +427,15 @@ def credential_statements(text: str) -> Iterator[Hit]:
         if password_shaped(value):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:login-as")
     for m in _USE_TO_SIGN_IN.finditer(lower) if "use" in lower else ():
+        if m.start() and lower[m.start() - 1].isalnum():
+            continue  # "because", "reuse"
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if password_shaped(value):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:use-to-sign-in")
     for m in _NEW_ONE.finditer(lower) if " one" in lower else ():
+        preceding = lower[max(0, m.start() - 12) : m.start()].split()
+        if not preceding or preceding[-1] not in _NEW_ONE_WORDS:
+            continue  # "the new one", not "no one", "any one"
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         named = _NAMED_BEFORE.search(lower, max(0, m.start() - 150), m.start())
         if named and (password_shaped(value) or (value.isdigit() and len(value) >= 4)):

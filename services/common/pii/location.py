@@ -29,43 +29,60 @@ _DMS = re.compile(
     r"(?<![\w.])\d{1,3}\s*°\s*\d{1,2}\s*['\u2032\u2019]\s*(?:\d{1,2}(?:\.\d+)?\s*(?:\"|\u2033|''|\u201d)\s*)?[NSEW]\b"
     r"(?:[\s,;/]+\d{1,3}\s*°\s*\d{1,2}\s*['\u2032\u2019]\s*(?:\d{1,2}(?:\.\d+)?\s*(?:\"|\u2033|''|\u201d)\s*)?[NSEW]\b)?"
 )
-# "lat: 48.8584", "latitude=48.8584", "lng -74.0060": one half of a point, named.
-_NAMED_HALF = re.compile(
-    r"\b(?:lat|latitude|lon|lng|longitude|breitengrad|langengrad|latitud|longitud)\b"
-    r"[\"']?\s*(?:[:=]|is)?\s*[\"']?(?P<value>[+\-]?\d{1,3}\.\d{3,12})(?![\d.])"
+# "lat: 48.8584", "latitude=48.8584", "lng -74.0060": one half of a point, named just before its number.
+_NAME_BEFORE = re.compile(
+    r"\b(?:lat|latitude|lon|lng|longitude|breitengrad|langengrad|latitud|longitud)[\"']?\s*(?:[:=]|is)?\s*[\"']?"
+    r"[+\-]?\d{1,3}$"
 )
+_HALF = re.compile(r"[+\-]?\d{1,3}\.\d{3,12}(?![\d.])")
 _PLACE_WORDS = re.compile(
     r"\b(?:coord\w*|gps|geo\w*|lat|lng|lon|location|located|position|pin(?:ned)?|map\w*|where|address|meet\w*"
     r"|pick\w* (?:me|us) up|find (?:me|us)|we(?:'| a)re|i(?:'| a)m|home|live|staying|parked|standort|ubicaci\w+"
     r"|posizione|emplacement|position)\b"
 )
 _PLACE_WINDOW = 60
-# Cheap to look for, and in every text that can hold a point: four decimals, degrees, or a half's name.
-_GATE = re.compile(r"\d\.\d{3}|°")
+# Every decimal a point can have (three places or more), and every degree sign: what the patterns are
+# anchored on, since their look-behinds and word boundaries would otherwise be tried at every character.
+_DECIMAL_POINT = re.compile(r"\.\d{3}")
 
 
 def _in_range(lat: str, lon: str) -> bool:
     return abs(float(lat)) <= 90 and abs(float(lon)) <= 180
 
 
+def _number_start(text: str, point: int) -> int | None:
+    """Where the number whose decimal point is at `point` starts: one to three digits, maybe a sign."""
+    start = point
+    while start > 0 and point - start < 3 and text[start - 1].isdigit():
+        start -= 1
+    if start == point:
+        return None
+    return start - 1 if start and text[start - 1] in "+-" else start
+
+
+def _said_to_be_a_point(m: re.Match[str], lower: str) -> bool:
+    before = lower[max(0, m.start() - _PLACE_WINDOW) : m.start()]
+    return bool(
+        m.group("ns") or m.group("ew") or re.search(r"(?:\bat|@|=|q=|ll=)\s*$", before) or _PLACE_WORDS.search(before)
+    )
+
+
 def coordinates(text: str, lower: str) -> Iterator[Hit]:
-    if _GATE.search(text) is None:
-        return
-    for m in _DECIMAL_PAIR.finditer(text):
-        if not _in_range(m.group("lat"), m.group("lon")):
+    done = 0
+    for point in _DECIMAL_POINT.finditer(text) if "." in text else ():
+        start = _number_start(text, point.start())
+        if start is None or start < done:
             continue
-        before = lower[max(0, m.start() - _PLACE_WINDOW) : m.start()]
-        said = (
-            m.group("ns")
-            or m.group("ew")
-            or re.search(r"(?:\bat|@|=|q=|ll=)\s*$", before)
-            or _PLACE_WORDS.search(before)
-        )
-        if said:
-            yield hit(m.start(), m.end(), FindingKind.LOCATION, "location:decimal")
-    if "°" in text:
-        for m in _DMS.finditer(text):
-            yield hit(m.start(), m.end(), FindingKind.LOCATION, "location:dms")
-    if "lat" in lower or "lon" in lower or "lng" in lower or "grad" in lower:
-        for m in _NAMED_HALF.finditer(lower):
-            yield hit(m.start("value"), m.end("value"), FindingKind.LOCATION, "location:named")
+        if pair := _DECIMAL_PAIR.match(text, start):
+            done = pair.end()
+            if _in_range(pair.group("lat"), pair.group("lon")) and _said_to_be_a_point(pair, lower):
+                yield hit(pair.start(), pair.end(), FindingKind.LOCATION, "location:decimal")
+        elif _NAME_BEFORE.search(lower, max(0, start - 30), point.start()) and (half := _HALF.match(text, start)):
+            done = half.end()
+            yield hit(half.start(), half.end(), FindingKind.LOCATION, "location:named")
+    done = 0
+    for degree in re.finditer("°", text) if "°" in text else ():
+        start = _number_start(text, degree.start())
+        if start is not None and start >= done and (dms := _DMS.match(text, start)):
+            done = dms.end()
+            yield hit(dms.start(), dms.end(), FindingKind.LOCATION, "location:dms")
