@@ -143,4 +143,13 @@ HANDWRITTEN: tuple[tuple[str, str, str, list[str], list[str]], ...] = (
     ("secret", "credential_context", "I've reset your password. Your new one is: Orchid#2026", ["Orchid#2026"], []),
     ("secret", "credential_context", "SSID: AcmeGuest / WPA2: Orchid#2026", ["Orchid#2026"], []),
     ("none", "lookalike:credential_word", "Release notes v2.3.1 (the password reset page) are out", [], ["v2.3.1"]),
+    ("phone", "phone", "電話番号は090-1234-5678です", ["090-1234-5678"], []),
+    ("phone", "phone", "내 전화번호는 010-1234-5678입니다", ["010-1234-5678"], []),
+    ("date_of_birth", "dob_in_context", "私の生年月日は1985年3月14日です", ["1985年3月14日"], []),
+    ("address", "ru", "Мой адрес: ул. Тверская, д. 7, кв. 12, Москва 125009",
+     ["ул. Тверская, д. 7, кв. 12, Москва 125009"], []),
+    ("address", "mx", "Av. Insurgentes Sur 1602, Col. Crédito Constructor, 03940 Ciudad de México",
+     ["Av. Insurgentes Sur 1602, Col. Crédito Constructor, 03940 Ciudad de México"], []),
+    ("none", "lookalike:cjk", "订单号123456789已发货", [], ["123456789"]),
+    ("none", "lookalike:cyrillic", "Я улучшил отчёт 2024 года", [], ["2024"]),
 )  # fmt: skip

@@ -107,11 +107,19 @@ _ID_LABEL_BEFORE = re.compile(
 _DATE_LIKE = re.compile(r"\d{1,4}([./\-])\d{1,2}\1\d{2,4}")
 
 
+def _glues(piece: str) -> bool:
+    """A letter or digit that makes a number part of a token. Chinese, Japanese and Korean are written
+    without spaces, so their characters touch a number without being part of it ("電話番号は090-1234-5678です")."""
+    return piece.isalnum() and not (
+        "\u3040" <= piece <= "\u9fff" or "\uac00" <= piece <= "\ud7ff" or "\u1100" <= piece <= "\u11ff"
+    )  # kana and ideographs, Hangul syllables, and the Hangul letters folding decomposes them into
+
+
 def _part_of_an_id(text: str, start: int, end: int) -> bool:
     """A digit run glued into a longer token ("ORD-2026-004512", "1Z999AA1012...") or labelled as an id."""
     before, after = text[max(0, start - 2) : start], text[end : end + 2]
-    glued_before = before[-1:].isalnum() or (before[-1:] in ("-", "/") and before[:1].isalnum())
-    glued_after = after[:1].isalnum() or (after[:1] in ("-", "/") and after[1:].isalnum())
+    glued_before = _glues(before[-1:]) or (before[-1:] in ("-", "/") and _glues(before[:1]))
+    glued_after = _glues(after[:1]) or (after[:1] in ("-", "/") and _glues(after[1:]))
     if _DATE_LIKE.fullmatch(text[start:end]):
         return True
     return glued_before or glued_after or _ID_LABEL_BEFORE.search(text[max(0, start - 24) : start].lower()) is not None
@@ -119,6 +127,8 @@ def _part_of_an_id(text: str, start: int, end: int) -> bool:
 
 # Regions tried, strictly (VALID), for a number written nationally with a leading 0.
 _NATIONAL_REGIONS = ("GB", "DE", "FR", "NL", "IT", "ES", "AU", "IN")
+# And where Chinese, Japanese or Korean is written beside the number ("내 전화번호는 010-1234-5678").
+_CJK_REGIONS = ("KR", "JP", "CN", "TW")
 
 
 # phonenumbers costs about 0.35 ms per hint and region tried. A body of nothing but digit groups
@@ -152,15 +162,18 @@ def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
                 continue
             lo = max(0, hint_start - 24)
             window = text[lo : min(len(text), hint_end + 24)]
-            found = False
+            found_from = hint_end  # where the first number found in the hint starts
             calls += 1
             for match in phonenumbers.PhoneNumberMatcher(window, region, leniency=leniency):
                 start, end = lo + match.start, lo + match.end
                 if start < hint_end and end > hint_start and not _part_of_an_id(text, start, end):
-                    found = True
+                    found_from = min(found_from, start)
                     yield hit(start, end, FindingKind.PHONE, "phonenumbers")
-            if not found and text[hint_start] == "0":  # a national number ("0800 123 4567"): other regions
-                for other in _NATIONAL_REGIONS:
+            # A national number ("0800 123 4567", "0171 1234567"), found by no region or only in part
+            # (its last seven digits read as a local number): other regions.
+            if text[hint_start] == "0" and found_from > hint_start:
+                nearby_cjk = any(not _glues(c) and c.isalnum() for c in window)
+                for other in _NATIONAL_REGIONS + (_CJK_REGIONS if nearby_cjk else ()):
                     calls += 1
                     matches = list(phonenumbers.PhoneNumberMatcher(window, other, leniency=phonenumbers.Leniency.VALID))
                     hits = [(lo + m.start, lo + m.end) for m in matches]

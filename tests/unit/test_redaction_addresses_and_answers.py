@@ -15,7 +15,11 @@
   and its password written as a pair, and a password word misspelt;
 * a sixth probe (10 of 29 chatty shapes): a value before "(that's the wifi password)", "use X to log
   in", "your new one is X" after a reset, "the password: it's X", a combination lock, WPA2 and a
-  network key.
+  network key;
+* a seventh probe (11 of 34 PII shapes in other countries' formats): phone numbers written against
+  Chinese, Japanese or Korean characters, a German mobile number read only in part, birth dates
+  labelled in those scripts, the Carte Vitale, Russian addresses, and the neighbourhood, state and
+  postcode after a Mexican or Brazilian street.
 
 Each positive failed before (the value came through), except a value in a <span>, kept beside the
 <b> case as the class's baseline; each negative is ordinary text that shares a word or a shape with
@@ -152,6 +156,21 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("Combination lock: 12-07-33", FindingKind.PASSWORD, "12-07-33"),
         ("SSID: AcmeGuest / WPA2: Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
         ("network key Orchid#2026", FindingKind.SECRET, "Orchid#2026"),
+        # a seventh probe (11 of 34 PII shapes in other countries' formats came through)
+        ("電話番号は090-1234-5678です", FindingKind.PHONE, "1234-5678"),
+        ("我的手机号是13812345678", FindingKind.PHONE, "13812345678"),
+        ("내 전화번호는 010-1234-5678입니다", FindingKind.PHONE, "1234-5678"),
+        ("mobil: 0171 1234567", FindingKind.PHONE, "0171"),
+        ("生年月日\uff1a1985年3月14日", FindingKind.DATE_OF_BIRTH, "1985年3月14日"),  # a full-width colon
+        ("私の生年月日は1985年3月14日です", FindingKind.DATE_OF_BIRTH, "1985年3月14日"),
+        ("생년월일은 1985년 3월 14일입니다", FindingKind.DATE_OF_BIRTH, "3월 14일"),
+        ("출생일 1985.03.14", FindingKind.DATE_OF_BIRTH, "1985.03.14"),
+        ("Carte Vitale 1 85 05 78 006 084 36", FindingKind.GOV_ID, "006 084"),
+        ("Мой адрес: ул. Тверская, д. 7, кв. 12, Москва 125009", FindingKind.ADDRESS, "Тверская"),
+        ("Адрес: 125009, Москва, ул. Тверская, д. 7", FindingKind.ADDRESS, "125009"),
+        ("живу на проспекте Мира 15", FindingKind.ADDRESS, "Мира 15"),
+        ("Av. Insurgentes Sur 1602, Col. Crédito Constructor, 03940 Ciudad de México", FindingKind.ADDRESS, "03940"),
+        ("Rua Augusta, 1500, apto 42, São Paulo - SP, 01304-001", FindingKind.ADDRESS, "01304-001"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -226,6 +245,12 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("the network key metrics look fine", "the network key metrics look fine"),
         ("the combination lock is broken", "the combination lock is broken"),
         ("password: it's required", "it's required"),
+        ("订单号123456789已发货", "123456789"),
+        ("会议在2026年12月6日", "2026年12月6日"),
+        ("주문번호 123456789입니다", "123456789"),
+        ("Я улучшил отчёт 2024 года", "2024"),
+        ("Мы обсудим пл. работы на 2025 год", "2025"),
+        ("Встреча в 12 часов на площади, приходи к 3", "приходи к 3"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:

@@ -94,9 +94,18 @@ _REGION_POSTCODE = (
     + r"|\d{2}-\d{3}\s+[A-Z][\w\-]+"
 )
 _TOWN = r"[A-Z][a-z][\w\-]*(?: [A-Z][a-z][\w\-]*){0,2}"
+# Latin America writes a unit, a neighbourhood and a state between the street and the postcode, and the
+# town after it: "Av. Insurgentes Sur 1602, Col. Crédito Constructor, 03940 Ciudad de México", "Rua
+# Augusta, 1500, apto 42, São Paulo - SP, 01304-001".
+_UNIT_OR_DISTRICT = (
+    r"(?:apto|apt|depto|dpto|piso|bloco|casa|sala)\.?\s*\w{1,5}"
+    r"|(?:Col\.|Colonia|Bairro|Barrio|Fracc\.|Urb\.)\s*" + _TOWN
+)
 _TOWNS_THEN_POSTCODE = re.compile(
     r"(?:,?\s+(?:Dublin\s+)?\d{1,2}(?=,))?"  # a postal district: "Dublin 2", or the 2 after a town just read
-    r"(?:,\s*" + _TOWN + r"){0,2},?\s+(?:" + _REGION_POSTCODE + r")"
+    r"(?:,\s*(?:" + _UNIT_OR_DISTRICT + r"))*"
+    r"(?:,\s*" + _TOWN + r"(?:\s*-\s*[A-Z]{2})?){0,2},?\s+"
+    r"(?:\d{5}-\d{3}(?![\w\-])|\d{5}\s+" + _TOWN + r"(?: de " + _TOWN + r")?(?![\w\-])|" + _REGION_POSTCODE + r")"
 )
 _JAPANESE_WARDS = ("-ku", "-shi", "-cho", "-machi", "-mura", "-gun", "-ken")
 # Japanese block addresses written in Latin letters: "1-2-3 Shibuya, Shibuya-ku, Tokyo 150-0002".
@@ -125,6 +134,28 @@ _ROAD = re.compile(rf"(?:{fold_words('로')}|{fold_words('길')})\s?\d{{1,5}}(?:
 _DISTRICT_ENDS = tuple(fold_words(w) for w in ("구", "군", "시"))
 _PROVINCE_ENDS = tuple(fold_words(w) for w in ("시", "도"))
 _HANGUL_WORD = re.compile(r"[\u1100-\u11ff\d]+\Z")
+
+
+# Russian addresses: "ул. Тверская, д. 7, кв. 12, Москва 125009". Folding turns look-alike Cyrillic
+# letters Latin, so the words are folded as the text is and the pattern runs on the folded lower case.
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(fold_words(w)) for w in sorted(words, key=len, reverse=True))
+
+
+_RU_STREETS = (
+    *("улица", "ул", "проспект", "пр-т", "пр", "переулок", "пер", "шоссе", "набережная", "наб", "бульвар"),
+    *("б-р", "площадь", "пл", "проезд", "микрорайон", "мкр", "тупик"),  # noqa: RUF001 - Cyrillic, as written
+)
+_RU_UNITS = ("квартира", "кв", "корпус", "корп", "строение", "стр", "офис", "оф", "к")
+_RU_CAPITAL = r"[A-Z\u0401\u0410-\u042f]"  # a street's name is capitalised (after folding, Latin or Cyrillic)
+_RU_ADDRESS = re.compile(
+    rf"(?<!\w)(?:\d{{6}},?\s*(?:{_RU_CAPITAL}[\w\-]*,\s*)?)?(?i:{_alternation(_RU_STREETS)})(?:\.\s*|[^\W\d_]{{0,3}}\s+)"
+    rf"{_RU_CAPITAL}[\w\-]*(?:\s+{_RU_CAPITAL}[\w\-]*)?,?\s*"
+    rf"(?:(?i:{_alternation(('дом', 'д'))})\.?\s*\d{{1,4}}|\d{{1,3}}(?!\d))[^\W\d_]?(?:/\d{{1,4}})?(?![\w.]\d)"
+    rf"(?:,?\s*(?i:{_alternation(_RU_UNITS)})\.?\s*\d{{1,4}}[^\W\d_]?)*"
+    rf"(?:,\s*{_RU_CAPITAL}[\w\-]*(?:[\s\-]+{_RU_CAPITAL}[\w\-]*)?(?:,?\s*\d{{6}})?)?"
+)
+_RU_GATES = tuple(fold_words(w) for w in _RU_STREETS if len(w) <= 3 or w in ("шоссе", "бульвар", "тупик"))
 _POSTCODE_AFTER = re.compile(r"[a-zA-Z]?,\s*" + _POSTCODE + r"\s+[A-Z][a-z][\w\-]+|[a-zA-Z]?,?\s+" + _UK_POSTCODE)
 _NAME_BEFORE = re.compile(r"[A-Z][\w'.\-]+(?:\s+[\w'.\-]+){0,3}\s+\Z")
 _ROMANCE_WORDS = frozenset(re.sub(r"\\.|\?", "", _ROMANCE_TYPES).replace(".", "").split("|"))
@@ -193,6 +224,9 @@ def _street_addresses(text: str, lower: str) -> Iterator[Hit]:
                 yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:japanese")
     if not text.isascii():
         yield from _cjk_addresses(text)
+        if any(gate in lower for gate in _RU_GATES):
+            for m in _RU_ADDRESS.finditer(text):
+                yield hit(m.start(), m.end(), FindingKind.ADDRESS, "address:russian")
     if any(stem in lower for stem in _CONTEXT_STEMS):
         for m in _CONTEXT.finditer(lower):
             end = m.end()

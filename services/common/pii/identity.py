@@ -53,7 +53,7 @@ _ID_LABELS = (
     r"|nric\b|hkid\b|hong kong id|my ?number card|individual number|resident registration|citizen id"
     r"|emirates id|teudat zehut|israeli id|cnic\b|nik\b|ktp\b|rut\b|cuil\b|cuit\b|tckn\b|kimlik"
     r"|ahv\b|cnp\b|egn\b|oib\b|jmbg\b|rodne cislo|fodselsnummer|personal (?:id|identity|identification)"
-    r"|voter id|umid\b|philhealth|sss\b"
+    r"|voter id|umid\b|philhealth|sss\b|carte vitale"
     r"|"
     + _IN_OTHER_SCRIPTS
     # numbers an employer, a school or an insurer gives a person: each names one person to whoever holds it
@@ -87,16 +87,21 @@ _DATE = re.compile(
     r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\.?,?\s+(?:de\s+)?\d{4}"  # 14 March 1985
     r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"  # March 14, 1985
     r"|\d{4}\s*年\s*\d{1,2}\s*月\s*\d{1,2}\s*日"
+    rf"|\d{{4}}\s*{fold_words('년')}\s*\d{{1,2}}\s*{fold_words('월')}\s*\d{{1,2}}\s*{fold_words('일')}"
     r"|\d{1,2}[\-/. ](?:" + _MONTHS + r")[\-/. ]\d{2,4}"  # 14-Mar-1985
     r"|\d{1,2}(?:st|nd|rd|th|er|\.)?\s+(?:of\s+|de\s+)?(?:" + _MONTHS + r")\b"  # birthday: 14 March
     r"|(?:" + _MONTHS + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?\b"  # birthday: March 14
     r")",
 )
+# Birth in Chinese, Japanese and Korean, folded as the text is (Hangul as its letters), and written with no
+# space before it ("私の生年月日は…").
+_BIRTH_WORDS_CJK = ("生年月日", "出生日期", "出生年月日", "出生日", "誕生日", "生日", "생년월일", "출생일", "생일")
+_BIRTH_IN_OTHER_SCRIPTS = "|".join(fold_words(word) for word in _BIRTH_WORDS_CJK)
 _BIRTH = re.compile(
     r"date of birth|birth ?date|birthday|b-?day\b|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
     r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
     r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
-    r"|year of birth|b\.(?=\s*\d)"
+    r"|year of birth|b\.(?=\s*\d)|" + _BIRTH_IN_OTHER_SCRIPTS
 )
 _BIRTH_WINDOW = 40
 _BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
@@ -157,6 +162,7 @@ _BIRTH_STEMS = (
     "geboren", "geb.",
     "nacimiento", "nacid",
     "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
+    *(fold_words(word) for word in _BIRTH_WORDS_CJK),
 )  # fmt: skip
 
 
@@ -247,8 +253,8 @@ def dates_of_birth(text: str, lower: str) -> Iterator[Hit]:
     if not any(stem in lower for stem in _BIRTH_STEMS):
         return
     for label in _BIRTH.finditer(lower):
-        if not _word_start(lower, label.start()):
-            continue
+        if not _word_start(lower, label.start()) and label.group()[0].isascii():
+            continue  # a word in a script written without spaces has no edge to look for
         window_end = min(len(text), label.end() + _BIRTH_WINDOW)
         for m in _DATE.finditer(lower, label.end(), window_end):
             between = lower[label.end() : m.start()]
