@@ -171,6 +171,9 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("живу на проспекте Мира 15", FindingKind.ADDRESS, "Мира 15"),
         ("Av. Insurgentes Sur 1602, Col. Crédito Constructor, 03940 Ciudad de México", FindingKind.ADDRESS, "03940"),
         ("Rua Augusta, 1500, apto 42, São Paulo - SP, 01304-001", FindingKind.ADDRESS, "01304-001"),
+        # left undetected by the last wave's note: a hint that gives the password away, a value in apposition
+        ("password hint: my dog's name + birth year (Rex2019)", FindingKind.PASSWORD, "Rex2019"),
+        ("my password is the same as the wifi, Bluebird77", FindingKind.PASSWORD, "Bluebird77"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -251,6 +254,10 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         ("Я улучшил отчёт 2024 года", "2024"),
         ("Мы обсудим пл. работы на 2025 год", "2025"),
         ("Встреча в 12 часов на площади, приходи к 3", "приходи к 3"),
+        ("The password hint is shown on the login page after 3 failures", "after 3 failures"),
+        ("password reminder emails go out on day 30, 60 and 90", "day 30, 60 and 90"),
+        ("my password is the same as yours, see doc v2.1", "see doc v2.1"),
+        ("dkim=pass header.d=acme.example; spf=pass smtp.mailfrom=acme.example", "spf=pass smtp.mailfrom"),
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str, kept: str) -> None:

@@ -239,10 +239,12 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
     one: "I set the new passcode to 246810".
     """
     following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
-    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
-        return None
     stop = _SENTENCE_END.search(text, end, end + _CLAUSE_WINDOW)
     limit = stop.start() if stop else min(len(text), end + _CLAUSE_WINDOW)
+    if following is not None and following.group(1) in _HINTS:
+        return _shaped_in(text, end, limit)  # "password hint: my dog's name + year (Rex2019)": the hint gives it away
+    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+        return None
     for link in _CLAUSE_LINK.finditer(lower, end, limit):
         value = VALUE.match(text, link.end())
         if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
@@ -251,6 +253,26 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
         numeric_value = numeric and link.group().strip(" \t'\"`\u201c\u2018") in _NUMERIC_LINKS
         if password_shaped(token) or (numeric_value and _NUMERIC_VALUE.fullmatch(token)):
             return value.start(), value.start() + len(token)
+        if link.group().strip(" \t'\"`\u201c\u2018").isalpha() and (  # "is the same as the wifi, Bluebird77"
+            apposition := _APPOSITION.search(text, value.end(), limit)
+        ):
+            token = apposition.group("value").rstrip(TRAILING)
+            if password_shaped(token):
+                return apposition.start("value"), apposition.start("value") + len(token)
+    return None
+
+
+# A value set off after the words about it: "the same as the wifi, Bluebird77", "as before: Summer2024".
+_APPOSITION = re.compile(r"[,:;(][^\S\n]*[\"'`\u201c\u2018]?(?P<value>[^\s\"'`\u201d\u2019]+)")
+_HINTS = _words("hint hints reminder")
+
+
+def _shaped_in(text: str, start: int, limit: int) -> tuple[int, int] | None:
+    """The first token between start and limit shaped like a password."""
+    for token in re.finditer(r"[^\s()\[\]\"'`]+", text[start:limit]):
+        kept = token.group().rstrip(TRAILING)
+        if password_shaped(kept):
+            return start + token.start(), start + token.start() + len(kept)
     return None
 
 
