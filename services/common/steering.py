@@ -36,6 +36,19 @@ _UNSPACED = (
 )
 
 
+# "Without review" and a model told what to do, in the scripts whose folded forms differ from their letters.
+_WITHOUT_CHECKS_ELSEWHERE = (
+    "без проверки", "без подтверждения", "без согласования", "без одобрения",
+    "无需审核", "无需验证", "无需确认", "无需审批", "未经审核", "不经审核", "无需核实",
+    "確認なしで", "確認せずに", "承認なしで", "承認せずに", "審査なしで",
+    "검토 없이", "확인 없이", "승인 없이", "검증 없이",
+)  # fmt: skip
+_MODELS_MUST_ELSEWHERE = (
+    "ассистенты должны", "ассистент должен", "помощник должен", "помощники должны",
+    "助手应当", "助手应该", "助手必须", "助手需要", "アシスタントは", "어시스턴트는", "비서는",
+)  # fmt: skip
+
+
 def _folded(words: Iterable[str]) -> str:
     """Each word folded as it may be written: lower case, capitalised, upper case (folding keeps
     case, and a capital look-alike may fold to another letter than its small one: capital Ze to "3")."""
@@ -94,13 +107,25 @@ STEERING = re.compile(
     r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
     r"|\bas per (?:her|his|their|the owner's|[a-z]+'s) (?:request|instructions?|wishes)\b"
     r"|\b(?:users?|customers?|owners?|people) (?:of|using|who use) (?:this|the|your) (?:assistant|ai|bot|agent|model)\b"
-    r"|\b(?:whitelisted|allowlisted|safelisted)\b"
+    r"|(?:[a-z0-9-]+\.[a-z]{2,}|\bsenders?|\bdomains?|\bus)\s+(?:\w+\s+)?(?:whitelisted|allowlisted|safelisted)\b"
+    r"|\b(?:whitelisted|allowlisted|safelisted)\s+(?:(?:as|the)\s+)?(?:senders?|domains?|[a-z0-9-]+\.[a-z]{2,})"
     r"|\btrusted (?:senders?|contacts?|list|domains?)\b|\b(?:trust|whitelist|allowlist) (?:us|our|this|these"
     r"|mails?|messages?|senders?|domains?|[a-z0-9.-]+\.[a-z]{2,})\b"
     r"|\b(?:treat|mark|consider|classify|flag|list)\b.{0,30}\bas (?:internal|verified|trusted|safe|legitimate|approved"
     r"|the owner)\b|\b(?:skip|bypass|override|disable|waive|turn off|switch off|deactivate)\b.{0,20}"
     r"\b(?:approvals?|reviews?|verifications?|checks?|confirmations?|steps?|2fa|mfa|two[- ]factor|two[- ]step"
     r"|2[- ]step|authentication|spam filter(?:ing|s)?|filters?|warnings?|alerts?|screening|fraud)\b(?! meeting)"
+    # the same in the languages outsiders write in (folded: no accents): a model told what to do in the
+    # third person ("Assistenten sollen…", "l'assistant doit…"), and checks waived ("ohne Prüfung", "sans contrôle")
+    r"|\b(?:ki-?)?(?:assistent(?:en|in|innen)?|assistant(?:e|es|s)?|asistentes?|assistenti|assistente|agent(?:en|es|s)?"
+    r"|agentes?|agenti)\s+(?:\w+\s+)?(?:sollen|soll|mussen|muss|sollten|sollte|doivent|doit|devraient|devrait|deben"
+    r"|debe|deberian|deberia|devono|deve|dovrebbero|dovrebbe|moeten|moet|musza|musi|powinny|powinien|devem)\b"
+    r"|\b(?:ohne|sans|sin|senza|zonder|bez|sem)\s+(?:(?:jede|jegliche|toute|aucune|ninguna|alcuna|qualquer)\s+)?"
+    r"(?:prufung|freigabe|bestatigung|kontrolle|ruckfrage|genehmigung|controle|validation|verification|confirmation"
+    r"|revision|verificacion|validacion|confirmacion|control|controllo|verifica|conferma|approvazione|verificatie"
+    r"|goedkeuring|weryfikacji|kontroli|zatwierdzenia|aprovacao|verificacao|revisao)\b"
+    r"|\b(?:onaysiz|kontrolsuz|incelemeden)\b"
+    rf"|{_folded(_WITHOUT_CHECKS_ELSEWHERE)}|{_folded(_MODELS_MUST_ELSEWHERE)}"
     # "remember", "save", "note" in the other languages outsiders write in (folded: no accents)
     r"|\b(?:speichern sie|bitte speichern|notieren sie|merken|ricordare|memorizzare|memorizza|guarde|guardar como"
     r"|tenga en cuenta|tengan en cuenta|notez que|veuillez noter|memoriser|enregistrez|retenir|lembre|memorize"
