@@ -89,19 +89,27 @@ def run(quick: bool) -> list[Row]:
     return rows
 
 
-# Bodies a sender can write to make the worker's reading of a mail slow ("<<" was quadratic once).
-ADVERSARIAL_READING_PIECES = ("<<", "> ", ">> ", "```", "[quote]", "Bob > ", "<b>", "I prefer ", '"I ', "Fwd: ")
+# Bodies a sender can write to make the worker's reading of a mail slow ("<<" was quadratic once; one
+# letter repeated, 9 s per 32 KB under a first pattern for "vendor.example whitelisted"). Each is read
+# as the owner's mail and as an outsider's, whose sentences the steering patterns read too.
+ADVERSARIAL_READING_PIECES = (
+    "<<", "> ", ">> ", "```", "[quote]", "Bob > ", "<b>", "I prefer ", '"I ', "Fwd: ", "a", "x.co ", "assistent ",
+)  # fmt: skip
 
 
 def _reading_ms(extractor: RuleBasedExtractor, body: str, rounds: int) -> float:
-    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "Re: invoices", body)
-    event = ExtractionInput("evt-bench", "0" * 32, "acme", "alice", "assistant.instruction", (), email, True)
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.process_time()
-        extractor.extract(event)
-        best = min(best, time.process_time() - started)
-    return best * 1000
+    """The slower of reading `body` as the owner's mail and as an outsider's."""
+    slowest = 0.0
+    for sender, from_owner in (("[EMAIL@acme.example]", True), ("[EMAIL@vendor.example]", False)):
+        email = EmailContent(sender, "[EMAIL@acme.example]", "Re: invoices", body)
+        event = ExtractionInput("evt-bench", "0" * 32, "acme", "alice", "assistant.instruction", (), email, from_owner)
+        best = float("inf")
+        for _ in range(rounds):
+            started = time.process_time()
+            extractor.extract(event)
+            best = min(best, time.process_time() - started)
+        slowest = max(slowest, best)
+    return slowest * 1000
 
 
 def _adversarial_reading_row(rounds: int) -> Row:
@@ -112,7 +120,7 @@ def _adversarial_reading_row(rounds: int) -> Row:
         piece: _reading_ms(extractor, (piece * (size // len(piece) + 1))[:size], rounds)
         for piece in ADVERSARIAL_READING_PIECES
     }
-    figure = "worker reading ms per {size} KB adversarial owner mail (worst: {worst}) vs as much prose"
+    figure = "worker reading ms per {size} KB adversarial mail, owner's or outsider's (worst: {worst}) vs as much prose"
     return _worst_row(figure, "mails read by the worker", costs, prose_ms)
 
 

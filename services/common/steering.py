@@ -107,7 +107,8 @@ STEERING = re.compile(
     r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
     r"|\bas per (?:her|his|their|the owner's|[a-z]+'s) (?:request|instructions?|wishes)\b"
     r"|\b(?:users?|customers?|owners?|people) (?:of|using|who use) (?:this|the|your) (?:assistant|ai|bot|agent|model)\b"
-    r"|(?:[a-z0-9-]+\.[a-z]{2,}|\bsenders?|\bdomains?|\bus)\s+(?:\w+\s+)?(?:whitelisted|allowlisted|safelisted)\b"
+    r"|(?:(?<![a-z0-9-])[a-z0-9-]+\.[a-z]{2,}|\bsenders?|\bdomains?|\bus)\s+(?:\w+\s+)?(?:whitelisted|allowlisted"
+    r"|safelisted)\b"  # (the look-behind: a domain starts a word, or "aaaa…" is read from every letter)
     r"|\b(?:whitelisted|allowlisted|safelisted)\s+(?:(?:as|the)\s+)?(?:senders?|domains?|[a-z0-9-]+\.[a-z]{2,})"
     r"|\btrusted (?:senders?|contacts?|list|domains?)\b|\b(?:trust|whitelist|allowlist) (?:us|our|this|these"
     r"|mails?|messages?|senders?|domains?|[a-z0-9.-]+\.[a-z]{2,})\b"
