@@ -90,10 +90,11 @@ def run(quick: bool) -> list[Row]:
 
 
 # Bodies a sender can write to make the worker's reading of a mail slow ("<<" was quadratic once; one
-# letter repeated, 9 s per 32 KB under a first pattern for "vendor.example whitelisted"). Each is read
-# as the owner's mail and as an outsider's, whose sentences the steering patterns read too.
+# letter repeated, 9 s per 32 KB under a first pattern for "vendor.example whitelisted"; "#" repeated,
+# 6.7 s per 16 KB in the steering and chat-template patterns). Each is read as the owner's mail and as
+# an outsider's, whose sentences the steering patterns read too.
 ADVERSARIAL_READING_PIECES = (
-    "<<", "> ", ">> ", "```", "[quote]", "Bob > ", "<b>", "I prefer ", '"I ', "Fwd: ", "a", "x.co ", "assistent ",
+    "<<", "> ", ">> ", "```", "[quote]", "Bob > ", "<b>", "I prefer ", '"I ', "Fwd: ", "a", "x.co ", "assistent ", "#",
 )  # fmt: skip
 
 

@@ -78,7 +78,7 @@ STEERING = re.compile(
     r"|daqui em diante|merken sie sich|bitte merken|merke dir|retenez|souvenez-vous|recuerde|recuerda|ricorda"
     r"|ricordati|onthoud|lembre-se)\b"
     # chat-template and prompt markers pasted into mail, and requests to keep something for later
-    r"|\[/?inst\]|<\|?im_(?:start|end)\|?>|<<\s*/?sys\s*>>|^\W*#+\s*(?:instruction|system)\b"
+    r"|\[/?inst\]|<\|?im_(?:start|end)\|?>|<<\s*/?sys\s*>>|^[^\w#]*#+\s*(?:instruction|system)\b"
     r"|\b(?:memori[sz]e|keep in mind|bear in mind|take note)\b|\bstanding (?:order|instruction|rule)s?\b"
     r"|\b(?:store|save|record|log|add|keep)\b.{0,30}\b(?:as (?:a |an )?)?(?:preference|instruction|rule)s?\b"
     r"|\b(?:preference|wish|instruction)s? (?:is|are|that)\b"
