@@ -119,8 +119,8 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("covert", r"\bwithout (?:asking|telling|confirmation|confirming|review|checking|approval)\b"
          r"|\bdo not (?:tell|mention|inform|notify)\b|\b(?:act|behave) as\b|\bpretend\b"),
         # A chat model's own turn markers, pasted to pass text off as the system's or the user's.
-        ("chat template", r"\[/?inst\]|<\|?im_(?:start|end)\|?>|<</?sys>>|(?<!#)#{2,} ?(?:instruction|system|response)\b"
-         r"|<\|(?:system|user|assistant|endoftext)\|>"),
+        ("chat template", r"\[/?inst\]|<\|?im_(?:start|end)\|?>|<</?sys>>"
+         r"|(?<!#)#{2,} ?(?:instruction|system|response)\b|<\|(?:system|user|assistant|endoftext)\|>"),
         ("standing order", r"\bstanding (?:instruction|order|rule|policy)s?\b|\bkeep (?:this |that |it )?in mind\b"
          r"|\bpre ?approved\b|\bauto ?(?:approve|accept|forward|pay)(?:d|s)?\b"),
         ("the owner's voice", r"\b(?:the )?(?:owner|user)(?: s)? (?:prefers?|wants?|wishes|preference|asked that)\b"
