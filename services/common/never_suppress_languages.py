@@ -53,8 +53,8 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\b(?:{_MONEY})\b(?: \w+){{0,5}} automatisch\b|\bautomatisch (?:{_MONEY})\b", "autoclear approval"),
         # French
         (rf"\bne (?:me|nous) demande\w* (?:plus|pas|jamais)\b{_BEFORE_MONEY}", "skip approval"),
-        (r"\bsans (?:confirmation|validation|verification|autorisation|approbation|me demander)\b",
-         "without approval"),
+        (r"\bsans (?:confirmation|validation|verification|autorisation|approbation|me demander|controle|revision"
+         r"|relecture)\b", "without approval"),
         (rf"\b(?:{_MONEY})\b(?: \w+){{0,5}} automatiquement\b|\bautomatiquement (?:{_MONEY})\b",
          "autoclear approval"),
         (r"\bignor\w* les (?:alertes|avertissements)\b", "ignore warnings"),
@@ -63,7 +63,12 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bnon (?:chiedermi|chiederci|chiedere)\b{_BEFORE_MONEY}", "skip approval"),
         (rf"\b(?:nao (?:me|nos) pergunt\w*|nao peca)\b{_BEFORE_MONEY}", "skip approval"),
         (r"\b(?:sin|senza|sem) (?:confirmacion|aprobacion|autorizacion|conferma|approvazione|autorizzazione"
-         r"|confirmacao|aprovacao|autorizacao|preguntar|chiedere|perguntar)\b", "without approval"),
+         r"|confirmacao|aprovacao|autorizacao|preguntar|chiedere|perguntar|revision|verificacion|control"
+         r"|comprobacion|revisione|verifica|controllo|verificacao|revisao|controle|checagem)\b", "without approval"),
+        # Polish and Turkish
+        (r"\bbez (?:weryfikacji|kontroli|zatwierdzenia|potwierdzenia|sprawdzenia|akceptacji)\b",
+         "without approval"),
+        (r"\b(?:onaysiz|kontrolsuz|incelemeden|sormadan)\b", "without approval"),
         (rf"\b(?:{_MONEY})\b(?: \w+){{0,5}} automaticamente\b|\bautomaticamente (?:{_MONEY})\b",
          "autoclear approval"),
         (r"\bignor\w* (?:las|le|os|as|gli|i) (?:alertas|advertencias|avvisi|avvertenze|alertas|avisos)\b",
@@ -91,12 +96,16 @@ _REWRITES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ("标记为可信|设为可信|视为可信|加入白名单|白名单|可信发件人", " whitelist checks "),
         ("信頼済み|信頼できる送信者|安全な送信者|ホワイトリスト|迷惑メールではない", " whitelist checks "),
         # Russian, Chinese, Japanese (no spaces: matched anywhere)
-        ("не спрашива\\w*|без подтвержден\\w*|без согласован\\w*", "skip approval"),
+        ("не спрашива\\w*|без подтвержден\\w*|без согласован\\w*|без провер\\w*|без одобрен\\w*", "skip approval"),
         ("автоматически (?:плат|оплач|перевод|одобр)\\w*", "autoclear approval"),
         ("игнорир\\w* (?:предупрежден|уведомлен)\\w*", "ignore warnings"),
         ("不要再问我|不用问我|不必问我|无需确认|不需要确认|无需审批|不需要审批|跳过审批|跳过确认", " skip approval "),
+        ("无需审核|未经审核|不经审核|无需验证|无需核实|不用审核", " skip approval "),
         ("自动支付|自动付款|自动批准|自动转账", " autoclear approval "),
         ("確認不要|確認なしで|承認不要|承認なしで|聞かないで|確認しないで", " skip approval "),
+        ("確認せずに|承認せずに|審査なしで", " skip approval "),
+        # Korean (no grammar for it either; words as written, folded to their letters like the text)
+        ("검토 없이|확인 없이|승인 없이|검증 없이|묻지 말고", " skip approval "),
         ("自動で支払|自動支払|自動承認|自動で承認|自動で振込|自動振込", " autoclear approval "),
     )
 )  # fmt: skip

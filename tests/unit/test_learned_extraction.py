@@ -123,6 +123,24 @@ def test_heads_sure_a_sentence_states_nothing_drop_the_rules_reading() -> None:
     assert extract(heads_saying("none"), body, from_owner=True) == []
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Je préfère les réunions le matin.",
+        "Prefiero reuniones por la mañana.",
+        "Ich bevorzuge Meetings am Vormittag.",
+        "Preferisco le riunioni al mattino.",
+        "Ik heb liever vergaderingen in de ochtend.",
+    ],
+)
+def test_an_owners_preference_in_another_language_stands_when_the_heads_read_nothing(body: str) -> None:
+    # Given heads sure the sentence states nothing (the sentence model reads English; French and Spanish
+    # preferences were dropped so)  When the owner writes a preference in her language
+    found = extract(heads_saying("none"), body, from_owner=True)
+    # Then the rules' reading stands: her preference, which policy stores
+    assert [(t, o) for t, o, _, _ in found] == [(MemoryType.PREFERENCE, Origin.OWNER)]
+
+
 def test_a_hedged_reading_goes_below_the_store_threshold() -> None:
     # Given heads that read a hedged sentence as a preference
     sender = "[EMAIL@acme.example]"

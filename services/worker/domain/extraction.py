@@ -133,9 +133,25 @@ _TIME_BOUND = re.compile(
 _PREFERENCE = re.compile(
     r"\b(?:i (?:really |strongly |much |always |usually |generally |also )?"
     r"(?:prefer|like|love|hate|dislike|want|would rather)|i'd rather|i'd prefer"
-    r"|i (?:don't|do not) (?:like|want)|my preference is|works? best for me|please (?:keep|use|write|make|avoid))\b",
+    r"|i (?:don't|do not) (?:like|want)|my preference is|works? best for me|please (?:keep|use|write|make|avoid))\b"
+    r"|"
+    + (
+        _PREFERENCE_ELSEWHERE := r"\b(?:je prefere|j'aime (?:mieux|bien)|je n'aime pas|ma preference|prefiero"
+        r"|me gustan? mas|no me gusta|ich bevorzuge|ich mag|ich mochte lieber|mir ist lieber|ich hatte lieber"
+        r"|preferisco|mi piace di piu|non mi piace|prefiro|eu gosto mais|ik geef de voorkeur|ik heb liever"
+        r"|ik wil liever|wole|preferuje)\b"
+    ),
     re.I,
 )
+_IN_ANOTHER_LANGUAGE = re.compile(_PREFERENCE_ELSEWHERE, re.I)
+
+
+def preference_in_another_language(folded: str) -> bool:
+    """A preference stated in French, Spanish, German, Italian, Portuguese, Dutch or Polish: the sentence
+    model reads English, so its "none" for such a sentence says little against the rule's reading."""
+    return _IN_ANOTHER_LANGUAGE.search(folded) is not None
+
+
 _PREFERENCE_INTENTS = (
     (re.compile(r"\b(?:repl(?:y|ies)|tone|formal|concise|brief|emails? (?:short|long))\b", re.I), "reply_style"),
     (re.compile(r"\b(?:time ?zone|[A-Z]{2,4}T)\b"), "timezone"),

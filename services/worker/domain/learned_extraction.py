@@ -38,6 +38,7 @@ from services.worker.domain.extraction import (
     _Proposal,
     authored_sentences,
     extract_each,
+    preference_in_another_language,
 )
 from services.worker.domain.instructions import ACTION, ACTION_ANYWHERE, IMPERATIVE, is_outside_instruction
 from services.worker.domain.sentence_heads import Prediction, SentenceHeads
@@ -212,7 +213,11 @@ class LearnedExtractor(RuleBasedExtractor):
             learned = _hedged(self._tuning.confidence(storable), folded, self.confidences.hedge_penalty)
             confidence = max(learned, rule.confidence) if rule is not None and rule_storable else learned
             return _Proposal(memory_type, confidence, intent)
-        if rule_storable and prediction.probability("none") >= self._tuning.drop_none:
+        if (
+            rule_storable
+            and prediction.probability("none") >= self._tuning.drop_none
+            and not preference_in_another_language(folded)
+        ):
             return None
         return rule
 
