@@ -153,10 +153,6 @@ _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _NOT_A_PASSWORD_PASS = _words(
     "boarding bus day season hall ski museum travel rail train free visitor guest press backstage annual "
 )
-# A user name, a slash and a password: "admin / Cobalt8124!", "root | toor99".
-_USER_SLASH_PASSWORD = re.compile(
-    r"\b(?:admin|administrator|root|user|username|login|benutzer|utilisateur|usuario|utente)\s+[/|]\s+(?P<value>\S+)"
-)
 # "credentials: bob / S3cure!pass": a user name and a password after a credential word.
 _USER_AND_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 # The same with no link before it: the user name must have a letter ("pass 3/4 of the tests" is no pair).
@@ -164,13 +160,9 @@ _NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t
 # Words that name a secret only when digits follow: "the combination is 12-34-56", not "the combination works".
 _NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombination combinazione combinacion")
 _LOCK_WORD = re.compile(r"[ \t]+(?:lock|padlock|code|number|for the (?:lock|safe|padlock))\b")
-# "u: alice p: Summer2024!": the one-letter shorthand of a user name and a password.
-_SHORT_PAIR = re.compile(
-    r"(?<![\w@.\-])(?:u|usr|user|username|login)\s*[:=]\s*\S+[\s,;|/]+(?:p|pw|pwd)\s*[:=]\s*(?P<value>\S+)"
-)
-# OpenLDAP's "rootpw" and "bindpw" end in the bare shorthand.
 # Words for a secret that is a number: a few digits after them in a clause are its value.
 _NUMBER_WORDS = _words("pin pins pincode passcode passcodes geheimzahl")
+# OpenLDAP's "rootpw" and "bindpw" end in the bare shorthand.
 _GLUED_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd", "pw")
 _PLURALS = _words("codes keys pins passwords passcodes tokens secrets otps")
 # Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
@@ -184,28 +176,6 @@ _PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali
 _PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
 _COMMA_TAIL = re.compile(r",[ \t]*(?P<value>\S+)")
 _USER_COMMA_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*,[ \t]*(?P<value>\S+)")
-# "Log in as admin with Adm1n!Pass", "sign in with alice@acme.example / Acme!2026".
-_LOGIN_AS = re.compile(
-    r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|login|signin|connect|authenticate)\s+(?:as|with|using)\s+[\w.@+\-]+"
-    r"(?:\s*[/|,]\s*|\s+(?:with|using|and)\s+(?:(?:the\s+)?(?:password|pw|pwd|pass)\s+)?)(?P<value>\S+)"
-)
-# Command lines: "curl -u user:pass", "mysql -pSecret".
-_COMMAND_LINE = re.compile(
-    r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
-    r"|\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?\s-p(?P<mysql>[^\s'\"]{3,})"
-    # the tools whose password flag is a short one: redis-cli -a, sshpass -p, docker/podman/helm login -p
-    r"|\b(?:redis-cli\b[^\n]*?\s-a|sshpass\b[^\n]*?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
-    r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
-)
-# "Use "Orchid#2026" to log in": a value given for signing in, with no word naming it.
-_USE_TO_SIGN_IN = re.compile(  # led by its literal, without \b, so the engine skips ahead to each "use"
-    r"use[^\S\n]+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,64})[\"'\u201d\u2019]?[^\S\n]+(?:to|for)"
-    r"[^\S\n]+(?:log(?:ging)?[ -]?in|sign(?:ing)?[ -]?in|login|signin|unlock|get in)"
-)
-# "I've reset your password. Your new one is: Orchid#2026": the value a sentence after the word.
-_NEW_ONE = re.compile(r" one(?:[^\S\n]+is|['\u2019]s)?[^\S\n]*:?[^\S\n]*(?P<value>\S+)")
-_NEW_ONE_WORDS = _words("new temporary temp current updated old")
-_NAMED_BEFORE = re.compile(r"pass|pwd|\bpin\b|\bcode\b|kennwort|mot de passe|contrasena|senha")
 _ENTROPY_TOKEN = re.compile(r"[A-Za-z0-9+/_\-.~]{16,}={0,2}")
 _PAIR_WINDOW = 200
 
@@ -418,35 +388,6 @@ def credential_statements(text: str) -> Iterator[Hit]:
     for m in _PASSWORD_WORD.finditer(lower) if any(w in lower for w in _PASSWORD_WORD_GATES) else ():
         if (before := password_before(text, lower, m.start(), m.end())) is not None:
             yield hit(*before, FindingKind.PASSWORD, "context:value-before-password")
-    for m in _SHORT_PAIR.finditer(lower) if _may_hold_short_pair(lower) else ():
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        if plausible(value, True, FindingKind.PASSWORD, False):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
-    for m in _LOGIN_AS.finditer(lower) if ("log" in lower or "sign" in lower or "conn" in lower) else ():
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        if password_shaped(value):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:login-as")
-    for m in _USE_TO_SIGN_IN.finditer(lower) if "use" in lower else ():
-        if m.start() and lower[m.start() - 1].isalnum():
-            continue  # "because", "reuse"
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        if password_shaped(value):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:use-to-sign-in")
-    for m in _NEW_ONE.finditer(lower) if " one" in lower else ():
-        preceding = lower[max(0, m.start() - 12) : m.start()].split()
-        if not preceding or preceding[-1] not in _NEW_ONE_WORDS:
-            continue  # "the new one", not "no one", "any one"
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        named = _NAMED_BEFORE.search(lower, max(0, m.start() - 150), m.start())
-        if named and (password_shaped(value) or (value.isdigit() and len(value) >= 4)):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:new-one")
-    for m in _COMMAND_LINE.finditer(text):
-        group = next(name for name in ("value", "mysql", "flag") if m.group(name))
-        yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")
-    for m in _USER_SLASH_PASSWORD.finditer(lower):
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        if plausible(value, False, FindingKind.PASSWORD, False) and any(c.isdigit() for c in value):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
 
 
 # A credential named in one field and held in the next: .NET's <add key="ApiSecret" value="...">,
@@ -456,12 +397,6 @@ _NAME_THEN_VALUE = re.compile(
     r"[\"']?value[\"']?\s*[:=]\s*(?P<quote>[\"']?)(?P<value>[^\"'\s<>]+)",
     re.IGNORECASE,
 )
-
-
-def _may_hold_short_pair(lower: str) -> bool:
-    """A "p:" or "p=" that is not a URL's "http:": scanning for the shorthand itself costs a fifth of
-    this module on ordinary mail, and a count of two substrings about a fortieth."""
-    return lower.count("p:") > lower.count("tp:") or lower.count("p=") > lower.count("tp=")
 
 
 def named_values(text: str) -> Iterator[Hit]:

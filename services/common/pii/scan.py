@@ -53,6 +53,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     network.ip_addresses,
     network.mac_addresses,
     location.coordinates,
+    login_pairs.sign_in_values,
 )
 
 
