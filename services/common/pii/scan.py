@@ -14,6 +14,7 @@ from services.common.pii import (
     contact,
     credentials,
     financial,
+    handed_over,
     identity,
     location,
     login_pairs,
@@ -54,6 +55,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     network.mac_addresses,
     location.coordinates,
     login_pairs.sign_in_values,
+    handed_over.handed_over_values,
 )
 
 

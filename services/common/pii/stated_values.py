@@ -97,14 +97,14 @@ _NUMERIC_LINKS = _words("is was to : = -> =>")
 
 # Nouns that make "password X" a thing about passwords, whose own value the clause would be:
 # "the password manager is 1Password", "the password reset ticket is INC-20391".
-_ABOUT_PASSWORDS = _words(
+ABOUT_PASSWORDS = _words(
     "manager managers policy policies reset resets field fields expiry expiration length strength hint hints "
     "rotation change changes requirement requirements rule rules form forms page link prompt box history "
     "protection hash hashes file files vault ticket tickets request requests email mail app tool generator "
 )
 
 # Symbols people put in passwords (a hyphen or an apostrophe alone makes an ordinary word).
-_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~_|\\")
+PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~_|\\")
 
 #: A value that is a reference to a secret in code, not the secret: os.environ["X"], getenv("X").
 CODE_REFERENCE = re.compile(
@@ -226,7 +226,7 @@ def password_shaped(token: str) -> bool:
     if "@" in token and "." in token.rsplit("@", 1)[1]:
         return False  # an e-mail address
     has_letter = any(c.isalpha() for c in token)
-    has_mark = any(c.isdigit() or c in _PASSWORD_SYMBOLS for c in token)
+    has_mark = any(c.isdigit() or c in PASSWORD_SYMBOLS for c in token)
     return has_letter and has_mark and CODE_REFERENCE.match(token) is None
 
 
@@ -243,7 +243,7 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
     limit = stop.start() if stop else min(len(text), end + _CLAUSE_WINDOW)
     if following is not None and following.group(1) in _HINTS:
         return _shaped_in(text, end, limit)  # "password hint: my dog's name + year (Rex2019)": the hint gives it away
-    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+    if following is not None and following.group(1) in ABOUT_PASSWORDS:
         return None
     for link in _CLAUSE_LINK.finditer(lower, end, limit):
         value = VALUE.match(text, link.end())
@@ -290,7 +290,7 @@ _VALUE_THEN_PASSWORD_WORD = re.compile(
 def password_before(text: str, lower: str, start: int, end: int) -> tuple[int, int] | None:
     """A password-shaped value just before the password word that names it, in the same line."""
     following = re.match(r"[^\S\n]+([a-z]+)", lower[end : end + 24])
-    if following is not None and following.group(1) in _ABOUT_PASSWORDS:
+    if following is not None and following.group(1) in ABOUT_PASSWORDS:
         return None  # "Summer2024 is the password policy's example"
     window = max(0, start - _CLAUSE_WINDOW)
     m = _VALUE_THEN_PASSWORD_WORD.search(lower, window, start)

@@ -1,0 +1,271 @@
+"""Secrets a sentence hands over where no credential word stands right before the value.
+
+People rarely write "password: X" when they talk. They write what the value opens, what to do
+with it, or that it changed, and the value comes a few words on:
+
+* the thing a keypad opens, with no "code": "the alarm: 4471", "the padlock is 4421", "the garage
+  opens with 7731", "punch in 9931#", "use 4471 for the alarm", "2580 disarms it";
+* a credential named a clause or a sentence earlier and then referred to: "My PIN was 1234 but now
+  it is 5678", "I changed the wifi password yesterday; it's now Tulip!2027";
+* the handing over itself: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026";
+* a user and a password given to use, or for a login named a few words earlier: "for the vpn use
+  alice / Orchid#2026", "Login for the portal - alice.b, Orchid#2026", "ssh root@host with X";
+* a product or licence key in its printed shape, with or without a label: five groups of five
+  ("W269N-WFGWX-YVC9B-4J6C9-T83GX") or four of four ("4F2A-99KD-1LLQ-ZP03").
+
+What keeps ordinary text out: keypad values are four to eight digits (an alarm clock's "0630" and
+a measurement with its unit are not); a referred-to value must follow a credential word within a
+short window and be shaped like a password, or be digits after a word for a number; a product
+key's groups have one length and mix letters with digits in at least two of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
+from services.common.pii.stated_values import ABOUT_PASSWORDS, PASSWORD_SYMBOLS, TRAILING, password_shaped
+
+# What a keypad code opens. "door" and "gate" need the code's shape (four or more digits) and a link.
+_LOCK_THING = (
+    r"(?:burglar |house |home |security )?alarm|padlock|lockbox|key ?box|keypad|(?:the )?safe|gate|garage(?: door)?"
+    r"|(?:front |back |side |main |building |street )?door|bike lock|lock|intercom|buzzer"
+)
+# Four to eight digits, as typed on a keypad: "9931#", "*4471", "12-07-33" is a combination's.
+_KEYPAD_DIGITS = r"(?P<value>[*#]?\d{4,8}[#*]?)"
+# After the digits: the sentence goes on, or it ends; never a unit ("the garage is 2400 mm wide").
+_NOT_A_MEASURE = (
+    r"(?![\w\-:.,]\d)(?![^\S\n]*(?:mm|cm|m|km|ft|feet|foot|inch|inches|sq|square|meters?|metres?|kg|lbs?|"
+    r"pounds?|euros?|dollars?|usd|eur|gbp|years?|hours?|h|am|pm|wide|tall|high|long|deep|lbs|mph|kph|psi|w|kw|v)\b)"
+)
+_THINGS_DIGITS = rf"{_KEYPAD_DIGITS}{_NOT_A_MEASURE}"
+_KEYPAD_STATEMENTS = tuple(
+    re.compile(pattern)
+    for pattern in (
+        # "the alarm: 4471", "the padlock is 4421", "garage = 7731", "the alarm's 4471", "alarm panel: 90210#"
+        rf"\b(?:{_LOCK_THING})(?: (?:pin|number|combo|combination|panel|system|pad|keypad))?(?:[^\S\n]*[:=]"
+        rf"|[^\S\n]+(?:is|was|is now|is still)|['\u2019]s)[^\S\n]*{_THINGS_DIGITS}",
+        # "padlock 3356", "keypad 7741": things that are only ever opened by a code take it bare
+        rf"\b(?:padlock|lockbox|key ?box|keypad|key ?pad|combination lock|bike lock)[^\S\n]+{_THINGS_DIGITS}",
+        # "the keypad by the side entrance takes 5829", "the lockbox wants 3141"
+        rf"\b(?:{_LOCK_THING})\b[^.\n]{{0,40}}?[^\S\n](?:takes|wants|needs|accepts|uses)[^\S\n]+(?:the code[^\S\n]+)?"
+        rf"{_THINGS_DIGITS}",
+        # "to disarm the alarm, type 8080", "to open the gate enter 7731"
+        rf"\bto (?:disarm|unlock|open|get into|get in|arm)\b[^.\n]{{0,40}}?[^\S\n](?:type|enter|punch in|key in|tap"
+        rf"|dial|use|press)[^\S\n]+{_THINGS_DIGITS}",
+        # "the garage opens with 7731", "the alarm disarms with 4471"
+        rf"\b(?:{_LOCK_THING})[^\S\n]+(?:opens|unlocks|disarms|arms|releases)[^\S\n]+(?:with|using|on)[^\S\n]+"
+        rf"{_THINGS_DIGITS}",
+        # "punch in 9931#", "key in 4471", "tap in 4471"
+        rf"\b(?:punch|key|tap|dial)(?:ed)?[^\S\n]+in[^\S\n]+{_THINGS_DIGITS}",
+        # "use 4471 for the alarm", "enter 4471 at the gate"
+        rf"\b(?:use|enter|type|press|punch|key in)[^\S\n]+{_KEYPAD_DIGITS}[^\S\n]+(?:for|on|at|into|to open"
+        rf"|to unlock|to disarm|to get into)[^\S\n]+(?:the |your |my |our )?(?:{_LOCK_THING})\b",
+        # "4471 opens the door", "2580 disarms it"
+        rf"(?<![\w\-]){_KEYPAD_DIGITS}[^\S\n]+(?:opens|unlocks|disarms|arms)[^\S\n]+(?:it|them"
+        rf"|(?:the |your |my |our )?(?:{_LOCK_THING}))\b",
+        # "disarm it with 4471", "open the gate using 7731"
+        rf"\b(?:disarm|unlock|open)[^\S\n]+(?:it|the (?:{_LOCK_THING}))[^\S\n]+(?:with|using|by entering)"
+        rf"[^\S\n]+{_THINGS_DIGITS}",
+    )
+)
+
+# A credential named earlier, then referred to: "... but now it is 5678", "; it's now Tulip!2027",
+# "Code's changed btw, it's 6613 now" (each led by "now", read only where "now" is in the text).
+_REFERRED_NOW = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\bnow[^\S\n]+(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
+        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was)[^\S\n]+now[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
+        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]+(?P<value>\S+)[^\S\n]+now\b",
+    )
+)
+# "it has been changed to X", "I set it to X" (read only where one of those verbs and "to" follow each other).
+_REFERRED_CHANGED = re.compile(
+    r"\b(?:(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was|[^\S\n]+has been)[^\S\n]+(?:changed|reset|set|updated)"
+    r"|(?:changed|reset|set|updated)[^\S\n]+(?:it|that))[^\S\n]+to[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
+)
+_CHANGED_GATES = ("changed to", "reset to", "set to", "updated to", "it to", "that to")
+_CREDENTIAL_BEFORE = re.compile(
+    r"\bpass(?:word|code|phrase|wort)?\b|\bpwd\b|\bpin\b|\b(?:door|alarm|gate|garage|safe|lock|access|wifi|entry)"
+    r" ?code\b|\bcombination\b|\bcode['\u2019]?s\b|kennwort|mot de passe|contrase|senha|wachtwoord"
+)
+_NUMBER_BEFORE = re.compile(r"\bpin\b|passcode|\bcode\b|\bcombination\b")
+_REFERRED_WINDOW = 160
+
+# Handing a value over: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026".
+_HANDED_OVER = re.compile(
+    r"\b(?:keep (?:this|it|that) (?:safe|secret|private|to yourself|confidential|somewhere safe)"
+    r"|(?:don['\u2019]?t|do not|never) (?:share|lose|forward|post|give out|write down|tell anyone|show anyone)"
+    r" (?:this|it|that)(?: one)?(?: with anyone)?"
+    r"|for your eyes only|just between us"
+    r"|(?:memori[sz]e|remember) (?:this|it)(?: one)? and (?:delete|destroy|burn)"
+    r" (?:this|it|the)(?: mail| message| e-?mail)?)"
+    r"[^\S\n]*(?:[:=]|[\-\u2013\u2014]{1,2}|,[^\S\n]*(?:it['\u2019]?s|it is|here it is:?))[^\S\n]*"
+    r"[\"'`\u201c\u2018]?(?P<value>[^\s\"'`\u201d\u2019]+)"
+)
+
+# "new password below:" and the value alone on the next line.
+_ON_THE_NEXT_LINE = re.compile(
+    r"\b(?:pass(?:word|code|phrase)?|pwd|pin|kennwort|mot de passe|contrase(?:n|\u00f1)a|senha|login|credentials)s?\b"
+    r"[^\n]{0,30}?\b(?:below|as follows|follows|here)[^\S\n]*:?[^\S\n]*\r?\n[^\S\n]*(?:\r?\n[^\S\n]*)?"
+    r"(?:[\w.@+\-]+[^\S\n]*[/|][^\S\n]*)?[\"'`\u201c\u2018]?(?P<value>[^\s\"'`\u201d\u2019]+)[\"'`\u201d\u2019]?"
+    r"[^\S\n]*(?=\r?\n|$)"
+)
+_HANDED_OVER_GATES = (
+    "keep this",
+    "keep it",
+    "keep that",
+    "share this",
+    "share it",
+    "share that",
+    "lose it",
+    "lose this",
+    "forward it",
+    "forward this",
+    "post this",
+    "post it",
+    "give out",
+    "write down",
+    "tell anyone",
+    "show anyone",
+    "eyes only",
+    "between us",
+    "and delete",
+    "and destroy",
+    "and burn",
+)
+# A user and a password to use: "for the vpn use alice / Orchid#2026".
+_USE_PAIR = re.compile(r"\buse[^\S\n]+(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]+[/|][^\S\n]+(?P<value>\S+)")
+# A login named a few words before a user, a comma and a password: "Login for the portal - alice.b, X".
+_LOGIN_COMMA_PAIR = re.compile(
+    r"\b(?:login|log-in|sign-in|account|credentials|creds)\b[^\n,]{0,40}?(?:[:=]|[\-\u2013\u2014]{1,2})[^\S\n]*"
+    r"(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]*,[^\S\n]*(?P<value>\S+)"
+)
+# "ssh root@10.0.0.5 with X", "sftp deploy@host using X": a remote login and the password it takes.
+_REMOTE_LOGIN = re.compile(
+    r"\b(?:ssh|sftp|scp|rdp|vnc|telnet|ftp|mosh)[^\S\n]+(?:-\S+[^\S\n]+)*[\w.\-]+@[\w.\-:\[\]]+[^\S\n]+"
+    r"(?:with|using|pw|pwd|password|pass)(?:[^\S\n]+(?:password|pw|pwd|pass))?[^\S\n]*:?[^\S\n]*(?P<value>\S+)"
+)
+
+# A product or licence key as printed: four to eight groups of one length, four to six letters and digits.
+_GROUPED_KEY = re.compile(r"(?:[A-Z0-9]{4,6}-){3,7}[A-Z0-9]{4,6}")
+# A middle group between two hyphens, looked for first: the whole pattern costs ten times as much per text.
+_MIDDLE_GROUP = re.compile(r"-[A-Z0-9]{4,6}-")
+
+
+def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
+    """Values handed over by what they open, by a pronoun, by "keep this safe", or in a key's shape."""
+    yield from _keypad_values(text, lower)
+    yield from _referred_values(text, lower)
+    yield from _shaped_after(text, lower, _HANDED_OVER, _HANDED_OVER_GATES)
+    yield from _next_line_values(text, lower)
+    yield from _shaped_after(text, lower, _USE_PAIR, (" / ", " | "), strict=True)
+    yield from _shaped_after(text, lower, _LOGIN_COMMA_PAIR, ("login", "log-in", "sign-in", "account", "cred"), True)
+    yield from _shaped_after(text, lower, _REMOTE_LOGIN, ("ssh", "sftp", "scp", "rdp", "vnc", "telnet", "ftp"), True)
+    yield from _grouped_keys(text)
+
+
+# Where a keypad code may be: four or more digits (the patterns above decide; most mail has few such runs).
+_DIGIT_RUN = re.compile(r"\d{4,}")
+# A word one of the patterns needs, looked for in the window first: most runs of digits have none.
+_KEYPAD_WORDS = re.compile(r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in")
+_KEYPAD_WINDOW_BEFORE, _KEYPAD_WINDOW_AFTER = 90, 60
+
+
+def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
+    """Each run of four to eight digits, read against the keypad patterns in a window around it: a pass
+    of every pattern over the whole text cost a twentieth of redaction on ordinary mail."""
+    for run in _DIGIT_RUN.finditer(lower):
+        start, end = run.span()
+        if end - start > 8 or (start and lower[start - 1] in "-_") or (end < len(lower) and lower[end].isalpha()):
+            continue
+        start -= start > 0 and lower[start - 1] in "*#"
+        lo, hi = max(0, start - _KEYPAD_WINDOW_BEFORE), min(len(lower), end + _KEYPAD_WINDOW_AFTER)
+        if _KEYPAD_WORDS.search(lower, lo, hi) is None:
+            continue
+        for pattern in _KEYPAD_STATEMENTS:
+            m = next((m for m in pattern.finditer(lower, lo, hi) if m.start("value") == start), None)
+            if m is not None:
+                if not is_placeholder_at(text, start) and not _clock_time(m.group("value"), lower, m.start()):
+                    yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad")
+                break
+
+
+def _clock_time(value: str, lower: str, start: int) -> bool:
+    """ "the alarm: 0630" is an alarm clock's time, not a code: four digits that read as HHMM after "alarm"."""
+    digits = value.strip("*#")
+    if len(digits) != 4 or "alarm" not in lower[start : start + 20]:
+        return False
+    return int(digits[:2]) < 24 and int(digits[2:]) < 60
+
+
+def _referred_values(text: str, lower: str) -> Iterator[Hit]:
+    """A value after "now it's", "it's now" or "changed it to", with a credential named just before it."""
+    matches: list[re.Match[str]] = []
+    if "now" in lower:
+        matches += [m for pattern in _REFERRED_NOW for m in pattern.finditer(lower)]
+    if any(gate in lower for gate in _CHANGED_GATES):
+        matches += _REFERRED_CHANGED.finditer(lower)
+    for m in matches:
+        window = max(0, m.start() - _REFERRED_WINDOW)
+        if _CREDENTIAL_BEFORE.search(lower, window, m.start()) is None or is_placeholder_at(text, m.start("value")):
+            continue
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        numeric = _NUMBER_BEFORE.search(lower, window, m.start()) is not None
+        if password_shaped(value) or (numeric and value.isdigit() and 4 <= len(value) <= 12):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:referred")
+
+
+def _next_line_values(text: str, lower: str) -> Iterator[Hit]:
+    if "below" not in lower and "follows" not in lower and "here" not in lower:
+        return
+    for m in _ON_THE_NEXT_LINE.finditer(lower):
+        if ABOUT_PASSWORDS.intersection(m.group().split()):
+            continue  # "the password requirements are as follows:" states rules, not the value
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        numeric = _NUMBER_BEFORE.search(m.group()) is not None and value.isdigit() and 4 <= len(value) <= 12
+        if (numeric or password_shaped(value)) and not is_placeholder_at(text, m.start("value")):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:next-line")
+
+
+def _shaped_after(
+    text: str, lower: str, pattern: re.Pattern[str], gates: tuple[str, ...], strict: bool = False
+) -> Iterator[Hit]:
+    """The password-shaped value a pattern's group ``value`` holds, when one of ``gates`` is in the text.
+
+    ``strict`` where no word about secrets is near: a pair after "use" or "account" may be "React /
+    Vue3-beta" or "Acme, Q3-2026", so the value needs a password's symbol or all three of upper case,
+    lower case and digits.
+    """
+    if not any(gate in lower for gate in gates):
+        return
+    for m in pattern.finditer(lower):
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        if strict and not _strongly_shaped(value):
+            continue
+        if password_shaped(value) and not is_placeholder_at(text, m.start("value")):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:handed-over")
+
+
+def _strongly_shaped(value: str) -> bool:
+    if any(c in PASSWORD_SYMBOLS for c in value):
+        return True
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
+
+
+def _grouped_keys(text: str) -> Iterator[Hit]:
+    if _MIDDLE_GROUP.search(text) is None:
+        return
+    for m in _GROUPED_KEY.finditer(text):
+        if (m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-")) or (
+            m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] in "_-")
+        ):
+            continue
+        groups = m.group().split("-")
+        if len({len(group) for group in groups}) != 1:
+            continue  # "2026-1234-ABCD": a date, a number and a word, not one key
+        mixed = sum(1 for group in groups if any(c.isdigit() for c in group) and any(c.isalpha() for c in group))
+        if mixed >= max(2, len(groups) / 2):  # random keys mix in most groups; "BOLT-M8X1-2500-ZINC" in one
+            yield hit(m.start(), m.end(), FindingKind.SECRET, "format:product-key")
