@@ -23,11 +23,12 @@ from enum import StrEnum
 from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
+from services.common.special_categories import special_category
 from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
-POLICY_VERSION = "policy-2026.12.1"
+POLICY_VERSION = "policy-2026.12.2"
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class ReasonCode(StrEnum):
     PROCEDURAL_NEEDS_REVIEW = "PROCEDURAL_NEEDS_REVIEW"
     EXTERNAL_UNVERIFIED = "EXTERNAL_UNVERIFIED"
     UNTRUSTED_INSTRUCTION = "UNTRUSTED_INSTRUCTION"
+    SPECIAL_CATEGORY = "SPECIAL_CATEGORY"
     LOW_CONFIDENCE = "LOW_CONFIDENCE"
     CONTRADICTS_ACTIVE = "CONTRADICTS_ACTIVE"
     SUPERSEDES_SAME_INTENT = "SUPERSEDES_SAME_INTENT"
@@ -197,6 +199,8 @@ def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: Poli
         reasons.append(Reason(ReasonCode.EXTERNAL_UNVERIFIED, "a third party's claim, not the owner's"))
     if candidate.origin is Origin.TOOL_OUTCOME and _markers_of_others(candidate.text):
         reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
+    if (category := special_category(candidate.text)) is not None:
+        reasons.append(Reason(ReasonCode.SPECIAL_CATEGORY, f"personal data of a special category ({category})"))
     if not candidate.confidence >= t.store_min_confidence:
         reasons.append(
             Reason(ReasonCode.LOW_CONFIDENCE, f"confidence {candidate.confidence:.2f} < {t.store_min_confidence:.2f}")

@@ -1,0 +1,135 @@
+"""Personal data of a special category: health, beliefs, sexuality, politics, origin, union, records.
+
+Data-protection law (GDPR Art. 9 and 10, and its counterparts elsewhere) sets these apart: holding
+them needs a reason the person can see, and a leak harms more than an address does. An assistant
+that learns "I have diabetes, so no sweets at the offsite" silently keeps a health record. Such a
+candidate is still useful, so it is not refused; a person approves it first (policy's REVIEW).
+An allergy or an intolerance is left out on purpose: it is what an assistant booking a table
+needs, and owners state it to have it used.
+
+What is read: a statement about a condition, a faith, an orientation, a vote, an origin, a union
+card or a criminal record, in the words people use about themselves and others. What is not:
+the same words in their ordinary senses ("a blind spot", "Church Street", "the party on Friday",
+"the sales union of two lists", "a trans-Atlantic flight"), which the patterns leave out by
+requiring the personal sense (a possessive, a diagnosis verb, "I'm", a religious practice).
+Matched on folded text, so look-alike letters and invisible characters do not hide a word.
+"""
+
+from __future__ import annotations
+
+import re
+
+from services.common.text_folding import fold_for_matching
+
+_SELF = r"(?:i ?am|i ?m|im|i ?was|i ?ve been|(?:he|she|they) (?:is|are|was|were)|(?:he|she)s|theyre|is|are)"
+_FAITHS = (
+    "muslim|jewish|jew|christian|catholic|protestant|hindu|buddhist|sikh|jain|mormon|atheist|agnostic|baptist"
+    "|methodist|anglican|lutheran|quaker|wiccan"
+)
+_PARTIES = "democrats?|republicans?|labou?r|tory|tories|conservatives?|liberals?|greens?|lib ?dems?|[a-z]+ party"
+_LEANINGS = "democrat|republican|conservative|socialist|communist|libertarian"
+
+
+def _any(*alternatives: str) -> str:
+    return r"\b(?:" + "|".join(alternatives) + r")\b"
+
+
+_CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        (
+            "health",
+            _any(
+                r"diagnosed|diagnosis|diabet(?:es|ic)|cancer|chemo(?:therapy)?|tumou?r|hiv|asthma(?:tic)?",
+                r"epilep(?:sy|tic)|bipolar|adhd|autis(?:m|tic)|dementia|alzheimers?|parkinsons?|multiple sclerosis",
+                r"pregnan(?:t|cy)|miscarriage|psychiatri(?:st|c)|antidepressants?|insulin|migraines?",
+                r"celiac|coeliac",
+                r"crohns?|schizophreni[ac]|ptsd|ocd|eating disorder|anorexi[ac]|bulimi[ac]|infertil(?:e|ity)",
+                r"ivf (?:treatment|cycle|clinic)|chronic (?:pain|illness)|mental health|panic attacks?",
+                r"anxiety disorder|(?:in|to|out of) rehab|addiction|alcoholic|sobriety",
+                r"(?:have|has|had|with|from|for) (?:clinical |severe |postnatal |postpartum )?depression",
+                r"heart (?:condition|attack|surgery)|blood pressure|disabilit(?:y|ies)|wheelchair|hearing aids?",
+                r"sick (?:leave|note)|medical (?:condition|leave|history|records?)",
+                r"on (?:medication|antidepressants|insulin)",
+                r"my (?:medication|meds|therapist|therapy|doctor|gp|oncologist|surgeon|prescription|illness|symptoms"
+                r"|treatment|diagnosis)",
+                r"(?:undergoing|recovering from|having|had) (?:surgery|an operation|treatment|chemo)",
+            ),
+        ),
+        (
+            "religion or belief",
+            _any(
+                rf"{_SELF} (?:an? )?(?:{_FAITHS})",
+                r"my (?:religion|faith|religious beliefs?|church|mosque|synagogue|temple|imam|rabbi|pastor|priest)",
+                r"(?:muslim|jewish|christian|catholic|hindu|buddhist|sikh) (?:faith|holidays?|prayers?)",
+                r"(?:only eats?|eat only|keeps?) (?:halal|kosher)",
+                r"(?:observes?|fasts? (?:for|during)) (?:ramadan|shabbat|sabbath|lent|yom kippur|passover)",
+                r"(?:go|goes|went|going) to (?:church|mosque|synagogue|temple|mass)",
+                r"(?:friday|daily|evening|morning) prayers?|religious (?:beliefs?|reasons|holiday|observance)",
+            ),
+        ),
+        (
+            "sexual orientation or sex life",
+            _any(
+                rf"{_SELF} (?:an? )?(?:gay|lesbian|bisexual|homosexual|queer|asexual|pansexual|transgender"
+                r"|trans (?:woman|man|person)|non ?binary|intersex)",
+                r"sexual orientation|sex life|(?:came|coming) out (?:as|to (?:my|his|her|their) (?:family|parents))",
+                r"my (?:gay|lesbian|trans) (?:partner|husband|wife|son|daughter|friend)",
+            ),
+        ),
+        (
+            "political opinion",
+            _any(
+                rf"(?:i|he|she|they) (?:vote|votes|voted|always votes?|will vote) (?:for )?(?:the )?(?:{_PARTIES})",
+                r"political (?:views?|opinions?|affiliation|leanings?|beliefs?)",
+                r"(?:member|supporter) of the [\w ]{2,30}? party|party member(?:ship)?",
+                r"(?:i|we) (?:support|donate to) the [\w ]{2,30}? party",
+                rf"(?:i am|im) a (?:registered )?(?:{_LEANINGS})",
+            ),
+        ),
+        (
+            "racial or ethnic origin",
+            _any(
+                r"my (?:ethnicity|race|ethnic (?:origin|background)|heritage|caste)|ethnic origin",
+                r"racial (?:origin|background)",
+                r"(?:of|from an?) (?:african|asian|arab|hispanic|latino|romani?|indigenous|aboriginal)"
+                r" (?:descent|heritage|background|origin)",
+            ),
+        ),
+        (
+            "trade union membership",
+            _any(
+                r"trade union|labou?r union|union (?:member|membership|rep|representative|steward|dues|card)",
+                r"shop steward|member of the [\w ]{2,30}? union|(?:joined|join) the union",
+            ),
+        ),
+        (
+            "genetic or biometric data",
+            _any(
+                r"genetic (?:test|testing|condition|disorder|data|results?|markers?)|dna (?:test|results?|sample)",
+                r"brca[12]?|biometric (?:data|template)",
+                r"(?:my|his|her|their) (?:fingerprints?|retina|iris scan|face ?print|voiceprint)",
+            ),
+        ),
+        (
+            "criminal record",
+            _any(
+                r"criminal (?:record|conviction|history|charges?)|(?:was|been|got) (?:convicted|arrested)",
+                r"charged with (?:a |an )?(?:crime|felony|misdemeanou?r|assault|theft|fraud|dui|murder)",
+                r"(?:on|under) (?:probation|parole)|served time in (?:prison|jail)",
+                r"(?:serving|served) a (?:prison |jail )?sentence|dui|dwi|prior convictions?",
+            ),
+        ),
+    )
+)
+
+
+def special_category(text: str) -> str | None:
+    """The first special category ``text`` speaks of, or None; folded first, so look-alikes count."""
+    folded = _words_only(fold_for_matching(text))
+    return next((name for name, pattern in _CATEGORIES if pattern.search(folded)), None)
+
+
+def _words_only(folded: str) -> str:
+    """Lower case, apostrophes dropped ("I'm" is "im", "Alzheimer's" is "alzheimers"), punctuation as spaces."""
+    return re.sub(r"\s+", " ", re.sub(r"[^\w]+", " ", folded.casefold().replace("'", "").replace("\u2019", "")))
