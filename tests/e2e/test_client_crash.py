@@ -16,6 +16,7 @@ Every way, the tenant has exactly one result and one outbox event for the reques
 
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -92,7 +93,12 @@ def test_serving_killed_inside_its_transaction_one_result_commits(stack: Stack, 
             waiting = eventually(
                 lambda: _backends_waiting_on_the_lock(stack), timeout=60, what="serving's insert waits on the lock"
             )
-            # When serving is killed mid-call (and its backend too, or not) and comes back
+            # When serving is killed mid-call (and its backend too, or not) and comes back. psycopg
+            # sends a pipeline's statements one by one and its Sync last: the backend waits on the
+            # lock as soon as the INSERT arrives, and a serving process descheduled on a loaded
+            # machine may not have sent the Sync yet (then its backend rolls back, as when it dies).
+            # A moment's grace lets the whole pipeline reach the backend before the kill.
+            time.sleep(1.0)
             stack.services["serving"].process.kill()
             if not backend_survives:
                 _terminate(stack, waiting)
