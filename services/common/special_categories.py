@@ -12,7 +12,9 @@ card or a criminal record, in the words people use about themselves and others. 
 the same words in their ordinary senses ("a blind spot", "Church Street", "the party on Friday",
 "the sales union of two lists", "a trans-Atlantic flight"), which the patterns leave out by
 requiring the personal sense (a possessive, a diagnosis verb, "I'm", a religious practice).
-Matched on folded text, so look-alike letters and invisible characters do not hide a word.
+Matched on folded text, so look-alike letters and invisible characters do not hide a word. Read in
+English, and in the languages the extractor reads an owner's preferences in (health, belief,
+sexuality, union and records; a vote or an origin in English only).
 """
 
 from __future__ import annotations
@@ -124,10 +126,70 @@ _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
+# The same statements in the languages the extractor reads preferences in (French, Spanish, German,
+# Italian, Portuguese, Dutch, Polish), folded (accents gone): "je suis diabétique", "ich bin schwul".
+_I_AM_ELSEWHERE = (
+    r"(?:je suis|il est|elle est|ich bin|er ist|sie ist|soy|es|sono|e|sou|ik ben|hij is|zij is|jestem|jest)"
+    r" (?:une? |eine? |una? |uno |uma |een )?"
+)
+_ELSEWHERE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern))
+    for name, pattern in (
+        (
+            "health",
+            _any(
+                r"diabet\w*|enceinte|embarazada|incinta|gravida|schwanger|zwanger|w ciazy|ciezarna",
+                r"krebs|cancro|kanker|chimio(?:therapie)?|quimio(?:terapia)?|chemo(?:therapie)?|chemioterapia",
+                r"epilep\w*|epiless\w*|depresion|depressione|depressie|depresja|depressionen|depressi(?:f|ve)",
+                r"fauteuil roulant|rollstuhl|silla de ruedas|sedia a rotelle|cadeira de rodas|rolstoel",
+                r"wozek inwalidzki",
+                r"arret maladie|krankgeschrieben|baja medica|ziekteverlof|zwolnienie lekarskie",
+                r"(?:mon|ma|mein|meine|mi|il mio|la mia|mijn|moj|moja|meu|minha) (?:psy|psychiatre|therapeute|therapeut"
+                r"|therapeutin|terapeuta|psichiatra|psiquiatra|psychiater|psychiatra|medecin|arzt|arztin|medico|dokter"
+                r"|lekarz|traitement|behandlung|tratamiento|trattamento|tratamento|behandeling|leczenie)",
+            ),
+        ),
+        (
+            "religion or belief",
+            _any(
+                _I_AM_ELSEWHERE + r"(?:musulman[ae]?|musulmano|muculman[oa]|moslim|muslim[ae]?|muzulmanin\w*"
+                r"|muzulmank\w*|juif|juive|jude|judin|judio|judia|ebre[oa]|judeu|joods|zyd\w*|chretien(?:ne)?|christin?"
+                r"|cristian[oa]|crista|cristao|christen|chrzescijan\w*|catholique|katholisch|catolic[oa]|cattolic[oa]"
+                r"|katholiek|katoli\w*|hindou[e]?|hindoe|bouddhiste|buddhist(?:in)?|budista|buddista|boeddhist"
+                r"|athee|atheist(?:in)?|ate[oa]|ateu|ateia|ateist\w*)",
+                r"(?:ma|meine|mi|la mia|minha|mijn|moja) (?:religion|religione|religiao|religie|religia|foi|glaube|fe)",
+            ),
+        ),
+        (
+            "sexual orientation or sex life",
+            _any(
+                _I_AM_ELSEWHERE + r"(?:gay|homosexuel(?:le)?|lesbienne|bisexuel(?:le)?|schwul|lesbisch|bisexuell"
+                r"|homosexual|lesbiana|omosessuale|lesbica|bisessuale|homossexual|bissexual|homo|biseksue\w*"
+                r"|gejem|lesbijk\w*|biseksualn\w*)",
+            ),
+        ),
+        (
+            "trade union membership",
+            _any(
+                r"syndique[e]?|gewerkschaftsmitglied|mitglied (?:der|einer) gewerkschaft|sindicalizad[oa]"
+                r"|iscritt[oa] al sindacato|lid van de vakbond|czlon\w* zwiazku zawodowego|membre (?:du|d un) syndicat",
+            ),
+        ),
+        (
+            "criminal record",
+            _any(
+                r"casier judiciaire|vorstrafen?|antecedentes (?:penales|criminais)|precedenti penali|strafblad"
+                r"|karaln\w*|kartoteka policyjna",
+            ),
+        ),
+    )
+)
+
+
 def special_category(text: str) -> str | None:
     """The first special category ``text`` speaks of, or None; folded first, so look-alikes count."""
     folded = _words_only(fold_for_matching(text))
-    return next((name for name, pattern in _CATEGORIES if pattern.search(folded)), None)
+    return next((name for name, pattern in (*_CATEGORIES, *_ELSEWHERE) if pattern.search(folded)), None)
 
 
 def _words_only(folded: str) -> str:

@@ -2,9 +2,10 @@
 and biometric data, criminal records) waits for a person's approval instead of being stored.
 
 The positives are a probe of 40 owner and third-party statements written for this change, before
-the patterns; the look-alikes use the same words in their ordinary senses. Before this change
-policy stored every positive that was confident and unopposed ("My religion is Islam, so no pork at
-client dinners" was an ordinary fact).
+the patterns, and 15 in French, German, Spanish, Italian, Portuguese, Dutch and Polish; the
+look-alikes use the same words in their ordinary senses. Before this change policy stored every
+positive that was confident and unopposed ("My religion is Islam, so no pork at client dinners"
+was an ordinary fact).
 """
 
 from __future__ import annotations
@@ -88,6 +89,41 @@ ORDINARY = [
     "We had a panic about the deadline.",
 ]
 
+ELSEWHERE = [
+    "Je suis diabétique, pas de desserts aux déjeuners d'équipe.",
+    "Ich bin schwanger, keine Reisen nach Januar.",
+    "Soy musulmana, nada de cerdo en las cenas con clientes.",
+    "Sono celiaca e ho il diabete, niente dolci.",
+    "Sou muçulmano, sem reuniões durante as orações de sexta.",
+    "Ik ben homo, mijn man komt mee naar het gala.",
+    "Jestem w ciąży, proszę bez podróży.",
+    "Mon psy est le jeudi à 17h, ne rien planifier.",
+    "Ich bin Gewerkschaftsmitglied.",
+    "J'ai un casier judiciaire, ne le mentionne pas.",
+    "Je suis en arrêt maladie jusqu'au 20.",
+    "Ich bin Jude und halte koscher.",
+    "Jestem katoliczką, w niedziele nie pracuję.",
+    "Mijn behandeling loopt tot maart.",
+    "Sono omosessuale, puoi dirlo a HR.",
+]
+ORDINARY_ELSEWHERE = [
+    "Je préfère les réunions après 10h.",
+    "Ich bevorzuge Videoanrufe.",
+    "Prefiero reuniones por la mañana.",
+    "Preferisco le riunioni dopo le 10.",
+    "Prefiro reuniões de manhã.",
+    "Ik heb liever korte vergaderingen.",
+    "Wolę spotkania po 10.",
+    "Es una buena idea, gracias.",
+    "Il est en retard, commence sans lui.",
+    "E la mia scelta.",
+    "Sie ist Kundin seit 2020.",
+    "Jest to ważne spotkanie.",
+    "Le projet est un succès.",
+    "Der Krebsgang der Verhandlungen nervt.",
+    "Il syndicato dei clienti è contento.",
+]
+
 
 def _candidate(text: str, memory_type: MemoryType = MemoryType.FACT) -> Candidate:
     return Candidate(
@@ -102,12 +138,12 @@ def _candidate(text: str, memory_type: MemoryType = MemoryType.FACT) -> Candidat
     )
 
 
-@pytest.mark.parametrize("text", STATEMENTS)
+@pytest.mark.parametrize("text", STATEMENTS + ELSEWHERE)
 def test_a_special_category_is_named(text: str) -> None:
     assert special_category(text) is not None
 
 
-@pytest.mark.parametrize("text", ORDINARY)
+@pytest.mark.parametrize("text", ORDINARY + ORDINARY_ELSEWHERE)
 def test_the_same_words_in_their_ordinary_senses_are_not(text: str) -> None:
     assert special_category(text) is None
 
