@@ -147,6 +147,27 @@ def test_preference_update_supersedes_and_the_secret_is_rejected(policy: Policy)
     assert secrets_ and all(r.decision.outcome == candidate_pb2.DECISION_OUTCOME_REJECT for r in secrets_)
 
 
+def test_an_owner_statement_of_a_special_category_waits_for_review_naming_it(policy: Policy) -> None:
+    # Given Alice's own mails stating a health condition and a faith, as the worker extracts them
+    statements = {
+        "health": "I prefer no sweets at the offsite since I have diabetes.",
+        "religion or belief": "Je suis musulmane, je préfère pas de porc aux dîners clients.",
+    }
+    for category, body in statements.items():
+        (candidate,) = RuleBasedExtractor().extract(
+            ExtractionInput(
+                random_ref("evt"), secrets.token_hex(16), TENANT, USER, "assistant.instruction", (),
+                EmailContent("alice@example.com", "assistant@example.com", "", body), True,
+            )
+        )  # fmt: skip
+        # When the policy process evaluates it
+        response = policy.evaluate(candidate)
+        # Then a person approves it first, and the reason names the category
+        assert response.decision.outcome == candidate_pb2.DECISION_OUTCOME_REVIEW
+        assert "SPECIAL_CATEGORY" in _codes(response)
+        assert any(category in reason.message for reason in response.decision.reasons)
+
+
 def test_only_the_loop_may_evaluate_and_only_for_its_tenant(policy: Policy) -> None:
     # Given one candidate, and tokens: the loop's for the tenant, the loop's for another tenant,
     # an agent's (writer) for the same tenant, and none
