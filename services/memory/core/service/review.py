@@ -39,7 +39,7 @@ def resolve_review_item(cmd: ResolveReviewItem, ports: MemoryPorts) -> ReviewIte
         return item
     vector = None
     if cmd.resolution is Resolution.APPROVE:
-        rule = broken_rule(item.decision.candidate, Outcome.STORE)
+        rule = broken_rule(item.decision.candidate, Outcome.STORE, approved_by_reviewer=True)
         if rule is not None:
             # The item stays pending; the reason names the rule (NEVER_SUPPRESS, EXTERNAL_PROCEDURAL, ...).
             raise FailedPrecondition(
