@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from services.common.decision_signing import generate_private_key_pem, load_signer, public_key_pem
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.processes import ServiceProcess
+from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
+
+
+def owner_candidate(text: str, memory_type: MemoryType = MemoryType.PREFERENCE, **fields: Any) -> Candidate:
+    """A confident candidate of Alice's in tenant acme, of normal sensitivity; ``fields`` override."""
+    base = Candidate(
+        candidate_key=candidate_key("acme", "alice", memory_type, text),
+        type=memory_type,
+        origin=Origin.OWNER,
+        sensitivity=Sensitivity.NORMAL,
+        confidence=0.93,
+        text=text,
+        event_id="evt-1",
+        trace_id="0" * 32,
+    )
+    return replace(base, **fields)
 
 
 def random_ref(prefix: str) -> str:

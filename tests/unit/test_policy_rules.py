@@ -6,7 +6,6 @@ import importlib.util
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import pytest
 
 from services.common.redaction import RedactionMode, Redactor
-from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity
 from services.policy.domain.rules import (
     DEFAULT_THRESHOLDS,
     POLICY_VERSION,
@@ -26,6 +25,7 @@ from services.policy.domain.rules import (
 )
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
 from tests.fixtures import FIXTURES_DIR
+from tests.helpers import owner_candidate
 
 ROOT = Path(__file__).parents[2]
 FIXTURES = FIXTURES_DIR
@@ -34,18 +34,7 @@ WINDOW = Conflict("mem-0001", "meeting_time_window", "Please keep my meetings af
 
 
 def candidate(text: str = "I prefer video calls over phone calls.", **fields: Any) -> Candidate:
-    memory_type = fields.pop("type", MemoryType.PREFERENCE)
-    base = Candidate(
-        candidate_key=candidate_key("acme", "alice", memory_type, text),
-        type=memory_type,
-        origin=Origin.OWNER,
-        sensitivity=Sensitivity.NORMAL,
-        confidence=0.93,
-        text=text,
-        event_id="evt-1",
-        trace_id="0" * 32,
-    )
-    return replace(base, **fields)
+    return owner_candidate(text, fields.pop("type", MemoryType.PREFERENCE), **fields)
 
 
 def codes(decision: Any) -> list[str]:

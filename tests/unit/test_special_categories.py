@@ -13,8 +13,9 @@ from __future__ import annotations
 import pytest
 
 from services.common.special_categories import special_category
-from services.common.vocabulary import Candidate, MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from services.common.vocabulary import Candidate, MemoryType, Outcome
 from services.policy.domain.rules import evaluate
+from tests.helpers import owner_candidate
 
 STATEMENTS = [
     "I was diagnosed with type 2 diabetes last year, so keep lunches light.",
@@ -126,16 +127,7 @@ ORDINARY_ELSEWHERE = [
 
 
 def _candidate(text: str, memory_type: MemoryType = MemoryType.FACT) -> Candidate:
-    return Candidate(
-        candidate_key=candidate_key("acme", "alice", memory_type, text),
-        type=memory_type,
-        origin=Origin.OWNER,
-        sensitivity=Sensitivity.NORMAL,
-        confidence=0.95,
-        text=text,
-        event_id="evt-1",
-        trace_id="0" * 32,
-    )
+    return owner_candidate(text, memory_type)
 
 
 @pytest.mark.parametrize("text", STATEMENTS + ELSEWHERE)
