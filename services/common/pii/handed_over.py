@@ -1,22 +1,22 @@
 """Secrets a sentence hands over where no credential word stands right before the value.
 
-People rarely write "password: X" when they talk. They write what the value opens, what to do
-with it, or that it changed, and the value comes a few words on:
+People rarely write "password: X" when they talk. They write what the value opens, or what to do
+with it, and the value comes a few words on:
 
 * the thing a keypad opens, with no "code": "the alarm: 4471", "the padlock is 4421", "the garage
   opens with 7731", "punch in 9931#", "use 4471 for the alarm", "2580 disarms it";
-* a credential named a clause or a sentence earlier and then referred to: "My PIN was 1234 but now
-  it is 5678", "I changed the wifi password yesterday; it's now Tulip!2027";
 * the handing over itself: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026";
-* a user and a password given to use, or for a login named a few words earlier: "for the vpn use
-  alice / Orchid#2026", "Login for the portal - alice.b, Orchid#2026", "ssh root@host with X";
+* a password on the line after "new password below:";
 * a product or licence key in its printed shape, with or without a label: five groups of five
   ("W269N-WFGWX-YVC9B-4J6C9-T83GX") or four of four ("4F2A-99KD-1LLQ-ZP03").
 
+A credential referred to after it was named ("…but now it is 5678") and a password given beside a
+user name are sign-ins, which `login_pairs` reads.
+
 What keeps ordinary text out: keypad values are four to eight digits (an alarm clock's "0630" and
-a measurement with its unit are not); a referred-to value must follow a credential word within a
-short window and be shaped like a password, or be digits after a word for a number; a product
-key's groups have one length and mix letters with digits in at least two of them.
+a measurement with its unit are not); a handed-over value must be shaped like a password; a
+product key's groups have one length, and at least half of them (two or more) mix letters with
+digits, as random keys do.
 """
 
 from __future__ import annotations
@@ -25,7 +25,13 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
-from services.common.pii.stated_values import ABOUT_PASSWORDS, PASSWORD_SYMBOLS, TRAILING, password_shaped
+from services.common.pii.stated_values import (
+    ABOUT_PASSWORDS,
+    NAMED_NUMBER,
+    TRAILING,
+    password_or_number,
+    password_shaped,
+)
 
 # What a keypad code opens. "door" and "gate" need the code's shape (four or more digits) and a link.
 _LOCK_THING = (
@@ -71,31 +77,6 @@ _KEYPAD_STATEMENTS = tuple(
     )
 )
 
-# A credential named earlier, then referred to: "... but now it is 5678", "; it's now Tulip!2027",
-# "Code's changed btw, it's 6613 now" (each led by "now", read only where "now" is in the text).
-_REFERRED_NOW = tuple(
-    re.compile(pattern)
-    for pattern in (
-        r"\bnow[^\S\n]+(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
-        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was)[^\S\n]+now[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
-        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]+(?P<value>\S+)[^\S\n]+now\b",
-    )
-)
-# "it has been changed to X", "I set it to X" (read only where one of those verbs and "to" follow each other).
-_REFERRED_CHANGED = re.compile(
-    r"\b(?:(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was|[^\S\n]+has been)[^\S\n]+(?:changed|reset|set|updated)"
-    r"|(?:changed|reset|set|updated)[^\S\n]+(?:it|that))[^\S\n]+to[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
-)
-_NOW = re.compile(r"now\b")
-_NOW_BEFORE, _NOW_AFTER = 24, 80  # "that is " before it; a value of up to 64 characters after
-_CHANGED_GATES = ("changed to", "reset to", "set to", "updated to", "it to", "that to")
-_CREDENTIAL_BEFORE = re.compile(
-    r"\bpass(?:word|code|phrase|wort)?\b|\bpwd\b|\bpin\b|\b(?:door|alarm|gate|garage|safe|lock|access|wifi|entry)"
-    r" ?code\b|\bcombination\b|\bcode['\u2019]?s\b|kennwort|mot de passe|contrase|senha|wachtwoord"
-)
-_NUMBER_BEFORE = re.compile(r"\bpin\b|passcode|\bcode\b|\bcombination\b")
-_REFERRED_WINDOW = 160
-
 # Handing a value over: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026".
 _HANDED_OVER = re.compile(
     r"\b(?:keep (?:this|it|that) (?:safe|secret|private|to yourself|confidential|somewhere safe)"
@@ -123,19 +104,6 @@ _HANDED_OVER_GATES = (
 # The phrase starts at most this far before its gate word ("remember this one and delete"), and ends
 # with its value.
 _GATE_BEFORE, _GATE_AFTER = 32, 160
-# A user and a password to use: "for the vpn use alice / Orchid#2026".
-_USE_PAIR = re.compile(r"\buse[^\S\n]+(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]+[/|][^\S\n]+(?P<value>\S+)")
-# A login named a few words before a user, a comma and a password: "Login for the portal - alice.b, X".
-_LOGIN_COMMA_PAIR = re.compile(
-    r"\b(?:login|log-in|sign-in|account|credentials|creds)\b[^\n,]{0,40}?(?:[:=]|[\-\u2013\u2014]{1,2})[^\S\n]*"
-    r"(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]*,[^\S\n]*(?P<value>\S+)"
-)
-# "ssh root@10.0.0.5 with X", "sftp deploy@host using X": a remote login and the password it takes.
-_REMOTE_LOGIN = re.compile(
-    r"\b(?:ssh|sftp|scp|ftp)[^\S\n]+(?:-\S+[^\S\n]+)*[\w.\-]+@[\w.\-:\[\]]+[^\S\n]+"
-    r"(?:with|using|pw|pwd|password|pass)(?:[^\S\n]+(?:password|pw|pwd|pass))?[^\S\n]*:?[^\S\n]*(?P<value>\S+)"
-)
-
 # A product or licence key as printed: four to eight groups of one length, four to six letters and digits.
 _GROUPED_KEY = re.compile(r"(?:[A-Z0-9]{4,6}-){3,7}[A-Z0-9]{4,6}")
 # A middle group between two hyphens, looked for first: the whole pattern costs ten times as much per text.
@@ -143,17 +111,10 @@ _MIDDLE_GROUP = re.compile(r"-[A-Z0-9]{4,6}-")
 
 
 def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
-    """Values handed over by what they open, by a pronoun, by "keep this safe", or in a key's shape."""
+    """Values handed over by what they open, by "keep this safe", on the next line, or in a key's shape."""
     yield from _keypad_values(text, lower)
-    yield from _referred_values(text, lower)
     yield from _handed_over(text, lower)
     yield from _next_line_values(text, lower)
-    yield from _shaped_after(text, lower, _USE_PAIR, (" / ", " | "), strict=True)
-    yield from _shaped_after(text, lower, _LOGIN_COMMA_PAIR, ("login", "log-in", "sign-in", "account", "cred"), True)
-    if "@" in lower:
-        yield from _shaped_after(
-            text, lower, _REMOTE_LOGIN, ("ssh", "ftp", "scp", "rdp", "vnc", "telnet", "mosh"), True
-        )
     yield from _grouped_keys(text)
 
 
@@ -199,30 +160,6 @@ def _clock_time(value: str, lower: str, start: int) -> bool:
     return int(digits[:2]) < 24 and int(digits[2:]) < 60
 
 
-def _referred_values(text: str, lower: str) -> Iterator[Hit]:
-    """A value after "now it's", "it's now" or "changed it to", with a credential named just before it.
-
-    The "now" shapes are read in a window around each "now": their "it"/"that" start would make a
-    pass over the whole text cost a twentieth of redaction."""
-    matches: dict[int, re.Match[str]] = {}
-    for now in _NOW.finditer(lower):
-        if now.start() and lower[now.start() - 1].isalnum():
-            continue  # "know", "snow"
-        lo, hi = max(0, now.start() - _NOW_BEFORE), min(len(lower), now.end() + _NOW_AFTER)
-        for pattern in _REFERRED_NOW:
-            matches.update((m.start("value"), m) for m in pattern.finditer(lower, lo, hi))
-    if any(gate in lower for gate in _CHANGED_GATES):
-        matches.update((m.start("value"), m) for m in _REFERRED_CHANGED.finditer(lower))
-    for m in matches.values():
-        window = max(0, m.start() - _REFERRED_WINDOW)
-        if _CREDENTIAL_BEFORE.search(lower, window, m.start()) is None or is_placeholder_at(text, m.start("value")):
-            continue
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        numeric = _NUMBER_BEFORE.search(lower, window, m.start()) is not None
-        if password_shaped(value) or (numeric and value.isdigit() and 4 <= len(value) <= 12):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:referred")
-
-
 def _next_line_values(text: str, lower: str) -> Iterator[Hit]:
     if "below" not in lower and "follows" not in lower and "here" not in lower:
         return
@@ -230,8 +167,8 @@ def _next_line_values(text: str, lower: str) -> Iterator[Hit]:
         if ABOUT_PASSWORDS.intersection(m.group().split()):
             continue  # "the password requirements are as follows:" states rules, not the value
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        numeric = _NUMBER_BEFORE.search(m.group()) is not None and value.isdigit() and 4 <= len(value) <= 12
-        if (numeric or password_shaped(value)) and not is_placeholder_at(text, m.start("value")):
+        numeric = NAMED_NUMBER.search(m.group()) is not None
+        if password_or_number(value, numeric) and not is_placeholder_at(text, m.start("value")):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:next-line")
 
 
@@ -252,31 +189,6 @@ def _handed_over(text: str, lower: str) -> Iterator[Hit]:
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if password_shaped(value) and not is_placeholder_at(text, m.start("value")):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:handed-over")
-
-
-def _shaped_after(
-    text: str, lower: str, pattern: re.Pattern[str], gates: tuple[str, ...], strict: bool = False
-) -> Iterator[Hit]:
-    """The password-shaped value a pattern's group ``value`` holds, when one of ``gates`` is in the text.
-
-    ``strict`` where no word about secrets is near: a pair after "use" or "account" may be "React /
-    Vue3-beta" or "Acme, Q3-2026", so the value needs a password's symbol or all three of upper case,
-    lower case and digits.
-    """
-    if not any(gate in lower for gate in gates):
-        return
-    for m in pattern.finditer(lower):
-        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
-        if strict and not _strongly_shaped(value):
-            continue
-        if password_shaped(value) and not is_placeholder_at(text, m.start("value")):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:handed-over")
-
-
-def _strongly_shaped(value: str) -> bool:
-    if any(c in PASSWORD_SYMBOLS for c in value):
-        return True
-    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
 def _grouped_keys(text: str) -> Iterator[Hit]:

@@ -8,7 +8,11 @@ command line, or in the sentence that hands it over.
 * A user and a password: "u: alice p: Summer2024!", "admin / Cobalt8124!", "log in as admin with
   Adm1n!Pass".
 * Command lines: "curl -u user:pass", "mysql -pSecret", "sshpass -p X".
-* Sentences: "Use "Orchid#2026" to log in", "I've reset your password. Your new one is: X".
+* Sentences: "Use "Orchid#2026" to log in", "I've reset your password. Your new one is: X", and a
+  credential referred to after it was named: "My PIN was 1234 but now it is 5678", "I changed
+  the wifi password; it's now Tulip!2027", "I set it to X".
+* A pair given to use or after a login named a few words earlier: "for the vpn use alice / X",
+  "Login for the portal - alice.b, X", and a remote login's password: "ssh root@host with X".
 
 `credentials` reads values stated for a credential's name; this module reads the rest of a sign-in.
 """
@@ -20,7 +24,14 @@ from collections.abc import Iterator
 
 from services.common.pii.contact import emails
 from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
-from services.common.pii.stated_values import TRAILING, password_shaped, plausible
+from services.common.pii.stated_values import (
+    NAMED_NUMBER,
+    PASSWORD_SYMBOLS,
+    TRAILING,
+    password_or_number,
+    password_shaped,
+    plausible,
+)
 
 # After the address: a glued ":" or ";", a spaced "/", "|", ":", hyphen, en or em dash, "->", "=>", or tabs.
 _SEPARATOR_THEN_VALUE = re.compile(
@@ -56,7 +67,50 @@ _USE_TO_SIGN_IN = re.compile(  # led by its literal, without \b, so the engine s
 # "I've reset your password. Your new one is: Orchid#2026": the value a sentence after the word.
 _NEW_ONE = re.compile(r" one(?:[^\S\n]+is|['\u2019]s)?[^\S\n]*:?[^\S\n]*(?P<value>\S+)")
 _NEW_ONE_WORDS = frozenset(["new", "temporary", "temp", "current", "updated", "old"])
-_NAMED_BEFORE = re.compile(r"pass|pwd|\bpin\b|\bcode\b|kennwort|mot de passe|contrasena|senha")
+# A credential named before a value a sentence refers back to ("the new one", "it's now").
+_NAMED_BEFORE = re.compile(
+    r"\bpass(?:word|code|phrase|wort|wd)?s?\b|\bpwd\b|\bpin\b|\bcode\b|\bcombination\b|kennwort|mot de passe"
+    r"|contrase|senha|wachtwoord"
+)
+_NAMED_WINDOW = 160
+# A credential named earlier, then referred to: "... but now it is 5678", "; it's now Tulip!2027",
+# "Code's changed btw, it's 6613 now": each read in a window around a "now" (led by "it" or "that",
+# a pass over the whole text cost a twentieth of redaction).
+_REFERRED_NOW = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\bnow[^\S\n]+(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
+        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was)[^\S\n]+now[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)",
+        r"\b(?:it|that)(?:['\u2019]s|[^\S\n]+is)[^\S\n]+(?P<value>\S+)[^\S\n]+now\b",
+    )
+)
+_NOW = re.compile(r"now\b")
+_NOW_BEFORE, _NOW_AFTER = 24, 80  # "that is " before it; a value of up to 64 characters after
+# "it has been changed to X", "I set it to X" (read only where one of the gates is in the text).
+_REFERRED_CHANGED = re.compile(
+    r"\b(?:(?:it|that)(?:['\u2019]s|[^\S\n]+is|[^\S\n]+was|[^\S\n]+has been)[^\S\n]+(?:changed|reset|set|updated)"
+    r"|(?:changed|reset|set|updated)[^\S\n]+(?:it|that))[^\S\n]+to[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
+)
+_CHANGED_GATES = ("changed to", "reset to", "set to", "updated to", "it to", "that to")
+# A user and a password to use: "for the vpn use alice / Orchid#2026".
+_USE_PAIR = re.compile(r"\buse[^\S\n]+(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]+[/|][^\S\n]+(?P<value>\S+)")
+# A login named a few words before a user, a comma and a password: "Login for the portal - alice.b, X".
+_LOGIN_COMMA_PAIR = re.compile(
+    r"\b(?:login|log-in|sign-in|account|credentials|creds)\b[^\n,]{0,40}?(?:[:=]|[\-\u2013\u2014]{1,2})[^\S\n]*"
+    r"(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]*,[^\S\n]*(?P<value>\S+)"
+)
+# "ssh root@10.0.0.5 with X", "sftp deploy@host using X": a remote login and the password it takes.
+_REMOTE_LOGIN = re.compile(
+    r"\b(?:ssh|sftp|scp|ftp)[^\S\n]+(?:-\S+[^\S\n]+)*[\w.\-]+@[\w.\-:\[\]]+[^\S\n]+"
+    r"(?:with|using|pw|pwd|password|pass)(?:[^\S\n]+(?:password|pw|pwd|pass))?[^\S\n]*:?[^\S\n]*(?P<value>\S+)"
+)
+# Where no word about secrets is near, the pairs above take only a value with a password's symbol, or
+# with upper case, lower case and digits: "use React / Vue3-beta" and "Account - Acme, Q3-2026" are no pairs.
+_PAIRS_WITHOUT_A_WORD = (
+    (_USE_PAIR, (" / ", " | ")),
+    (_LOGIN_COMMA_PAIR, ("login", "log-in", "sign-in", "account", "cred")),
+    (_REMOTE_LOGIN, ("ssh", "ftp", "scp")),
+)
 
 
 def email_password_pairs(text: str) -> Iterator[Hit]:
@@ -91,10 +145,14 @@ def sign_in_values(text: str, lower: str) -> Iterator[Hit]:
         preceding = lower[max(0, m.start() - 12) : m.start()].split()
         if not preceding or preceding[-1] not in _NEW_ONE_WORDS:
             continue  # "the new one", not "no one", "any one"
-        value = _value(text, m)
-        named = _NAMED_BEFORE.search(lower, max(0, m.start() - 150), m.start())
-        if named and (password_shaped(value) or (value.isdigit() and len(value) >= 4)):
-            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:new-one")
+        if (found := _referred(text, lower, m)) is not None:
+            yield hit(*found, FindingKind.PASSWORD, "context:new-one")
+    yield from _referred_values(text, lower)
+    for pattern, gates in _PAIRS_WITHOUT_A_WORD:
+        for m in pattern.finditer(lower) if any(gate in lower for gate in gates) else ():
+            value = _value(text, m)
+            if _strongly_shaped(value) and not is_placeholder_at(text, m.start("value")):
+                yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:pair")
     for m in _COMMAND_LINE.finditer(text):
         group = next(name for name in ("value", "mysql", "flag") if m.group(name))
         yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")
@@ -102,6 +160,41 @@ def sign_in_values(text: str, lower: str) -> Iterator[Hit]:
         value = _value(text, m)
         if plausible(value, False, FindingKind.PASSWORD, False) and any(c.isdigit() for c in value):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
+
+
+def _referred_values(text: str, lower: str) -> Iterator[Hit]:
+    """A value after "now it's", "it's now" or "changed it to", with a credential named just before it."""
+    matches: dict[int, re.Match[str]] = {}
+    for now in _NOW.finditer(lower):
+        if now.start() and lower[now.start() - 1].isalnum():
+            continue  # "know", "snow"
+        lo, hi = max(0, now.start() - _NOW_BEFORE), min(len(lower), now.end() + _NOW_AFTER)
+        for pattern in _REFERRED_NOW:
+            matches.update((m.start("value"), m) for m in pattern.finditer(lower, lo, hi))
+    if any(gate in lower for gate in _CHANGED_GATES):
+        matches.update((m.start("value"), m) for m in _REFERRED_CHANGED.finditer(lower))
+    for m in matches.values():
+        if (found := _referred(text, lower, m)) is not None:
+            yield hit(*found, FindingKind.PASSWORD, "context:referred")
+
+
+def _referred(text: str, lower: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The span of the value in ``m``'s group ``value`` when a credential was named just before ``m``
+    and the value is shaped like one (digits count where a word for a number named it)."""
+    window = max(0, m.start() - _NAMED_WINDOW)
+    if _NAMED_BEFORE.search(lower, window, m.start()) is None or is_placeholder_at(text, m.start("value")):
+        return None
+    value = _value(text, m)
+    numeric = NAMED_NUMBER.search(lower, window, m.start()) is not None
+    return (m.start("value"), m.start("value") + len(value)) if password_or_number(value, numeric) else None
+
+
+def _strongly_shaped(value: str) -> bool:
+    if not password_shaped(value):
+        return False
+    if any(c in PASSWORD_SYMBOLS for c in value):
+        return True
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and any(c.isdigit() for c in value)
 
 
 def _value(text: str, m: re.Match[str]) -> str:

@@ -230,6 +230,15 @@ def password_shaped(token: str) -> bool:
     return has_letter and has_mark and CODE_REFERENCE.match(token) is None
 
 
+#: A word for a secret that is a number, named before a value: "PIN", "passcode", "door code", "combination".
+NAMED_NUMBER = re.compile(r"\bpin\b|passcode|\bcode\b|\bcombination\b")
+
+
+def password_or_number(token: str, numeric: bool) -> bool:
+    """Shaped like a password, or (``numeric``: a word for a number named it) four to twelve digits."""
+    return password_shaped(token) or (numeric and _NUMERIC_VALUE.fullmatch(token) is not None)
+
+
 def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -> tuple[int, int] | None:
     """A value a few words after the password word, in the same sentence, when it is shaped like one.
 
@@ -251,7 +260,7 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
             continue
         token = value.group().split("</")[0].rstrip(TRAILING)  # "X</p>": the value ends at a closing tag
         numeric_value = numeric and link.group().strip(" \t'\"`\u201c\u2018") in _NUMERIC_LINKS
-        if password_shaped(token) or (numeric_value and _NUMERIC_VALUE.fullmatch(token)):
+        if password_or_number(token, numeric_value):
             return value.start(), value.start() + len(token)
         if link.group().strip(" \t'\"`\u201c\u2018").isalpha() and (  # "is the same as the wifi, Bluebird77"
             apposition := _APPOSITION.search(text, value.end(), limit)
