@@ -151,6 +151,7 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ('Use "Orchid#2026" to log in.', FindingKind.PASSWORD, "Orchid#2026"),
         ("I've reset your password. Your new one is: Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
         ("Your PIN was reset. The new one is 4471.", FindingKind.PASSWORD, "4471"),
+        ("I've reset your password. Your new one is 482913", FindingKind.PASSWORD, "482913"),
         ("I'll text you the password: it's Orchid#2026", FindingKind.PASSWORD, "Orchid#2026"),
         ("Password: \u2022\u2022\u2022\u2022 (just kidding, it's Orchid#2026)", FindingKind.PASSWORD, "Orchid#2026"),
         ("Combination lock: 12-07-33", FindingKind.PASSWORD, "12-07-33"),

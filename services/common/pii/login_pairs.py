@@ -145,7 +145,7 @@ def sign_in_values(text: str, lower: str) -> Iterator[Hit]:
         preceding = lower[max(0, m.start() - 12) : m.start()].split()
         if not preceding or preceding[-1] not in _NEW_ONE_WORDS:
             continue  # "the new one", not "no one", "any one"
-        if (found := _referred(text, lower, m)) is not None:
+        if (found := _referred(text, lower, m, any_digits=True)) is not None:
             yield hit(*found, FindingKind.PASSWORD, "context:new-one")
     yield from _referred_values(text, lower)
     for pattern, gates in _PAIRS_WITHOUT_A_WORD:
@@ -178,14 +178,15 @@ def _referred_values(text: str, lower: str) -> Iterator[Hit]:
             yield hit(*found, FindingKind.PASSWORD, "context:referred")
 
 
-def _referred(text: str, lower: str, m: re.Match[str]) -> tuple[int, int] | None:
+def _referred(text: str, lower: str, m: re.Match[str], any_digits: bool = False) -> tuple[int, int] | None:
     """The span of the value in ``m``'s group ``value`` when a credential was named just before ``m``
-    and the value is shaped like one (digits count where a word for a number named it)."""
+    and the value is shaped like one: digits count where a word for a number named it, or with
+    ``any_digits`` ("your new one is 482913" after a password reset: a temporary password)."""
     window = max(0, m.start() - _NAMED_WINDOW)
     if _NAMED_BEFORE.search(lower, window, m.start()) is None or is_placeholder_at(text, m.start("value")):
         return None
     value = _value(text, m)
-    numeric = NAMED_NUMBER.search(lower, window, m.start()) is not None
+    numeric = any_digits or NAMED_NUMBER.search(lower, window, m.start()) is not None
     return (m.start("value"), m.start("value") + len(value)) if password_or_number(value, numeric) else None
 
 
