@@ -24,6 +24,7 @@ import re
 from dataclasses import dataclass
 
 from services.common import never_suppress_languages
+from services.common import never_suppress_lexicon as lexicon
 from services.common.text_folding import fold_words
 
 
@@ -88,107 +89,7 @@ def normalise(text: str) -> str:
     return " ".join(words)
 
 
-# --- lexicon -------------------------------------------------------------------------------------
-
-_PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern), replacement)
-    for pattern, replacement in (
-        (r"\bauto(?:matic(?:ally)?)? ?approv\w*", "autoclear approval"),
-        (r"\bauto(?:matic(?:ally)?)? ?(?:clear|clos|resolv|dismiss|discount)\w*", "autoclear"),
-        # Trust granted to a sender or a payee removes the checks its mail or payments would get.
-        (r"\b(?:treat|classify|consider|mark|regard|label|tag)\w* ((?:\w+ ){0,6}?)as (?:trusted|safe|legit\w*"
-         r"|genuine|verified|whitelisted|allowlisted|not spam|not phishing|not suspicious|not fraud\w*)\b",
-         r"markcleared \1checks"),
-        (r"\b(?:can|may|should|must|always|just) (?:always |just |fully )?trust\b", "waive checks"),
-        (r"\b(?:whitelist|allowlist|safelist|safe list|trust list)\w*", "whitelist checks"),
-        (r"\b(?:two|2|four|4|dual) (?:person|people|man|eyes?)(?: rule| principle| check| control| review)?\b"
-         r"|\bdual (?:control|approval|authori[sz]ation)\b", "control"),
-        (r"\bmark\w* ((?:\w+ ){0,4}?)as (?:cleared|clear|resolved|closed|false positives?|benign|no match)\b",
-         r"markcleared \1"),
-        (r"\bfalse positives?\b", "falsepositive"),
-        (r"\b(?:do not|never) hesitate to\b", "always"),
-        (r"\b(?:do not|never) (?:worry|bother|care|fuss)\w*(?: about| with)?\b|\bnever mind\b", "notrequired"),
-        (r"\b(?:treat|classify|rate|score|consider|mark)\w* ((?:\w+ ){0,4}?)as (?:low|lower|reduced|standard|normal"
-         r"|minimal) risk\b", r"downgrade \1riskrating"),
-        (r"\brisk (?:rating|score|level|tier|category|profile)s?\b", "riskrating"),
-        (r"\b(?:can|could|may) wait\b|\bnot applicable\b|\bn a\b", "notrequired"),
-        (r"\b(?:not|never|no longer) (?:be )?(?:required|needed|necessary|mandatory|obligatory|compulsory)\b",
-         "notrequired"),
-        (r"\b(?:unnecessary|unneeded|optional|superfluous)\b", "notrequired"),
-        (r"\bno (?:longer )?need(?:ed)? (?:to|for)\b|\bneed not\b", "notrequired"),
-        (r"\b(?:turn|switch|shut)\w* ((?:\w+ ){0,3}?)off\b", r"disable \1"),
-        (r"\bfail\w* to\b", "failto"),
-        (r"\b(?:two|2) ?(?:factor|step)\b", "2fa"),
-        # A change of bank details applied at once is the payment-redirection fraud's whole aim: the
-        # verification it skips is never named ("bank detail changes are applied straight away").
-        (r"\b(?:bank|account|payment|payee|iban|wire|remittance|banking) (?:details?|information|info|instructions?"
-         r"|numbers?) (?:changes?|updates?)\b(?: \w+){0,6}? (?:straight away|right away|immediately|at once|instantly"
-         r"|automatically|without delay|directly|as soon as)\b", "skip verification"),
-        (r"\brefrain\w* from\b", "refrain"),
-        (r"\b(?:instead of|rather than|in lieu of)\b", "insteadof"),
-        (r"\bopt\w* out\b", "optout"),
-        (r"\bhold\w* off\b", "holdoff"),
-        (r"\b(?:wave|waving|waved|let|lets|letting) ((?:\w+ ){0,3}?)through\b", r"waive \1"),
-        (r"\b(?:no one|nobody|no officer|no analyst)\b", "never"),
-        (r"\b(?:other than|apart from|save for|with the exception of|except for|excepting|excluding"
-         r"|but not)\b", "except"),
-        (r"\b(?:in case|provided that|providing that|as soon as|in the event(?: that)?)\b", "if"),
-    )
-)  # fmt: skip
-
-_SCRUTINY_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("escalation", re.compile(r"escalat\w*|mlro")),
-    ("reporting", re.compile(r"report(?:s|ed|ing)?|sars?|strs?|ctrs?")),
-    ("flagging", re.compile(r"flag(?:s|ged|ging)?")),
-    ("alerting", re.compile(r"alert(?:s|ed|ing)?|notif\w*|warn(?:s|ed|ing|ings)?")),
-    (
-        "screening",
-        re.compile(
-            r"screen(?:s|ed|ing|ings)?|sanction(?:s|ed)?|peps?|adverse|aml|cft|kyc|kyb|cdd|edd|diligence"
-            r"|checks?|checked|checking|hits?|match(?:es|ed|ing)?|reviews?|reviewed|reviewing|watchlists?"
-            r"|ofac|monitor\w*|verif\w*|investigat\w*|compliance|riskrating"
-            r"|approvals?|sign ?offs?|controls?|safeguards?|callbacks?|phishing|spam|fraud\w*|suspicious"
-            r"|2fa|mfa|otp|authenticat\w*|scan(?:s|ned|ning|ners?)?|antivirus|virus\w*|malware|sandbox\w*"
-        ),
-    ),
-)
-# Rule for a suppressing or negating word whose meaning depends on what it suppresses.
-_RULE_BY_FAMILY = {"escalation": "no_escalation", "reporting": "no_report", "flagging": "no_flag",
-                   "alerting": "no_alert", "screening": "skip_screening"}  # fmt: skip
-# Words that reduce scrutiny wherever they occur in a text that mentions scrutiny.
-_ALWAYS_SUPPRESS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
-    ("waive_check", re.compile(r"waiv(?:e|es|ed|ing|er|ers)")),
-    ("suppress_alerts", re.compile(r"suppress\w*|disabl(?:e|es|ed|ing)|mut(?:e|es|ed|ing)|silenc\w*|deactivat\w*")),
-    ("ignore_hits", re.compile(r"ignor(?:e|es|ed|ing)|disregard\w*|dismiss\w*|overlook\w*")),
-    ("false_positive", re.compile(r"falsepositive")),
-    ("auto_clear", re.compile(r"autoclear|markcleared")),
-    ("downgrade_scrutiny", re.compile(r"downgrad\w*|depriorit\w*")),
-    (
-        None,
-        re.compile(
-            r"skip(?:s|ped|ping)?|bypass\w*|circumvent\w*|omit(?:s|ted|ting)?|omission|forgo(?:es|ing|ne)?"
-            r"|forego(?:es|ing|ne)?|exempt\w*|exclud\w*|whitelist\w*|allowlist\w*|avoid\w*|refrain"
-            r"|failto|notrequired|insteadof|optout"
-        ),
-    ),
-)
-# Verbs that reduce scrutiny only when a scrutiny word is their object ("stop reporting" yes,
-# "stop the onboarding" no).
-_OBJECT_SUPPRESS: tuple[tuple[str | None, re.Pattern[str]], ...] = (
-    ("auto_clear", re.compile(r"clear(?:s|ed|ing)?|clos(?:e|es|ed|ing)|resolv(?:e|es|ed|ing)")),
-    (
-        "downgrade_scrutiny",
-        re.compile(r"lower(?:s|ed|ing)?|reduc(?:e|es|ed|ing)|relax\w*|limit(?:s|ed|ing)?|loosen\w*"),
-    ),
-    (
-        None,
-        re.compile(
-            r"stop(?:s|ped|ping)?|ceas(?:e|es|ed|ing)|halt(?:s|ed|ing)?|paus(?:e|es|ed|ing)|discontinu\w*"
-            r"|drop(?:s|ped|ping)?|remov(?:e|es|ed|ing)|cancel\w*|defer(?:s|red|ring)?|delay(?:s|ed|ing)?"
-            r"|postpon\w*|holdoff"
-        ),
-    ),
-)  # fmt: skip
+# --- function words (the lexicon of scrutiny and suppression is never_suppress_lexicon) ----------
 
 _NEGATORS = frozenset({"not", "never", "no", "nor", "neither", "none", "nothing", "without"})
 _PROHIBITORS = frozenset({"not", "never", "no"})
@@ -209,17 +110,17 @@ _CLAUSE_BREAKS = _SUBORDINATORS | {",", ".", "and", "or", "but", "then"}
 
 def _canonical_tokens(text: str) -> list[str]:
     folded = never_suppress_languages.rewrite(normalise(text))
-    for pattern, replacement in _PHRASES:
+    for pattern, replacement in lexicon.PHRASES:
         folded = pattern.sub(replacement, folded)
     return folded.split()
 
 
 def _family(token: str) -> str | None:
-    return next((name for name, pattern in _SCRUTINY_FAMILIES if pattern.fullmatch(token)), None)
+    return next((name for name, pattern in lexicon.SCRUTINY_FAMILIES if pattern.fullmatch(token)), None)
 
 
-def _lexicon_rule(token: str, lexicon: tuple[tuple[str | None, re.Pattern[str]], ...]) -> tuple[bool, str | None]:
-    return next(((True, rule) for rule, pattern in lexicon if pattern.fullmatch(token)), (False, None))
+def _lexicon_rule(token: str, words: tuple[tuple[str | None, re.Pattern[str]], ...]) -> tuple[bool, str | None]:
+    return next(((True, rule) for rule, pattern in words if pattern.fullmatch(token)), (False, None))
 
 
 # --- analysis ------------------------------------------------------------------------------------
@@ -270,11 +171,11 @@ def _suppressors(tokens: list[str], segment_of: dict[int, _Segment]) -> dict[int
     """Positions of scrutiny-reducing words, each with its fixed rule or None (rule from the object)."""
     found: dict[int, str | None] = {}
     for i, tok in enumerate(tokens):
-        always, rule = _lexicon_rule(tok, _ALWAYS_SUPPRESS)
+        always, rule = _lexicon_rule(tok, lexicon.ALWAYS_SUPPRESS)
         if always:
             found[i] = rule
             continue
-        conditional, rule = _lexicon_rule(tok, _OBJECT_SUPPRESS)
+        conditional, rule = _lexicon_rule(tok, lexicon.OBJECT_SUPPRESS)
         in_condition = segment_of[i].condition if i in segment_of else False
         if conditional and (
             _has_scrutiny_object(tokens, i) or (not in_condition and _is_passive_on_scrutiny(tokens, i))
@@ -380,7 +281,7 @@ def find_suppression(text: str) -> SuppressionMatch | None:
 
     def refuse(i: int, rule: str | None) -> None:
         j = _nearest(scrutiny, i, segment_of.get(i))
-        name = rule or _RULE_BY_FAMILY[_family(tokens[j]) or "screening"]
+        name = rule or lexicon.RULE_BY_FAMILY[_family(tokens[j]) or "screening"]
         found.append((i, SuppressionMatch(name, _span(tokens, i, j))))
 
     for i, rule in suppressors.items():
