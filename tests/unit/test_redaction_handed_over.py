@@ -6,8 +6,9 @@ disarm the alarm, type 8080"), a credential referred to after it was named ("My 
 now it is 5678", "it's now Tulip!2027"), a value handed over ("Keep this safe: Orchid#2026"), a
 password on the line after "new password below:", a user and a password to use or after a login
 named earlier, a remote login's password, and product keys in their printed shape without a word
-before them. Still through: "vpn alice Orchid#2026" (three bare words) and a second code in a list
-("the alarm is 2468 and the side gate 1357").
+before them. The two left through then, "vpn alice Orchid#2026" (three bare words) and a second code
+in a list ("the alarm is 2468 and the side gate 1357"), are caught since the ninth probe
+(test_redaction_lists_notes_and_languages.py).
 
 Each positive failed before (the value came through); each look-alike shares a word or a shape
 with one of them (an alarm clock's time, a measurement, a locker's number, a part number, "it's

@@ -20,6 +20,24 @@ import itertools
 import re
 from collections.abc import Iterator
 
+from services.common.pii.credential_words import (
+    CODE_WORDS,
+    GLUED_PASSWORD_ENDINGS,
+    KEY_ONLY_QUALIFIERS,
+    KEY_WORDS,
+    NOT_A_PASSWORD_PASS,
+    NUMBER_WORDS,
+    NUMERIC_SECRET_WORDS,
+    PAIR_ONLY_WORDS,
+    PAIR_WORDS,
+    PASSWORD_WORDS,
+    PLURALS,
+    QUALIFIED,
+    QUALIFIERS,
+    SECRET_WORDS,
+    SOFTWARE_QUALIFIERS,
+    STEM_WORDS,
+)
 from services.common.pii.model import (
     FindingKind,
     Hit,
@@ -46,49 +64,8 @@ from services.common.pii.stated_values import (
 from services.common.pii.tables import column_values
 from services.common.text_folding import fold_words
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Words (folded, lower case) that name a password-like secret, in the languages we meet.
-_PASSWORD_WORDS = (
-    _words(
-        "password passwords passwd pwd pw pass passcode passcodes passphrase pin pins pincode cvv cvc cvv2 "
-        "cryptogramme "
-        "otp otps totp 2fa mfa geheimzahl "
-        "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
-        "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
-        # Turkish adds the owner to the word ("şifrem", "parolamiz" folded: my password, our password)
-        "sifrem sifren sifresi sifremiz sifreniz sifreyi parolam parolan parolasi parolamiz parolaniz parolayi "
-        "parool lykilord slaptazodis "
-        # a wireless network's key by its protocol ("WPA2: X", "PSK = X")
-        "wpa wpa2 wpa3 psk wep "
-        # misspelt, as people type them in a hurry
-        "psswd pswd passwrd pasword paswd passwod passowrd pssword pwrd pword paswrd "
-    )
-) | {fold_words("пароль"), fold_words("пароли")}
-# Words that name any other secret on their own.
-_SECRET_WORDS = _words(
-    "secret secrets token tokens apikey apikeys credential credentials creds privatekey secretkey "
-    "accesskey authkey authtoken accesstoken refreshtoken clientsecret appsecret geheimnis "
-    "credenciales credenziali credenciais "
-)
-# Words that make a following "key"/"code"/"token" a secret: "api key", "signing key", "recovery code".
-_QUALIFIERS = _words(
-    "api access secret private signing master encryption license licence auth client app consumer session "
-    "bearer refresh recovery backup deploy service webhook shared ssh gpg pgp admin root "
-    "otp totp 2fa mfa sms login signin authentication auth "
-    "alarm door safe gate lock entry garage locker building keypad unlock verification security "
-    "wifi wlan porte portail alarme coffre accesso acceso acces zugang tur activation disarm unlock arm screen "
-    "setup authenticator opener intercom buzzer lockbox keybox padlock network wireless "
-)
-# Words that make only a following "key" a secret: "product key", "serial key" (a "product code" is a SKU).
-_KEY_ONLY_QUALIFIERS = _words("product serial registration cd windows office")
-# "key" in the languages we meet, which may also take its qualifier after it ("clé wifi", "chiave wifi").
-_KEY_WORDS = _words("schlussel schluessel chiave llave sleutel klucz nyckel")
-_CODE_WORDS = (["code"], ["codes"], ["codice"], ["codigo"])
-_QUALIFIED = frozenset({"key", "keys", "code", "codes", "token", "tokens", "secret", "phrase", "pattern"}) | _KEY_WORDS
+# "Türcode", "deurcode", "Alarmcode": the thing and its code written as one word (folded, lower case).
+_GLUED_CODE = re.compile(r"(?P<thing>[a-z]{2,12})(?:code|kode|kod|codice|codigo)")
 _MULTIWORD = re.compile(
     r"p[\s._\-]a[\s._\-]s[\s._\-]s[\s._\-]w[\s._\-]o[\s._\-]r[\s._\-]d"
     r"|mot de passe|mots de passe|palavra[ \-]passe|parola d.ordine|codigo de acceso|code d.acces|zugangscode"
@@ -106,6 +83,9 @@ _RARE_PHRASES = re.compile(
     r"|(?:first|childhood|favou?rite) pet(?:'s name)?|pet'?s name"
     r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
 )
+# "p/w": looked for only where the text holds it (an alternative with a look-behind in `_MULTIWORD` doubled
+# its cost on every mail).
+_P_SLASH_W = re.compile(r"(?<![\w/])p/w(?![\w/])")
 # "p4ssw0rd", "pa$$word": a password word spelt with look-alike digits and symbols (folding keeps those).
 _LEET_PASSWORD = re.compile(r"p[a4@][s5$]{2}(?:w[o0]rd|phr[a4@][s5$]e)")
 # Scripts written without spaces between words: the word, a particle or a colon, then the value.
@@ -127,16 +107,7 @@ def _first_letter_alternation(stems: list[str]) -> str:
     )
 
 
-# Where a credential word may start, in every language we read (matched on folded lower-case text).
-_STEM_WORDS = (
-    r"pass pwd pw\b secret token key cred pin cvv cvc cryptogram combi combo geheimzahl kennwort mdp contrase"
-    r" clave senha"
-    r" wachtwoord parola codice codigo login signin account anmelde connexion acceso accesso has[l\u0142]o heslo"
-    r" jelsz losenord adgangskode salasana sifre lozinka geslo geheim code phrase parool lykilord slaptazod"
-    r" zugang identifiant inlog schlussel schluessel sleutel klucz nyckel chiave llave pattern psw pssw pasw pword pwrd"
-    r" wpa psk wep " + fold_words("пароль")
-)
-STEMS = re.compile(_first_letter_alternation(_STEM_WORDS.split()))
+STEMS = re.compile(_first_letter_alternation(STEM_WORDS.split()))
 # No credential's key name is longer ("AZURE_STORAGE_ACCOUNT_PRIMARY_ACCESS_KEY" is 40).
 _LONGEST_KEY = 128
 # Hits this long hold whatever stems lie inside them.
@@ -149,29 +120,11 @@ def _ident_char(ch: str) -> bool:
 
 
 _CAMEL = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-# "boarding pass: 14A" is not a password.
-_NOT_A_PASSWORD_PASS = _words(
-    "boarding bus day season hall ski museum travel rail train free visitor guest press backstage annual "
-)
 # "credentials: bob / S3cure!pass": a user name and a password after a credential word.
 _USER_AND_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 # The same with no link before it: the user name must have a letter ("pass 3/4 of the tests" is no pair).
 _NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
-# Words that name a secret only when digits follow: "the combination is 12-34-56", not "the combination works".
-_NUMERIC_SECRET_WORDS = _words("combination combinations combo combinaison kombination combinazione combinacion")
 _LOCK_WORD = re.compile(r"[ \t]+(?:lock|padlock|code|number|for the (?:lock|safe|padlock))\b")
-# Words for a secret that is a number: a few digits after them in a clause are its value.
-_NUMBER_WORDS = _words("pin pins pincode passcode passcodes geheimzahl")
-# OpenLDAP's "rootpw" and "bindpw" end in the bare shorthand.
-_GLUED_PASSWORD_ENDINGS = ("password", "passwd", "passphrase", "pwd", "pw")
-_PLURALS = _words("codes keys pins passwords passcodes tokens secrets otps")
-# Words after which only a user-and-password pair is a credential ("login: alice / Xy7!qq").
-_PAIR_ONLY_WORDS = _words(
-    "login logins signin account anmeldung connexion acceso accesso zugang zugangsdaten anmeldedaten logindaten "
-    "identifiant identifiants inloggegevens inlog"
-)
-# Words for a user name and a password together: "creds -> svc_backup : B4ckup!Now" states both.
-_PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali credenciais")
 # The password after a user name already read as the value: " : B4ckup!Now", " / Xy7!qq".
 _PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
 _COMMA_TAIL = re.compile(r",[ \t]*(?P<value>\S+)")
@@ -203,18 +156,26 @@ def _previous_word(lower: str, start: int) -> str:
 def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
     """PASSWORD or SECRET when the identifier names a credential; None for "passport", "keyboard", "pin it"."""
     joined = "".join(parts)
-    if any(p in _PASSWORD_WORDS for p in parts) or joined in _PASSWORD_WORDS:
+    if any(p in PASSWORD_WORDS for p in parts) or joined in PASSWORD_WORDS:
         return FindingKind.PASSWORD
-    if joined.endswith(_GLUED_PASSWORD_ENDINGS):  # PGPASSWORD, MYSQLPWD, adminpassword: a prefix glued on
+    if joined.endswith(GLUED_PASSWORD_ENDINGS):  # PGPASSWORD, MYSQLPWD, adminpassword: a prefix glued on
         return FindingKind.PASSWORD
-    if any(p in _SECRET_WORDS for p in parts) or joined in _SECRET_WORDS:
+    if any(p in SECRET_WORDS for p in parts) or joined in SECRET_WORDS:
         return FindingKind.SECRET
     chain = [previous, *parts]
-    if any(q in _QUALIFIERS and n in _QUALIFIED for q, n in itertools.pairwise(chain)):
+    if any(q in QUALIFIERS and n in QUALIFIED for q, n in itertools.pairwise(chain)):
         return FindingKind.SECRET
-    if any(q in _KEY_ONLY_QUALIFIERS and n in ("key", "keys") for q, n in itertools.pairwise(chain)):
+    if any(q in KEY_ONLY_QUALIFIERS and n in ("key", "keys") for q, n in itertools.pairwise(chain)):
         return FindingKind.SECRET
+    if _glued_code(parts):
+        return FindingKind.PASSWORD
     return None
+
+
+def _glued_code(parts: list[str]) -> bool:
+    """ "Türcode", "deurcode", "alarmcode": one word naming what a code opens, then "code"."""
+    glued = _GLUED_CODE.fullmatch(parts[-1]) if len(parts) == 1 else None
+    return glued is not None and glued.group("thing") in QUALIFIERS
 
 
 def _entropy_near(text: str, start: int, end: int) -> Iterator[Hit]:
@@ -238,13 +199,19 @@ def _random_looking(token: str, minimum: int = 16) -> bool:
     )
 
 
-def _qualified_after(lower: str, end: int) -> int | None:
-    """ "code for the alarm", "code wifi", "codice di accesso": a qualifier in the few words after the key."""
-    after = re.match(
-        r"\s+(?:(?:for|to|of|on|di|de|del|da|du|do)\s+)?(?:(?:the|my|our|la|le|il|el|l')\s*)?([a-z]+)",
-        lower[end : end + 40],
-    )
-    return end + after.end() if after is not None and after.group(1) in _QUALIFIERS else None
+# "code for the alarm", "código de la puerta", "code d'entrée", "Code für die Haustür", "kod do domofonu".
+_QUALIFIER_AFTER = re.compile(
+    r"\s+(?:(?:for|to|of|on|di|de|del|dell'|da|du|do|dos|das|della|fur|van|voor|zur|zum|vom|der)(?:\s+|(?<=')))?"
+    r"(?:(?:the|my|our|la|le|il|el|los|las|les|lo|die|der|das|het|de)\s+|(?:l'|d')\s*)?"
+    r"([a-z]+)"
+)
+
+
+def _qualified_after(lower: str, end: int) -> tuple[int, str] | None:
+    """ "code for the alarm", "code wifi", "codice di accesso": where a qualifier in the few words after
+    the key ends, and the qualifier."""
+    after = _QUALIFIER_AFTER.match(lower[end : end + 40])
+    return (end + after.end(), after.group(1)) if after is not None and after.group(1) in QUALIFIERS else None
 
 
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
@@ -281,42 +248,44 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
     """What is stated for the identifier text[start:end] that holds a credential stem, if it names one."""
     parts, previous = _parts(text[start:end]), _previous_word(lower, start)
     kind = _credential_kind(parts, previous)
-    named_thing = parts[-1:] in _CODE_WORDS or (len(parts) == 1 and parts[0] in _KEY_WORDS)
-    if kind is None and named_thing and (qualified_end := _qualified_after(lower, end)):
-        kind, end = FindingKind.PASSWORD, qualified_end  # "the code for the alarm is 4471", "code wifi: x"
-    if kind is None and _PAIR_ONLY_WORDS.intersection(parts):
+    named_thing = parts[-1:] in CODE_WORDS or (len(parts) == 1 and parts[0] in KEY_WORDS)
+    if kind is None and named_thing and (qualified := _qualified_after(lower, end)):
+        # "the code for the alarm is 4471", "code wifi: x"; "Schlüssel für die API: x" is a software key
+        kind = FindingKind.SECRET if qualified[1] in SOFTWARE_QUALIFIERS else FindingKind.PASSWORD
+        end = qualified[0]
+    if kind is None and PAIR_ONLY_WORDS.intersection(parts):
         if pair := _pair_after(text, lower, end):
             yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
         return
-    if kind is None and _NUMERIC_SECRET_WORDS.intersection(parts):
+    if kind is None and NUMERIC_SECRET_WORDS.intersection(parts):
         if thing := _LOCK_WORD.match(lower, end):  # "combination lock: 12-07-33"
             end = thing.end()
         span = value_after(text, lower, end, FindingKind.PASSWORD)
         if span and any(c.isdigit() for c in text[span[0] : span[1]]):
             yield hit(*span, FindingKind.PASSWORD, "context:credential")
         return
-    if kind is None or (parts == ["pass"] and previous in _NOT_A_PASSWORD_PASS):
+    if kind is None or (parts == ["pass"] and previous in NOT_A_PASSWORD_PASS):
         return
-    numeric = parts[-1:] in _CODE_WORDS or not _NUMBER_WORDS.isdisjoint(parts)
+    numeric = parts[-1:] in CODE_WORDS or not NUMBER_WORDS.isdisjoint(parts) or _glued_code(parts)
     for column_start, column_end in column_values(text, start, end, rows_read):
         value = text[column_start:column_end]
         if plausible(value.strip("\"'`"), True, kind, False) and not inside_placeholder(text, column_start):
             yield hit(column_start, column_end, kind, "context:credential-column")
     span = value_after(text, lower, end, kind) or value_below(text, start, end)
     if span:
-        if parts[-1] in _PLURALS:
+        if parts[-1] in PLURALS:
             span = (span[0], list_end(text, span[1]))
-        elif _PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
+        elif PAIR_WORDS.intersection(parts) and (tail := _PAIR_TAIL.match(text, span[1])):
             span = (span[0], tail.end())  # the user name was read as the value; the password follows
         elif (
-            _PAIR_WORDS.intersection(parts)
+            PAIR_WORDS.intersection(parts)
             and (comma := _COMMA_TAIL.match(text, span[1]))
             and password_shaped(comma.group("value").rstrip(TRAILING))
         ):  # "creds: root, T00r!Pass"
             span = (span[0], comma.start("value") + len(comma.group("value").rstrip(TRAILING)))
         yield hit(*span, kind, "context:credential")
     elif (pair := _pair_after(text, lower, end)) or (
-        _PAIR_WORDS.intersection(parts) and (pair := _comma_pair(text, lower, end))
+        PAIR_WORDS.intersection(parts) and (pair := _comma_pair(text, lower, end))
     ):
         yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
     elif (kind is FindingKind.PASSWORD or numeric) and (clause := password_in_clause(text, lower, end, numeric)):
@@ -338,6 +307,11 @@ def _short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]
     if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
         return
     link = LINK.match(lower, phrase.end())
+    if link is not None and link.group("strong") is None and "answer" in phrase.group():
+        # "the answer to my security question is Rex": after a plain "is", an answer written as a name
+        if (name := _NAME_AFTER.match(text, link.end() - 1)) and name.group(1).lower() not in NON_VALUES:
+            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
+        return
     if link is None or link.group("strong") is None:
         # "mother's maiden name Kowalski": a name needs no link when it is written as one
         if "answer" in phrase.group() or (name := _NAME_AFTER.match(text, phrase.end())) is None:
@@ -357,7 +331,8 @@ def credential_statements(text: str) -> Iterator[Hit]:
         lower = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
     seen: set[int] = set()
     rare = _RARE_PHRASES.finditer(lower) if any(w in lower for w in _RARE_PHRASE_GATES) else ()
-    for m in itertools.chain(_MULTIWORD.finditer(lower), rare, _LEET_PASSWORD.finditer(lower)):
+    slashed = _P_SLASH_W.finditer(lower) if "p/w" in lower else ()
+    for m in itertools.chain(_MULTIWORD.finditer(lower), rare, slashed, _LEET_PASSWORD.finditer(lower)):
         if m.group() == "password":
             continue  # the plain word is the identifier path's, below
         seen.add(m.end())

@@ -5,7 +5,9 @@ with it, and the value comes a few words on:
 
 * the thing a keypad opens, with no "code": "the alarm: 4471", "the padlock is 4421", "the garage
   opens with 7731", "punch in 9931#", "use 4471 for the alarm", "2580 disarms it";
-* the handing over itself: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026";
+* a second code in the same list: "the alarm is 2468 and the side gate 1357";
+* the handing over itself: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026", or a
+  note to oneself that ends its line with a value: "Remember: Gr33nT3a!";
 * a password on the line after "new password below:";
 * a product or licence key in its printed shape, with or without a label: five groups of five
   ("W269N-WFGWX-YVC9B-4J6C9-T83GX") or four of four ("4F2A-99KD-1LLQ-ZP03").
@@ -24,13 +26,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
+from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
 from services.common.pii.stated_values import (
     ABOUT_PASSWORDS,
     NAMED_NUMBER,
     TRAILING,
     password_or_number,
     password_shaped,
+    strongly_password_shaped,
 )
 
 # What a keypad code opens. "door" and "gate" need the code's shape (four or more digits) and a link.
@@ -52,8 +55,11 @@ _KEYPAD_STATEMENTS = tuple(
         # "the alarm: 4471", "the padlock is 4421", "garage = 7731", "the alarm's 4471", "alarm panel: 90210#"
         rf"\b(?:{_LOCK_THING})(?: (?:pin|number|combo|combination|panel|system|pad|keypad))?(?:[^\S\n]*[:=]"
         rf"|[^\S\n]+(?:is|was|is now|is still)|['\u2019]s)[^\S\n]*{_THINGS_DIGITS}",
-        # "padlock 3356", "keypad 7741": things that are only ever opened by a code take it bare
-        rf"\b(?:padlock|lockbox|key ?box|keypad|key ?pad|combination lock|bike lock)[^\S\n]+{_THINGS_DIGITS}",
+        # "padlock 3356", "keypad 7741", "front door 1122": things that are only ever opened by a code take it
+        # bare (a door or a gate named by its side; "door 1122" alone may be a room's number)
+        rf"\b(?:padlock|lockbox|key ?box|keypad|key ?pad|combination lock|bike lock"
+        rf"|(?:front|back|side|main|building|street|garage|entrance|garden|yard|rear) (?:door|gate))"
+        rf"[^\S\n]+{_THINGS_DIGITS}",
         # "the keypad by the side entrance takes 5829", "the lockbox wants 3141"
         rf"\b(?:{_LOCK_THING})\b[^.\n]{{0,40}}?[^\S\n](?:takes|wants|needs|accepts|uses)[^\S\n]+(?:the code[^\S\n]+)?"
         rf"{_THINGS_DIGITS}",
@@ -76,6 +82,23 @@ _KEYPAD_STATEMENTS = tuple(
         rf"[^\S\n]+{_THINGS_DIGITS}",
     )
 )
+
+# A second code in the same list, after a first one was read: "the alarm is 2468 and the side gate 1357",
+# "Front door 1122, back door 3344". The thing needs no link here; the list gave it one.
+_NEXT_IN_LIST = re.compile(
+    rf"(?P<previous>[*#]?\d{{4,8}}[#*]?)[^\S\n]*(?:[,;&]|and|,[^\S\n]*and)[^\S\n]+(?:for[^\S\n]+)?"
+    rf"(?:the[^\S\n]+)?(?:{_LOCK_THING})(?:[^\S\n]*[:=]|[^\S\n]+(?:is|was|one is)|['\u2019]s)?[^\S\n]*"
+    rf"{_THINGS_DIGITS}"
+)
+
+# A value noted for oneself, alone at the end of its line: "Remember: Gr33nT3a!", "Note to self - bank:
+# Ferret!Run42". These words start any reminder, so the value must be shaped like a password with digits.
+_NOTED = re.compile(
+    r"(?![\w])[^\S\n]*(?:[:=]|[\-\u2013\u2014]{1,2})"
+    r"[^\S\n]*(?:[\w+&'.][\w+&'. ]{0,28}?[^\S\n]*[:=][^\S\n]*)?[\"'`\u201c\u2018]?(?P<value>[^\s\"'`\u201d\u2019]+)"
+    r"[\"'`\u201d\u2019]?[^\S\n]*(?=\r?\n|$)"
+)
+_NOTED_WORDS = ("to self", "remember", "reminder", "forget")  # "note to self", "memo to self", "don't forget"
 
 # Handing a value over: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026".
 _HANDED_OVER = re.compile(
@@ -114,6 +137,7 @@ def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
     """Values handed over by what they open, by "keep this safe", on the next line, or in a key's shape."""
     yield from _keypad_values(text, lower)
     yield from _handed_over(text, lower)
+    yield from _noted_values(text, lower)
     yield from _next_line_values(text, lower)
     yield from _grouped_keys(text)
 
@@ -128,6 +152,7 @@ _KEYPAD_WINDOW_BEFORE, _KEYPAD_WINDOW_AFTER = 90, 60
 def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
     """Each run of four to eight digits, read against the keypad patterns in a window around it: a pass
     of every pattern over the whole text cost a twentieth of redaction on ordinary mail."""
+    read: set[int] = set()  # where each code read so far ends, for the next one in a list
     for run in _DIGIT_RUN.finditer(lower):
         start, end = run.span()
         if end - start > 8 or (start and lower[start - 1] in "-_") or (end < len(lower) and lower[end].isalpha()):
@@ -142,8 +167,14 @@ def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
             m = next((m for m in pattern.finditer(lower, lo, hi) if m.start("value") == start), None)
             if m is not None:
                 if not is_placeholder_at(text, start) and not _clock_time(m.group("value"), lower, m.start()):
+                    read.add(m.end("value"))
                     yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad")
                 break
+        else:
+            listed = (m for m in _NEXT_IN_LIST.finditer(lower, lo, hi) if m.start("value") == start)
+            if (m := next(listed, None)) is not None and m.end("previous") in read:
+                read.add(m.end("value"))
+                yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad-list")
 
 
 def _part_of_a_number(lower: str, start: int, end: int) -> bool:
@@ -189,6 +220,17 @@ def _handed_over(text: str, lower: str) -> Iterator[Hit]:
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if password_shaped(value) and not is_placeholder_at(text, m.start("value")):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:handed-over")
+
+
+def _noted_values(text: str, lower: str) -> Iterator[Hit]:
+    for m in after_words(lower, _NOTED_WORDS, _NOTED):
+        value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
+        if (
+            strongly_password_shaped(value)
+            and any(c.isdigit() for c in value)
+            and not is_placeholder_at(text, m.start("value"))
+        ):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:noted")
 
 
 def _grouped_keys(text: str) -> Iterator[Hit]:

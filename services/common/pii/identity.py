@@ -192,8 +192,18 @@ def labelled_ids(text: str, lower: str) -> Iterator[Hit]:
             r"\bsin\b|social insurance|nas\b", lower[max(0, m.start() - 40) : m.start()]
         ):
             yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:ca-sin")
+    if "my number" in lower:
+        for m in _MY_NUMBER.finditer(lower):
+            yield hit(m.start("value"), m.end("value"), FindingKind.GOV_ID, "id:jp-my-number")
     yield from _parts_of_ids(text, lower)
     yield from _vehicle_ids(text, lower)
+
+
+# Japan's individual number, called "My Number" in English, written without "card": twelve digits, in
+# threes of four as printed. Other numbers a person calls theirs are not twelve digits long.
+_MY_NUMBER = re.compile(
+    r"(?<![\w])my number\b(?:[^\S\n]*(?:is|was|:|#|=|-))?[^\S\n]*(?P<value>\d{4}([ \-]?)\d{4}\2\d{4})(?![\d\-])"
+)
 
 
 # "the last four of my SSN are 6789", "SSN ending in 6789": part of an id is enough to confirm an identity
@@ -204,12 +214,17 @@ _PART_OF_AN_ID = re.compile(
 )
 
 
+# "the last four of my social": the social security number, by its everyday short name.
+_OWNED_SOCIAL = re.compile(r"\b(?:my|your|his|her|their|the client's|the customer's) social\b(?! media| club| event)")
+
+
 def _parts_of_ids(text: str, lower: str) -> Iterator[Hit]:
     if "last" not in lower and "final" not in lower and "end" not in lower:
         return
     for m in _PART_OF_AN_ID.finditer(lower):
         window = max(0, m.start() - 50)
-        if any(_word_start(lower, label.start()) for label in _LABEL.finditer(lower, window, m.start("digits"))):
+        labelled = any(_word_start(lower, label.start()) for label in _LABEL.finditer(lower, window, m.start("digits")))
+        if labelled or _OWNED_SOCIAL.search(lower, window, m.start("digits")):
             yield hit(m.start("digits"), m.end("digits"), FindingKind.GOV_ID, "id:last-digits")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -72,6 +72,21 @@ Detector = Callable[[str], Iterable[Hit]]
 def hit(start: int, end: int, kind: FindingKind, detector: str) -> Hit:
     """A hit replaced by the kind's bare placeholder."""
     return start, end, kind, detector, kind.placeholder
+
+
+def after_words(lower: str, words: Iterable[str], tail: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """``tail`` matched right after each of ``words`` that starts a word in ``lower``.
+
+    For patterns that begin with an alternation of words: the engine tries every alternative at
+    every position (30-45 µs per 2 KB mail), where ``str.find`` for each word costs a few.
+    """
+    for word in words:
+        at = lower.find(word)
+        while at != -1:
+            starts_a_word = not at or not (lower[at - 1].isalnum() or lower[at - 1] == "_")
+            if starts_a_word and (m := tail.match(lower, at + len(word))) is not None:
+                yield m
+            at = lower.find(word, at + 1)
 
 
 def is_placeholder_at(text: str, start: int) -> bool:

@@ -50,13 +50,27 @@ NON_VALUES = _words(
     "enclosed here there required needed mandatory optional wrong invalid incorrect correct valid expired "
     "weak strong secure insecure long short new old different fine ok okay good bad simple easy hard safe "
     "unsafe temporary case too very still now also only just stored kept saved written in at for from "
-    "with by to of and or but if when what which who please see ask check use send sent shared set reset "
+    "with by to of about and or but if when what which who please see ask check use send sent shared set reset "
     "changed rotated revoked hidden masked redacted encrypted hashed protected missing pending available "
     "included inside outside ready coming needs must should will can le la les un une der die das ein "
     "eine el los las nicht pas nao niet geen non sera ist est es "
     "abgelaufen falsch richtig geandert ungultig gultig neu erforderlich notwendig gesperrt vergessen "
     "expire requis obligatoire change oublie bloque caducado caducada incorrecta obligatorio olvidada "
     "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
+)
+
+# A sentence about a password, not one made of words, holds one of these: "Password: sent to you by SMS",
+# "the password is taped under the router". Adjectives a passphrase may hold ("correct horse") are left out.
+NOT_IN_A_PASSPHRASE = (
+    NON_VALUES - _words("correct strong long short new old different fine good bad simple easy hard safe")
+) | _words(
+    "about across after against along among around as because before behind beneath beside between beyond "
+    "during except into like near onto out over past since than through till toward towards under until up upon "
+    "via within without i me we us you he him she they them one ones all any each every some more most less few "
+    "many much do does did done has have had get gets got go goes went let make made need know want try contact "
+    "click call expires follow following update updated provided given printed taped stuck listed shown "
+    "displayed emailed texted posted noted managed handled generated random auto automatically where how why "
+    "yet so then again already soon later today tomorrow yesterday same usual always never"
 )
 
 # A value is one run of non-space characters. Bounded: a run of "password=password=..." is read once per
@@ -228,6 +242,16 @@ def password_shaped(token: str) -> bool:
     has_letter = any(c.isalpha() for c in token)
     has_mark = any(c.isdigit() or c in PASSWORD_SYMBOLS for c in token)
     return has_letter and has_mark and CODE_REFERENCE.match(token) is None
+
+
+def strongly_password_shaped(token: str) -> bool:
+    """Shaped like a password with a password's symbol, or with upper case, lower case and digits: what a
+    value must look like when no word about secrets is near it ("use React / Vue3-beta" is no password)."""
+    if not password_shaped(token):
+        return False
+    if any(c in PASSWORD_SYMBOLS for c in token):
+        return True
+    return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
 
 
 #: A word for a secret that is a number, named before a value: "PIN", "passcode", "door code", "combination".
