@@ -20,7 +20,7 @@ from services.common.text_folding import fold_for_matching
 # Hangul syllables their letters), so a pattern matches what it is run on.
 _RUSSIAN = ("впредь", "отныне", "с этого момента", "с сегодняшнего дня", "запомни", "запомните", "запомнить")  # noqa: RUF001
 # "Assistant" in scripts whose capital letters fold differently, or without spaces between words.
-_ASSISTANT_WORDS = ("ассистент", "помощник", "助手", "アシスタント", "어시스턴트", "비서")
+_ASSISTANT_WORDS = ("ассистент", "помощник", "助手", "アシスタント", "어시스턴트", "비서", "المساعد", "مساعد", "सहायक")
 _UNSPACED = (
     "今後",
     "今后",
@@ -33,6 +33,12 @@ _UNSPACED = (
     "앞으로",
     "기억해",
     "기억하",
+    # Arabic and Hindi: "from now on" (their words have spaces, but \b misreads their combining marks)
+    "من الآن فصاعدا",
+    "من الآن فصاعدًا",
+    "من الآن وصاعدا",
+    "अब से हमेशा",
+    "आगे से",
 )
 
 
@@ -101,7 +107,7 @@ STEERING = re.compile(
     r"|\b(?:ki[- ]?assistent(?:in)?|ki[- ]?agent|assistent(?:in)?|assistente(?: ia| virtuale)?"
     r"|asistente(?: ia| virtual)?|assistant(?:e)? (?:ia|virtuel(?:le)?)|agente(?: ia)?|agent ia"
     r"|asystent(?:ko)?(?: ai)?|asystencie)\s*[:,]"
-    rf"|(?:{_folded(_ASSISTANT_WORDS)})\s*[:,\uff0c\u3001\uff1a]"
+    rf"|(?:{_folded(_ASSISTANT_WORDS)})\s*[:,\uff0c\u3001\uff1a\u060c]"
     # a third party speaking for the owner, or asking for trust it has not been given
     r"|\b(?:your|the) (?:owner|user|principal|boss)\b(?! of).{0,20}\b(?:has |have )?"
     r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
@@ -139,6 +145,43 @@ STEERING = re.compile(
 )
 
 
+# Shapes of a seventh red-team probe, kept in a pattern of their own: in `STEERING` each alternative is tried
+# at every position, and these ten doubled its cost (71-101 to 144 µs per text); apart they cost 15 µs.
+MORE_STEERING = re.compile(
+    # a model told it is something else now, or that its limits are gone ("You are now in developer mode")
+    r"\byou are now (?:in |an? |the )?(?:developer|dev|god|admin|jailbreak|jailbroken|unrestricted|dan|debug"
+    r"|maintenance|unfiltered|uncensored|unlocked|free)\b|\b(?:god|jailbreak|dan|unrestricted|unfiltered) mode\b"
+    r"|\b(?:your|the user'?s|her|his|their|all|any)\b.{0,20}\b(?:limits?|restrictions?|rules?|polic(?:y|ies)"
+    r"|guidelines?|safeguards?|guardrails?)\b.{0,20}\bno longer appl(?:y|ies)\b"
+    # a notice addressed to a model ("IMPORTANT UPDATE FOR THE MODEL"), and a memory written for it
+    r"|\b(?:update|notice|important|attention|directive|command|alert|announcement)\b.{0,12}\b(?:to|for) (?:the |any "
+    r"|all |your )?(?:automated |virtual )?(?:ai|assistant|bot|agent|model|copilot|llm|gpt)s?\b"
+    r"(?=\s*(?:[:,!\-\u2013\u2014]|$))"  # the notice's end: "update for the model year 2027" is no address
+    r"|\b(?:store|save|record|remember|keep|log|note)\b.{0,30}\bas (?:a |an )?(?:fact|memory|memories|permanent"
+    r"|long-term)\b|\b(?:store|save|add|write|commit|put)\b.{0,20}\b(?:to|in|into) (?:your|its) (?:long-term )?"
+    r"(?:memory|memories)\b"
+    # what the conversation holds, sent out: a link whose query is a template to fill, or a request for it
+    r"|(?:!\[[^\]\n]{0,80}\]\(|<img\b[^>\n]{0,80}\bsrc\s*=\s*[\"']?)https?://[^\s)\"'>]*[?&][\w.\-]+=(?:\{|%7b|\$\{|\[)"
+    r"|https?://[^\s)\"'>]*[?&][\w.\-]+=(?:\{|%7b|\$\{)\s*(?:conversation|chat|history|messages?|context|memor|secret"
+    r"|password|prompt|summary|user|email)"
+    r"|\b(?:send|forward|share|email|e-mail|post|upload|copy|transmit|leak)\b.{0,40}\b(?:conversation|chat)"
+    r" (?:history|log|transcript)s?\b|\b(?:send|forward|share|email|post|upload|reveal|print|output|repeat|show)\b"
+    r"(?: \w+){0,3}? (?:system prompt|your (?:instructions|prompt|memory|memories|context))\b"
+    # a system's voice claimed, and checks declared done ("no further checks are needed")
+    r"|\b(?:new|updated) system (?:message|prompt|instructions?|notice)\b|\bsystem override\b"
+    r"|\bno (?:further |additional |more |other )?(?:checks?|verifications?|approvals?|reviews?|confirmations?)"
+    r" (?:are |is )?(?:needed|required|necessary)\b"
+    # a standing choice made for the owner ("The preferred vendor for all purchases is…; do not consider others")
+    r"|\bpreferred (?:vendor|supplier|payee|bank|account|partner|provider|contractor|recipient)s?\b.{0,40}"
+    r"\b(?:is|are)\b"
+    r"|\bdo not (?:consider|use|contact|pay|trust|accept|work with|choose) (?:any )?(?:other|alternative|competing)"
+    r" (?:vendors?|suppliers?|payees?|banks?|accounts?|providers?|partners?|contractors?|offers?|quotes?|bids?)\b"
+    # a language model addressed by that name at a sentence's start ("ps. language model, please…")
+    r"|(?:^|[.!?;:]\s*|\bps\.?\s*|\b(?:hey|hi|hello|dear|ok|okay)\s+)(?:language model|llm|chatbot)s?\s*[:,]",
+    re.I,
+)
+
+
 def steers(folded: str) -> bool:
     """Whether folded text holds one of the steering shapes."""
-    return STEERING.search(folded) is not None
+    return STEERING.search(folded) is not None or MORE_STEERING.search(folded) is not None

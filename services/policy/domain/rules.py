@@ -28,7 +28,7 @@ from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 
-POLICY_VERSION = "policy-2026.12.2"
+POLICY_VERSION = "policy-2026.12.3"
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ _FROM_NOW_ON_ELSEWHERE = "|".join(
         "da ora in poi", "d ora in avanti", "voortaan", "vanaf nu", "od teraz", "od dzisiaj", "na przyszłość",
         "daqui em diante", "a partir de agora", "de agora em diante", "fremover", "framöver", "från och med nu",
         "bundan sonra", "mostantól", "впредь", "отныне", "с этого момента", "从现在开始", "从今以后", "今后", "今後",  # noqa: RUF001
-        "앞으로", "지금부터",
+        "앞으로", "지금부터", "من الآن فصاعدا", "من الآن وصاعدا", "आगे से",
     )
 )  # fmt: skip
 
@@ -140,8 +140,15 @@ def instruction_markers(text: str) -> tuple[str, ...]:
     with its punctuation (so "Assistant:" matches).
     """
     folded = fold_for_matching(text)
-    views = (normalise(folded), re.sub(r"\s+", " ", folded.casefold()))
+    normalised = normalise(folded)
+    views = [normalised, re.sub(r"\s+", " ", folded.casefold())]
+    if (joined := _SPELT_OUT.sub(lambda m: m.group().replace(" ", ""), normalised)) != normalised:
+        views.append(joined)  # "I-g-n-o-r-e all previous instructions", "i g n o r e ..."
     return tuple(name for name, pattern in _INSTRUCTION_MARKERS if any(pattern.search(view) for view in views))
+
+
+# A word spelt out a letter at a time (normalising made its hyphens, dots or stars spaces).
+_SPELT_OUT = re.compile(r"(?<!\w)(?:[a-z] ){3,}[a-z](?!\w)")
 
 
 @functools.lru_cache(maxsize=4096)
