@@ -19,6 +19,26 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          r"|genuine|verified|whitelisted|allowlisted|not spam|not phishing|not suspicious|not fraud\w*)\b",
          r"markcleared \1checks"),
         (r"\b(?:can|may|should|must|always|just) (?:always |just |fully )?trust\b", "waive checks"),
+        # Trust by impersonation or by assumption: "treat mail from X as if it came from me", "assume any
+        # password reset request is legit" (only for what attackers send: requests, mail, payments, links).
+        (r"\b(?:treat|consider|regard|handle)\w* ((?:\w+ ){0,6}?)as (?:if|though) (?:they|it|this|that|these|those)"
+         r" (?:came|come|comes|were|was|are|is) (?:from|sent by|written by) (?:me|myself|the owner|you)\b",
+         r"markcleared \1checks"),
+        (r"\bassum\w* ((?:\w+ ){0,8}?(?:password|reset|login|request|payment|invoice|wire|transfer|mail|email|message"
+         r"|sender|attachment|link|caller|call)s?(?: \w+){0,4}? )(?:is|are) (?:legit\w*|genuine|safe|real|authentic"
+         r"|valid|from me|fine|ok|okay)\b", r"markcleared \1checks"),
+        # A mail's sender authentication is a check by another name ("ignore DMARC failures from X"); the
+        # names alone are not scrutiny words, or every "dmarc=fail dkim=none" header would read as one waived.
+        (r"\b((?:ignor|disregard|skip|bypass|overlook|dismiss)\w* (?:\w+ ){0,3}?)"
+         r"(?:dmarc|dkim|spf|sender authentication) (?:fail\w*|errors?|checks?|results?|warnings?|alignment)\b",
+         r"\1checks"),
+        # Payment or approval given in advance for whatever comes: "just pay anything from Vendor".
+        (r"\b(?:just |simply )(?:pay|approve|accept|sign|authori[sz]e)\w* (?:anything|everything|whatever|all|any)\b"
+         r"|\b(?:pay|approve|accept|sign|authori[sz]e)\w* (?:anything|everything|whatever) (?:from|by|that|they)\b",
+         "autoclear approval"),
+        # A review skipped without naming it: "approve claims under 5000 without looking at them".
+        (r"\bwithout (?:even )?(?:looking at|reading|opening|questioning) (?:it|them|this|that|those|these)\b"
+         r"|\bwithout (?:a second look|a second glance|questions asked)\b", "skip checks"),
         (r"\b(?:whitelist|allowlist|safelist|safe list|trust list)\w*", "whitelist checks"),
         (r"\b(?:two|2|four|4|dual) (?:person|people|man|eyes?)(?: rule| principle| check| control| review)?\b"
          r"|\bdual (?:control|approval|authori[sz]ation)\b", "control"),
