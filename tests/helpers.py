@@ -10,7 +10,10 @@ from typing import Any, ClassVar
 from services.common.decision_signing import generate_private_key_pem, load_signer, public_key_pem
 from services.common.infra.nats import EmbeddedNats
 from services.common.infra.processes import ServiceProcess
+from services.common.pii.model import FindingKind
+from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
+from services.worker.domain.extraction import ExtractionInput, ToolOutcome
 
 
 def owner_candidate(text: str, memory_type: MemoryType = MemoryType.PREFERENCE, **fields: Any) -> Candidate:
@@ -26,6 +29,20 @@ def owner_candidate(text: str, memory_type: MemoryType = MemoryType.PREFERENCE, 
         trace_id="0" * 32,
     )
     return replace(base, **fields)
+
+
+def assert_value_replaced(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
+    """The redaction tables' one check: ``value`` is gone from ``text`` and its kind's placeholder stands there."""
+    result = Redactor(mode).redact(text)
+    assert value not in result.text
+    assert kind in result.kinds
+    assert kind.placeholder in result.text
+
+
+def tool_outcome_event(summary: str) -> ExtractionInput:
+    """An event of Alice's whose one tool outcome (a page fetched) reported ``summary``."""
+    outcome = ToolOutcome("web.fetch", "ok", "ref-1", summary)
+    return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", (outcome,), None, False)
 
 
 def random_ref(prefix: str) -> str:

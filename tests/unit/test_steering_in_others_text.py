@@ -17,7 +17,8 @@ from services.common.steering import steers
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import MemoryType, Origin, Outcome
 from services.policy.domain.rules import EvaluationContext, evaluate
-from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
+from tests.helpers import tool_outcome_event
 from tests.unit.test_policy_rules import candidate, codes
 
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
@@ -64,11 +65,6 @@ PLAIN = [
     "Le paiement a été validé par Alice hier.",
     "Scan finished: 3 secrets allowlisted in the baseline.",
 ]
-
-
-def tool_outcome_event(summary: str) -> ExtractionInput:
-    outcome = ToolOutcome("web.fetch", "ok", "ref-1", summary)
-    return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", (outcome,), None, False)
 
 
 @pytest.mark.parametrize("text", STEERING)

@@ -17,7 +17,8 @@ import pytest
 
 from services.common.vocabulary import Outcome
 from services.policy.domain.rules import EvaluationContext, evaluate
-from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
+from tests.helpers import tool_outcome_event
 
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
 
@@ -67,15 +68,10 @@ PLAIN = [
 ]
 
 
-def _tool_outcome(summary: str) -> ExtractionInput:
-    outcome = ToolOutcome("web.fetch", "ok", "ref-1", summary)
-    return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", (outcome,), None, False)
-
-
 @pytest.mark.parametrize("text", STEERING)
 def test_steering_in_a_tool_outcome_waits_for_review(text: str) -> None:
     # Given a tool outcome carrying someone else's steering  When extracted and decided
-    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(_tool_outcome(text))]
+    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(tool_outcome_event(text))]
     # Then nothing of it is stored: it waits for a person
     assert decisions
     assert all(d.outcome is Outcome.REVIEW for d in decisions)
@@ -94,6 +90,6 @@ def test_the_same_words_in_an_outsiders_mail_are_never_stored(text: str) -> None
 @pytest.mark.parametrize("text", PLAIN)
 def test_a_plain_tool_outcome_is_stored(text: str) -> None:
     # Given a tool outcome that reports what happened  When extracted and decided
-    [episode] = RuleBasedExtractor().extract(_tool_outcome(text))
+    [episode] = RuleBasedExtractor().extract(tool_outcome_event(text))
     # Then it is stored as an episode
     assert evaluate(episode, (), CONTEXT).outcome is Outcome.STORE
