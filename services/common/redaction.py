@@ -171,6 +171,7 @@ def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
                     yield hit(start, end, FindingKind.PHONE, "phonenumbers")
             # A national number ("0800 123 4567", "0171 1234567"), found by no region or only in part
             # (its last seven digits read as a local number): other regions.
+            national = False
             if text[hint_start] == "0" and found_from > hint_start:
                 nearby_cjk = any(not _glues(c) and c.isalnum() for c in window)
                 for other in _NATIONAL_REGIONS + (_CJK_REGIONS if nearby_cjk else ()):
@@ -183,9 +184,29 @@ def _phones(region: str, leniency: Any) -> Callable[[str], Iterable[Hit]]:
                     for start, end in hits:
                         yield hit(start, end, FindingKind.PHONE, f"phonenumbers:{other}")
                     if hits:
+                        national = True
                         break
+            # A number its label calls a phone, in a format no region tried reads ("Mi teléfono es 612
+            # 345 678" read as American): its shape is enough.
+            labelled = (
+                found_from == hint_end
+                and not national
+                and _PHONE_LABEL.search(text, max(0, hint_start - 32), hint_start)
+            )
+            if labelled and (shaped := _phone_shaped(text, hint_start, hint_end)):
+                yield hit(*shaped, FindingKind.PHONE, "phone-shaped:labelled")
 
     return detect
+
+
+# A word that names a phone number, just before one (matched on folded text: no accents).
+_PHONE_LABEL = re.compile(
+    r"\b(?:phone|telephone|tel|mobile|mobil|cell|cellphone|whatsapp|sms|fax|telefono|telefon|telefoon|telefone"
+    r"|movil|celular|cellulare|handynummer|telefonnummer|rufnummer|numer telefonu|numero de telefono"
+    r"|numero de telephone|call me on|call me at|text me on|text me at)\b"
+    r"(?:[^\w\n]{0,4}(?:is|es|est|ist|e|number|nummer|numero|no|nr|of|my|mi|mein|meine|mon|ma)\b)*[^\w\n]{0,4}\Z",
+    re.I,
+)
 
 
 @functools.cache

@@ -131,6 +131,7 @@ def detect_secrets_hits(text: str) -> Iterator[Hit]:
                     # Config-file patterns take the rest of the line; in prose the value is one token.
                     token = value.split()[0].rstrip(".,;:)\"'") or value.split()[0]
                     token = re.split(r"&\w+=", token)[0]  # a URL query: the value ends at the next parameter
+                    token = re.split(r"</[A-Za-z]", token)[0] or token  # "<p>Secret: X</p>": it ends at the tag
                     if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
                         continue
                     yield hit(offset + start, offset + start + len(token), FindingKind.SECRET, f"ds:{secret_type}")

@@ -10,6 +10,11 @@ a password list's "service address password" line with spaces only; a network's 
 a service, a user and a password as three bare words; a security answer written as a name after
 "is"; Japan's "My Number" without "card"; the last four of "my social"; and "p/w".
 
+A short round on personal data (37 shapes) found three more, caught too: a phone number its label
+names in a format the default region does not read ("Mi teléfono es 612 345 678"), the first half
+of "alice dot smith at gmail dot com", and "</p" taken into a value before a closing tag (the
+markup broke: "API key: [SECRET]>").
+
 Still through, and why: a password referred to with no credential word at all ("I use the same one
 as my email, Kestrel77"), a code read out after "the code is" ("one two three four"), a hint that
 spells the password out ("the dog's name, Rex, followed by 2019"), and a combination with hyphens
@@ -27,6 +32,7 @@ from tests.helpers import assert_value_replaced
 
 MODES = pytest.mark.parametrize("mode", list(RedactionMode))
 PASSWORD, SECRET, GOV_ID = FindingKind.PASSWORD, FindingKind.SECRET, FindingKind.GOV_ID
+PHONE = FindingKind.PHONE
 
 
 @MODES
@@ -75,6 +81,10 @@ PASSWORD, SECRET, GOV_ID = FindingKind.PASSWORD, FindingKind.SECRET, FindingKind
         ("my number: 123456789012 (for the tax office)", GOV_ID, "123456789012"),
         ("p/w Marzipan_88", PASSWORD, "Marzipan_88"),
         ("last four of my social are 6789", GOV_ID, "6789"),
+        # a phone number its label names, in a format the default region does not read
+        ("Mi teléfono es 612 345 678", PHONE, "345 678"),
+        ("My phone number is 612 345 678", PHONE, "345 678"),
+        ("fax 612 345 678", PHONE, "345 678"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind, value: str) -> None:
@@ -121,6 +131,8 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, kind: FindingKind
         "My number is 42 on the list",
         "my number of guests is 12",
         "my social media ends in 2024 posts",
+        "mobile app version 612.345.678",
+        "Invoice 612 345 678 is due",
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str) -> None:
@@ -129,6 +141,31 @@ def test_look_alikes_come_through(mode: RedactionMode, text: str) -> None:
     # Then no secret is found (an address may be, as anywhere) and nothing else changes
     kept = [f for f in result.findings if f.kind is not FindingKind.EMAIL]
     assert kept == []
+
+
+@MODES
+def test_an_address_spelt_out_goes_whole(mode: RedactionMode) -> None:
+    # Given an address whose local part's dot is spelt out as well  When redacted
+    result = Redactor(mode).redact("write to alice dot smith at gmail dot com, thanks")
+    # Then none of it is left but the domain the placeholder keeps
+    assert result.text == "write to [EMAIL@gmail.com], thanks"
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("html", "redacted"),
+    [
+        ("<p>API key: J8HP2EebgEXEWIIlSiowZ6gAOrS7eAHTVWgo</p>", "<p>API key: [SECRET]</p>"),
+        ("<p>Password: <b>Html!Pass9</b></p>", "<p>Password: <b>[PASSWORD]</b></p>"),
+        ("<td>passcode 7731</td>", "<td>passcode [PASSWORD]</td>"),
+        # detect-secrets (the thorough mode's second opinion) took the tag into its "Secret Keyword" value
+        ("<p>Secret: HRWYl398ZpkpmVxKGmZR53W1FnTtqaRZCZSIIMoK</p>", "<p>Secret: [SECRET]</p>"),
+    ],
+)
+def test_a_value_ends_at_its_closing_tag(mode: RedactionMode, html: str, redacted: str) -> None:
+    # Given a value followed by an HTML closing tag (serving keeps HTML)  When redacted
+    # Then the tag is kept, not taken into the value
+    assert Redactor(mode).redact(html).text == redacted
 
 
 def test_the_new_shapes_are_secrets_to_policy_s_last_line() -> None:

@@ -76,4 +76,19 @@ def spelt_out_emails(text: str, lower: str) -> Iterator[Hit]:
         if not bracketed and not _reads_as_spelt_address(text, m):
             continue
         domain = _SPELT_SEPARATOR.sub(".", m.group("domain")).lower()
-        yield m.start(), m.end(), FindingKind.EMAIL, "email:spelt", f"[EMAIL@{domain}]"
+        yield _local_start(text, m.start()), m.end(), FindingKind.EMAIL, "email:spelt", f"[EMAIL@{domain}]"
+
+
+# A local part's dot spelt out too: "alice dot smith at gmail dot com" (the pattern's local part has no spaces).
+_SPELT_LOCAL_PIECE = re.compile(
+    rf"(?<![\w.+\-])[A-Za-z0-9._%+\-]{{1,64}}(?:\s+dot\s+|\s*{_OPEN}\s*dot\s*{_CLOSE}\s*)\Z", re.I
+)
+
+
+def _local_start(text: str, start: int) -> int:
+    for _ in range(4):  # "first dot middle dot last at …" at most
+        piece = _SPELT_LOCAL_PIECE.search(text, max(0, start - 80), start)
+        if piece is None:
+            break
+        start = piece.start()
+    return start

@@ -146,6 +146,9 @@ def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool
     return strong and len(value) >= 12 and character_classes(value) >= 2
 
 
+_CLOSING_TAG = re.compile(r"</[A-Za-z]")
+
+
 def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int, int] | None:
     """The value that follows a credential key at `pos`, if the link and the value make a statement."""
     link = LINK.match(lower, pos)
@@ -160,7 +163,9 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
             return None
         if _FRACTION.fullmatch(bare_value.group().rstrip(TRAILING)):
             return None  # "we pass 3/4 of the tests"
-        kept = bare_value.group().rstrip(TRAILING)
+        kept = bare_value.group()
+        kept = (kept.split("</")[0] or kept) if _CLOSING_TAG.search(kept) else kept
+        kept = kept.rstrip(TRAILING)
         if "(" in bare.group() and not (password_shaped(kept) or _NUMERIC_VALUE.fullmatch(kept)):
             return None  # "Password (optional) 12 chars": after a remark, only what looks like one
         return start, _digit_groups_end(text, start + len(kept), kept)
@@ -184,8 +189,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
     value = match.group()
     if re.search(r"&\w+=", value):  # a URL query: the value ends at the next parameter
         value = value.split("&")[0]
-    if link.group("strong") and link.group("strong").strip() == ">":
-        value = value.split("</")[0] or value  # <password>X</password>: the value ends at the closing tag
+    if _CLOSING_TAG.search(value):
+        value = value.split("</")[0] or value  # <password>X</password>, "<p>API key: X</p>": it ends at the tag
     kept = value.rstrip(TRAILING) or value
     kept = text[start : _digit_groups_end(text, start + len(kept), kept)]
     # "est incorrect</p>" says something about the password; a value glued to a tag is judged without
