@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import pytest
 
-from services.common.vocabulary import Outcome
+from services.common.vocabulary import MemoryType, Origin, Outcome
 from services.policy.domain.rules import EvaluationContext, evaluate
 from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
 from tests.helpers import tool_outcome_event
+from tests.unit.test_policy_rules import candidate, codes
 
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
 
@@ -78,13 +79,16 @@ def test_steering_in_a_tool_outcome_waits_for_review(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", STEERING)
-def test_the_same_words_in_an_outsiders_mail_are_never_stored(text: str) -> None:
+def test_the_same_words_from_an_outsider_are_refused_as_an_instruction(text: str) -> None:
     # Given the same words in an outsider's mail  When extracted and decided
     email = EmailContent("[EMAIL@vendor.example]", "[EMAIL@acme.example]", "Hello", text)
     event = ExtractionInput("evt-2", "0" * 32, "acme", "alice", "assistant.instruction", (), email, False)
     decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(event)]
-    # Then whatever is proposed is refused
+    # Then whatever is proposed is refused (the extractor proposes nothing for most of them)
     assert all(d.outcome is Outcome.REJECT for d in decisions)
+    # and whatever an extractor labelled them, policy refuses them as an outsider's instruction
+    as_fact = evaluate(candidate(text, type=MemoryType.FACT, origin=Origin.EXTERNAL_EMAIL))
+    assert as_fact.outcome is Outcome.REJECT and "EXTERNAL_INSTRUCTION" in codes(as_fact)
 
 
 @pytest.mark.parametrize("text", PLAIN)

@@ -35,7 +35,7 @@ def emails(text: str) -> Iterator[Hit]:
 _OPEN, _CLOSE = r"[\[({<]", r"[\])}>]"
 _SPELT_AT = rf"(?:\s*{_OPEN}\s*at\s*{_CLOSE}\s*|\s+at\s+)"
 _SPELT_DOT = rf"(?:\s*{_OPEN}\s*dot\s*{_CLOSE}\s*|\s+dot\s+|\.)"
-_TLDS = r"com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|ru|jp|cn|in|au|ca|us|me|info|biz|eu"
+TLDS = r"com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|ru|jp|cn|in|au|ca|us|me|info|biz|eu"
 _SPELT_EMAIL = re.compile(
     rf"(?<![\w.+\-])(?P<local>[A-Za-z0-9._%+\-]{{1,64}}){_SPELT_AT}"
     rf"(?P<domain>[A-Za-z0-9\-]{{1,63}}(?:{_SPELT_DOT}[A-Za-z0-9\-]{{1,63}})*{_SPELT_DOT}(?P<tld>[A-Za-z]{{2,6}}))(?![\w\-])",
@@ -71,7 +71,7 @@ def spelt_out_emails(text: str, lower: str) -> Iterator[Hit]:
         if "@" in spelt:
             continue
         bracketed = _BRACKETED.search(spelt) is not None
-        if not bracketed and not re.fullmatch(_TLDS, m.group("tld"), re.I):
+        if not bracketed and not re.fullmatch(TLDS, m.group("tld"), re.I):
             continue
         if not bracketed and not _reads_as_spelt_address(text, m):
             continue

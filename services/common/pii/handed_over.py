@@ -4,7 +4,9 @@ People rarely write "password: X" when they talk. They write what the value open
 with it, and the value comes a few words on:
 
 * the thing a keypad opens, with no "code": "the alarm: 4471", "the padlock is 4421", "the garage
-  opens with 7731", "punch in 9931#", "use 4471 for the alarm", "2580 disarms it";
+  opens with 7731", "punch in 9931#", "use 4471 for the alarm", "2580 disarms it", or with a bare
+  "code" later in its sentence ("safe deposit box 42, code 7781"); a combination lock's numbers
+  ("the safe opens with 4-19-27");
 * a second code in the same list: "the alarm is 2468 and the side gate 1357";
 * the handing over itself: "Keep this safe: Orchid#2026", "don't share this - Orchid#2026", or a
   note to oneself that ends its line with a value: "Remember: Gr33nT3a!";
@@ -40,6 +42,7 @@ from services.common.pii.stated_values import (
 _LOCK_THING = (
     r"(?:burglar |house |home |security )?alarm|padlock|lockbox|key ?box|keypad|(?:the )?safe|gate|garage(?: door)?"
     r"|(?:front |back |side |main |building |street )?door|bike lock|lock|intercom|buzzer"
+    r"|vault|locker|strongbox|(?:safe )?deposit box"
 )
 # Four to eight digits, as typed on a keypad: "9931#", "*4471", "12-07-33" is a combination's.
 _KEYPAD_DIGITS = r"(?P<value>[*#]?\d{4,8}[#*]?)"
@@ -49,7 +52,14 @@ _NOT_A_MEASURE = (
     r"pounds?|euros?|dollars?|usd|eur|gbp|years?|hours?|h|am|pm|wide|tall|high|long|deep|lbs|mph|kph|psi|w|kw|v)\b)"
 )
 _THINGS_DIGITS = rf"{_KEYPAD_DIGITS}{_NOT_A_MEASURE}"
-_KEYPAD_STATEMENTS = tuple(
+# "safe deposit box 42, code 7781", "the locker is on floor 2 and the code 3391": a bare "code" in a
+# sentence about a thing it opens (an error's, a zip's or a promotion's code is no key). A code, so a SECRET.
+_CODE_IN_SENTENCE = re.compile(
+    rf"\b(?:{_LOCK_THING}|box)\b[^.\n]{{0,40}}?(?<![\w\-])(?<!error )(?<!status )(?<!exit )(?<!return )"
+    rf"(?<!promo )(?<!coupon )(?<!discount )(?<!zip )(?<!area )(?<!postal )(?<!product )(?<!tracking )"
+    rf"code(?:[^\S\n]*[:=]|[^\S\n]+(?:is|was))?[^\S\n]*{_THINGS_DIGITS}"
+)
+_KEYPAD_OPENERS = tuple(
     re.compile(pattern)
     for pattern in (
         # "the alarm: 4471", "the padlock is 4421", "garage = 7731", "the alarm's 4471", "alarm panel: 90210#"
@@ -77,10 +87,16 @@ _KEYPAD_STATEMENTS = tuple(
         # "4471 opens the door", "2580 disarms it"
         rf"(?<![\w\-]){_KEYPAD_DIGITS}[^\S\n]+(?:opens|unlocks|disarms|arms)[^\S\n]+(?:it|them"
         rf"|(?:the |your |my |our )?(?:{_LOCK_THING}))\b",
-        # "disarm it with 4471", "open the gate using 7731"
-        rf"\b(?:disarm|unlock|open)[^\S\n]+(?:it|the (?:{_LOCK_THING}))[^\S\n]+(?:with|using|by entering)"
-        rf"[^\S\n]+{_THINGS_DIGITS}",
+        # "disarm it with 4471", "open the gate using 7731", "disarm with 7316" (no thing: only these two verbs)
+        rf"\b(?:(?:disarm|unlock|open)[^\S\n]+(?:it|the (?:{_LOCK_THING}))|disarm|unlock)[^\S\n]+"
+        rf"(?:with|using|by entering)[^\S\n]+{_THINGS_DIGITS}",
     )
+)
+_KEYPAD_STATEMENTS = (*_KEYPAD_OPENERS, _CODE_IN_SENTENCE)
+# A combination lock's numbers, which no run of four digits finds: "the safe opens with 4-19-27".
+_COMBINATION = re.compile(
+    rf"\b(?:{_LOCK_THING})[^\S\n]+(?:opens|unlocks|releases)[^\S\n]+(?:with|using|on)[^\S\n]+"
+    r"(?P<value>\d{1,2}(?:-\d{1,2}){2,3})(?![\w\-])"
 )
 
 # A second code in the same list, after a first one was read: "the alarm is 2468 and the side gate 1357",
@@ -136,6 +152,9 @@ _MIDDLE_GROUP = re.compile(r"-[A-Z0-9]{4,6}-")
 def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
     """Values handed over by what they open, by "keep this safe", on the next line, or in a key's shape."""
     yield from _keypad_values(text, lower)
+    if "opens" in lower or "unlocks" in lower or "releases" in lower:
+        for m in _COMBINATION.finditer(lower):
+            yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:combination")
     yield from _handed_over(text, lower)
     yield from _noted_values(text, lower)
     yield from _next_line_values(text, lower)
@@ -145,7 +164,9 @@ def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
 # Where a keypad code may be: four or more digits (the patterns above decide; most mail has few such runs).
 _DIGIT_RUN = re.compile(r"[0-9][0-9][0-9][0-9]+")  # spelt out: half the time of \d{4,} on prose
 # A word one of the patterns needs, looked for in the window first: most runs of digits have none.
-_KEYPAD_WORDS = re.compile(r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in")
+_KEYPAD_WORDS = re.compile(
+    r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in|vault|box"
+)
 _KEYPAD_WINDOW_BEFORE, _KEYPAD_WINDOW_AFTER = 90, 60
 
 
@@ -168,7 +189,10 @@ def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
             if m is not None:
                 if not is_placeholder_at(text, start) and not _clock_time(m.group("value"), lower, m.start()):
                     read.add(m.end("value"))
-                    yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad")
+                    if pattern is _CODE_IN_SENTENCE:
+                        yield hit(start, m.end("value"), FindingKind.SECRET, "context:code-of-a-lock")
+                    else:
+                        yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad")
                 break
         else:
             listed = (m for m in _NEXT_IN_LIST.finditer(lower, lo, hi) if m.start("value") == start)

@@ -11,11 +11,12 @@ command line, or in the sentence that hands it over.
 * Command lines: "curl -u user:pass", "mysql -pSecret", "sshpass -p X".
 * Sentences: "Use "Orchid#2026" to log in", "I've reset your password. Your new one is: X", and a
   credential referred to after it was named: "My PIN was 1234 but now it is 5678", "I changed
-  the wifi password; it's now Tulip!2027", "I set it to X".
+  the wifi password; it's now Tulip!2027", "I set it to X", or corrected: "PIN: ****, no wait,
+  it's 7316".
 * A pair given to use or after a login named a few words earlier: "for the vpn use alice / X",
   "Login for the portal - alice.b, X", and a remote login's password: "ssh root@host with X",
   "vpn alice X" (three bare words, the password ending the line); a wireless network's name and
-  its key: "SSID HomeNet key X".
+  its key: "SSID HomeNet key X"; a password named by what it repeats: "the same one as my email, X".
 
 `credentials` reads values stated for a credential's name; this module reads the rest of a sign-in.
 """
@@ -106,6 +107,16 @@ _REFERRED_CHANGED = re.compile(
     r"|(?:changed|reset|set|updated)[^\S\n]+(?:it|that))[^\S\n]+to[^\S\n]*:?[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
 )
 _CHANGED_GATES = ("changed to", "reset to", "set to", "updated to", "it to", "that to")
+# A value corrected right after it was given: "PIN: ****, no wait, it's 7316", "1234, sorry I mean 5678".
+_CORRECTIONS = (
+    "wait", "sorry", "actually", "i mean", "i meant", "correction", "oops", "typo", "scratch that", "my bad",
+)  # fmt: skip
+_CORRECTED = re.compile(
+    r"(?![\w])[,:;!.\-\u2013\u2014\s]*"
+    r"(?:(?:it['\u2019]?s|it is|it should be|should be|make (?:it|that)|i mean|i meant|actually|rather"
+    r"|the (?:right|real|correct|actual|new) one(?:['\u2019]s| is))[,:\s]*)*"
+    r"[\"'`\u201c\u2018]?(?P<value>\S+)"
+)
 # A user and a password to use: "for the vpn use alice / Orchid#2026".
 _USE_PAIR = re.compile(r"[^\S\n]+(?=[\w.@+\-]*[a-z])[\w.@+\-]+[^\S\n]+[/|][^\S\n]+(?P<value>\S+)")
 # A login named a few words before a user, a comma and a password: "Login for the portal - alice.b, X".
@@ -132,8 +143,17 @@ _USER_THEN_PASSWORD = re.compile(
 # with upper case, lower case and digits: "use React / Vue3-beta" and "Account - Acme, Q3-2026" are no pairs.
 # Each pattern is read after the words that start it (`after_words`): as one alternation over the whole
 # text, the logins' cost 27 µs per 2 KB mail that said "account".
+# A password named by what it repeats: "I use the same one as my email, Kestrel77". "The same one" is
+# anything, so it counts only for what is one's own ("as my email", "as at work"; "as the staging cluster,
+# Postgres16" names a version).
+_SAME_AS = re.compile(
+    r"[^\S\n]+(?:(?:password|pin|pass|login|combo)[^\S\n]+as[^\S\n]+(?:my|the|for|on|in|our|at)\b"
+    r"|(?:one|thing)[^\S\n]+as[^\S\n]+(?:(?:(?:for|on|at|in)[^\S\n]+)?(?:my|our)\b|at work\b))"
+    r"[^\n,:;]{0,30}?(?:[,:;]|[^\S\n][\-\u2013\u2014]{1,2})[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
+)
 _PAIRS_WITHOUT_A_WORD = (
     (("use",), _USE_PAIR),
+    (("same",), _SAME_AS),
     (_LOGINS, _LOGIN_COMMA_PAIR),
     (("ssh", "sftp", "scp", "ftp"), _REMOTE_LOGIN),
     (_SERVICES, _USER_THEN_PASSWORD),
@@ -209,6 +229,7 @@ def _referred_values(text: str, lower: str) -> Iterator[Hit]:
             matches.update((m.start("value"), m) for m in pattern.finditer(lower, lo, hi))
     if any(gate in lower for gate in _CHANGED_GATES):
         matches.update((m.start("value"), m) for m in _REFERRED_CHANGED.finditer(lower))
+    matches.update((m.start("value"), m) for m in after_words(lower, _CORRECTIONS, _CORRECTED))
     for m in matches.values():
         if (found := _referred(text, lower, m)) is not None:
             yield hit(*found, FindingKind.PASSWORD, "context:referred")

@@ -23,6 +23,8 @@ from services.common.pii import (
     other_scripts,
     random_values,
     secret_formats,
+    security_questions,
+    spoken_values,
 )
 from services.common.pii.model import LAST_LINE_KINDS, SECRET_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
 from services.common.text_folding import fold_for_matching, fold_with_map
@@ -56,6 +58,8 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     location.coordinates,
     login_pairs.sign_in_values,
     handed_over.handed_over_values,
+    spoken_values.spoken_values,
+    security_questions.security_answers,
 )
 
 

@@ -1,0 +1,71 @@
+"""Answers to security questions written as a question and its answer, with no credential word.
+
+"Q: city you were born in? A: Ljubljana", "Frage: Name des ersten Haustiers - Antwort: Rex": the
+answer opens the account as a password would, and nothing names it a password. The credential
+reader finds "security answer: X" and "maiden name: X"; this reads the question-and-answer form,
+where the question's topic is what a bank or a mail provider asks to recover an account. A
+question on any other topic ("Q: where is the meeting? A: Room 4") is left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
+
+# "A:", "Answer:", "Antwort:", "Respuesta:", "Réponse:" (folded), with an optional number ("A1:").
+_ANSWER = re.compile(r"(?<![\w])(?:a|ans|answer|antwort|respuesta|reponse|risposta|resposta)[^\S\n]*\d?[^\S\n]*[:=]")
+# Each gate is a scan of the text (1-2 µs per 2 KB): the shortest pieces that cover the words above.
+_ANSWER_GATES = ("a:", "a :", "answer", "antwort", "respu", "respo", "rispo", "repon")
+# What recovery questions ask about; looked for in the question before the answer.
+_TOPIC = re.compile(
+    r"\b(?:born|birth ?place|place of birth|city of birth|geburtsort|maiden|first (?:pet|car|school|job|teacher|boss"
+    r"|concert|kiss|love|girlfriend|boyfriend|employer|street)|pet'?s name|(?:erste[sn]?|premier|primer) "
+    r"(?:haustier|auto|animal|mascota|voiture|coche)|street (?:you|did you|where)|grew up|childhood|best friend"
+    r"|high school|elementary school|primary school|nickname|mascot|honeymoon|favou?rite (?:teacher|food|book"
+    r"|movie|film|team|colou?r|band|sport|place|city|singer)|(?:father|mother)'?s (?:middle|first) name"
+    r"|oldest (?:sibling|cousin|brother|sister)|where (?:did )?you (?:meet|met) your)"
+)
+_QUESTION_WINDOW = 160
+# Where the question starts: its "Q:" or "Question:", else the sentence that ends in "?".
+_QUESTION_MARKER = re.compile(r"(?<![\w])(?:q|question|frage|pregunta|domanda|pergunta)[^\S\n]*\d?[^\S\n]*[:=.)]")
+_ASKED_LAST = re.compile(r"[^\S\n]*(?:[\-\u2013\u2014|/][^\S\n]*)?(?:\n[^\S\n]*)?\Z")
+
+
+def _question_start(question: str) -> int | None:
+    """Where the question before an answer starts, or None when no question stands there."""
+    mark = question.rfind("?")
+    if mark != -1 and _ASKED_LAST.match(question, mark + 1):
+        return max(question.rfind(end, 0, mark) for end in ".!?\n") + 1
+    markers = list(_QUESTION_MARKER.finditer(question))
+    return markers[-1].start() if markers else None
+
+
+# The answer: up to the line's or the sentence's end, a few words at most.
+_VALUE = re.compile(
+    r"[^\S\n]*[\"`\u201c\u2018]?(?P<value>[^\W_][^\n.;,!?\"`\u201d]{0,40}?)[^\S\n]*(?=[\n.;,!?\"`\u201d]|$)"
+)
+_MAX_WORDS = 3  # "Ljubljana", "Elm Street", "New York City"; "I'd rather not say" is no answer
+# Recovery questions ask about their reader ("your first pet", "city you were born in") or are a
+# noun alone ("Geburtsort?"); "our favourite food for the party?" is a question among friends.
+_ADDRESSED = re.compile(r"\b(?:you|your|yours|my|dein|deine|deines|ihr|ihre|ihres|tu|su|votre|ton|ta|tua|seu|sua)\b")
+
+
+def security_answers(text: str, lower: str) -> Iterator[Hit]:
+    """The answer after "A:" when the question before it asks what recovery questions ask."""
+    if not any(gate in lower for gate in _ANSWER_GATES):
+        return
+    for answer in _ANSWER.finditer(lower):
+        question = lower[max(0, answer.start() - _QUESTION_WINDOW) : answer.start()]
+        if (asked := _question_start(question)) is None or _TOPIC.search(question, asked) is None:
+            continue  # no question before this "A:", or not one a recovery form asks
+        asking = question[asked:]
+        if _ADDRESSED.search(asking) is None and len(asking.split()) > 4:
+            continue
+        value = _VALUE.match(lower, answer.end())
+        if value is None or len(value.group("value").split()) > _MAX_WORDS:
+            continue
+        if is_placeholder_at(text, value.start("value")):
+            continue
+        yield hit(value.start("value"), value.end("value"), FindingKind.PASSWORD, "context:security-qa")
