@@ -2,7 +2,8 @@
 
 Addresses spelt out to dodge scrapers ("bob (at) example (dot) com", "bob[at]example[dot]org",
 "bob at example dot com") are addresses too; bracketed "at" and "dot" are unambiguous, the bare
-words count only before a known top-level domain.
+words count only before a known top-level domain. So are addresses spelt a letter at a time ("a l i
+c e @ example . com").
 """
 
 from __future__ import annotations
@@ -18,24 +19,50 @@ _EMAIL_LOCAL = re.compile(r"[\w.%+\-]{1,64}$")
 _EMAIL_DOMAIN = re.compile(r"[^\W_](?:[\w\-]*[^\W_])?(?:\.[\w\-]+)+")
 
 
-def emails(text: str) -> Iterator[Hit]:
+def _around_at_signs(
+    text: str, local: re.Pattern[str], domain: re.Pattern[str], before: int
+) -> Iterator[tuple[re.Match[str], re.Match[str]]]:
+    """Each "@" with the local part ``local`` finds in the ``before`` characters before it, and the
+    domain ``domain`` matches right after it."""
     at = text.find("@")
     while at != -1:
-        local = _EMAIL_LOCAL.search(text, max(0, at - 64), at)
-        domain = _EMAIL_DOMAIN.match(text, at + 1)
-        if local and domain:
-            start = local.start()
-            if start == 0 or text[start - 1] != "[":
-                replacement = f"[EMAIL@{domain.group().lower()}]"
-                yield start, domain.end(), FindingKind.EMAIL, "email", replacement
+        found_local = local.search(text, max(0, at - before), at)
+        found_domain = domain.match(text, at + 1)
+        if found_local and found_domain:
+            yield found_local, found_domain
         at = text.find("@", at + 1)
+
+
+def emails(text: str) -> Iterator[Hit]:
+    for local, domain in _around_at_signs(text, _EMAIL_LOCAL, _EMAIL_DOMAIN, 64):
+        start = local.start()
+        if start == 0 or text[start - 1] != "[":
+            replacement = f"[EMAIL@{domain.group().lower()}]"
+            yield start, domain.end(), FindingKind.EMAIL, "email", replacement
+
+
+# "a l i c e @ example . com", "a.l.i.c.e @ e x a m p l e . c o m": an address spelt with spaces.
+_SPACED_LOCAL = re.compile(r"(?<![a-z0-9])(?:[a-z0-9][ .\-]){2,63}[a-z0-9][^\S\n]*\Z")
+_PIECE = r"(?:(?:[a-z0-9] ){1,62}[a-z0-9](?![a-z0-9])|[a-z0-9][a-z0-9\-]{0,62})"
+_SPACED_DOMAIN = re.compile(rf"[^\S\n]*(?P<domain>{_PIECE}(?:[^\S\n]*\.[^\S\n]*{_PIECE})+)(?![a-z0-9\-])")
+
+
+def letter_spaced_emails(text: str, lower: str) -> Iterator[Hit]:
+    """Addresses written with spaces between their letters or around "@" and the dots."""
+    if "@" not in lower:
+        return
+    for local, domain in _around_at_signs(lower, _SPACED_LOCAL, _SPACED_DOMAIN, 130):
+        if " " in local.group().strip() or " " in domain.group().strip():
+            name = re.sub(r"\s+", "", domain.group("domain"))
+            if re.fullmatch(_TLDS, name.rsplit(".", 1)[-1]):
+                yield local.start(), domain.end(), FindingKind.EMAIL, "email:letter-spaced", f"[EMAIL@{name}]"
 
 
 # "(at)", "[at]", "{at}", "<at>" or " at " between a local part and a domain whose dots are spelt out.
 _OPEN, _CLOSE = r"[\[({<]", r"[\])}>]"
 _SPELT_AT = rf"(?:\s*{_OPEN}\s*at\s*{_CLOSE}\s*|\s+at\s+)"
 _SPELT_DOT = rf"(?:\s*{_OPEN}\s*dot\s*{_CLOSE}\s*|\s+dot\s+|\.)"
-TLDS = r"com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|ru|jp|cn|in|au|ca|us|me|info|biz|eu"
+_TLDS = r"com|org|net|edu|gov|io|co|uk|de|fr|es|it|nl|be|ch|at|se|no|dk|fi|pl|ru|jp|cn|in|au|ca|us|me|info|biz|eu"
 _SPELT_EMAIL = re.compile(
     rf"(?<![\w.+\-])(?P<local>[A-Za-z0-9._%+\-]{{1,64}}){_SPELT_AT}"
     rf"(?P<domain>[A-Za-z0-9\-]{{1,63}}(?:{_SPELT_DOT}[A-Za-z0-9\-]{{1,63}})*{_SPELT_DOT}(?P<tld>[A-Za-z]{{2,6}}))(?![\w\-])",
@@ -71,7 +98,7 @@ def spelt_out_emails(text: str, lower: str) -> Iterator[Hit]:
         if "@" in spelt:
             continue
         bracketed = _BRACKETED.search(spelt) is not None
-        if not bracketed and not re.fullmatch(TLDS, m.group("tld"), re.I):
+        if not bracketed and not re.fullmatch(_TLDS, m.group("tld"), re.I):
             continue
         if not bracketed and not _reads_as_spelt_address(text, m):
             continue

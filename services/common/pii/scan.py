@@ -51,6 +51,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     financial.bank_accounts,
     financial.ibans,
     contact.spelt_out_emails,
+    contact.letter_spaced_emails,
     one_time_codes.one_time_codes,
     other_scripts.password_words,
     network.ip_addresses,

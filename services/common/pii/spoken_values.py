@@ -1,9 +1,9 @@
 """Values read out rather than typed: digits written as words, and letters spelt one at a time.
-
 A voicemail transcript, a dictated note or a chat written to dodge a filter gives the same value
 in words: "the PIN is seven three one six", "call me back at four one five, five five five, one two
 one two", "Email me at a l i c e @ example . com", "the wifi password is capital T, r, o, u, t".
-Each is the value itself, so each is redacted like the digits would be.
+Each is the value itself, so each is redacted like the digits would be (the address, by
+`contact.letter_spaced_emails`).
 
 Words for digits are ordinary words ("one of three", "press one for sales"), so a run of them is
 read only right after a label that says what it is (a code, a PIN, a phone number, an account),
@@ -17,7 +17,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from services.common.pii.contact import TLDS
 from services.common.pii.model import FindingKind, Hit, after_words, hit
 
 # English, German, French and Spanish (accents folded away: "funf", "zero"); "o" is too common.
@@ -107,8 +106,6 @@ def spoken_values(text: str, lower: str) -> Iterator[Hit]:
         for m in after_words(lower, _SPELLABLE, _SPELT_AFTER):
             if m.start("value") - m.start() <= _MAX_BETWEEN:
                 yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "spelt:password")
-    if "@" in lower:
-        yield from _letter_spaced_emails(lower)
 
 
 def _spoken(lower: str) -> Iterator[Hit]:
@@ -119,22 +116,3 @@ def _spoken(lower: str) -> Iterator[Hit]:
             if kind is FindingKind.SECRET and _NOT_A_SECRET_CODE.search(lower, max(0, m.start() - 24), m.start()):
                 continue
             yield hit(m.start("value"), m.end("value"), kind, f"spoken:{kind.value}")
-
-
-# "a l i c e @ example . com", "a.l.i.c.e @ e x a m p l e . c o m": an address spelt with spaces.
-_SPACED_LOCAL = re.compile(r"(?<![a-z0-9])(?:[a-z0-9][ .\-]){2,63}[a-z0-9][^\S\n]*\Z")
-_PIECE = r"(?:(?:[a-z0-9] ){1,62}[a-z0-9](?![a-z0-9])|[a-z0-9][a-z0-9\-]{0,62})"
-_SPACED_DOMAIN = re.compile(rf"[^\S\n]*(?P<domain>{_PIECE}(?:[^\S\n]*\.[^\S\n]*{_PIECE})+)(?![a-z0-9\-])")
-_KNOWN_TLD = re.compile(rf"(?:{TLDS})")
-
-
-def _letter_spaced_emails(lower: str) -> Iterator[Hit]:
-    at = lower.find("@")
-    while at != -1:
-        local = _SPACED_LOCAL.search(lower, max(0, at - 130), at)
-        domain = _SPACED_DOMAIN.match(lower, at + 1)
-        if local and domain and (" " in local.group().strip() or " " in domain.group().strip()):
-            name = re.sub(r"\s+", "", domain.group("domain"))
-            if _KNOWN_TLD.fullmatch(name.rsplit(".", 1)[-1]):
-                yield local.start(), domain.end(), FindingKind.EMAIL, "email:letter-spaced", f"[EMAIL@{name}]"
-        at = lower.find("@", at + 1)
