@@ -100,3 +100,11 @@ PAIR_ONLY_WORDS = _words(
 
 # Words for a user name and a password together: "creds -> svc_backup : B4ckup!Now" states both.
 PAIR_WORDS = _words("cred creds credential credentials credenciales credenziali credenciais")
+
+#: Digits read out as words: English, German, French and Spanish ("o" alone is too common to count).
+DIGIT_NAMES = (
+    *("zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"),
+    *("null", "eins", "zwei", "drei", "vier", "funf", "sechs", "sieben", "acht", "neun"),
+    *("un", "deux", "trois", "quatre", "cinq", "sept", "huit", "neuf"),
+    *("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"),
+)

@@ -92,7 +92,11 @@ _KEYPAD_OPENERS = tuple(
         rf"(?:with|using|by entering)[^\S\n]+{_THINGS_DIGITS}",
     )
 )
-_KEYPAD_STATEMENTS = (*_KEYPAD_OPENERS, _CODE_IN_SENTENCE)
+# Each statement with the kind and the detector name its value is reported under.
+_KEYPAD_STATEMENTS = (
+    *((pattern, FindingKind.PASSWORD, "context:keypad") for pattern in _KEYPAD_OPENERS),
+    (_CODE_IN_SENTENCE, FindingKind.SECRET, "context:code-of-a-lock"),
+)
 # A combination lock's numbers, which no run of four digits finds: "the safe opens with 4-19-27".
 _COMBINATION = re.compile(
     rf"\b(?:{_LOCK_THING})[^\S\n]+(?:opens|unlocks|releases)[^\S\n]+(?:with|using|on)[^\S\n]+"
@@ -184,15 +188,12 @@ def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
         lo, hi = max(0, start - _KEYPAD_WINDOW_BEFORE), min(len(lower), end + _KEYPAD_WINDOW_AFTER)
         if _KEYPAD_WORDS.search(lower, lo, hi) is None:
             continue
-        for pattern in _KEYPAD_STATEMENTS:
+        for pattern, kind, detector in _KEYPAD_STATEMENTS:
             m = next((m for m in pattern.finditer(lower, lo, hi) if m.start("value") == start), None)
             if m is not None:
                 if not is_placeholder_at(text, start) and not _clock_time(m.group("value"), lower, m.start()):
                     read.add(m.end("value"))
-                    if pattern is _CODE_IN_SENTENCE:
-                        yield hit(start, m.end("value"), FindingKind.SECRET, "context:code-of-a-lock")
-                    else:
-                        yield hit(start, m.end("value"), FindingKind.PASSWORD, "context:keypad")
+                    yield hit(start, m.end("value"), kind, detector)
                 break
         else:
             listed = (m for m in _NEXT_IN_LIST.finditer(lower, lo, hi) if m.start("value") == start)

@@ -139,10 +139,6 @@ _USER_THEN_PASSWORD = re.compile(
     r"\b[^\S\n]*[:\-]?[^\S\n]+(?=[\w.@+\-]*[a-z])[\w.@+\-]{2,40}[^\S\n]+(?P<value>\S*\d\S*)[^\S\n]*(?=\r?\n|$)"
 )
 
-# Where no word about secrets is near, the pairs above take only a value with a password's symbol, or
-# with upper case, lower case and digits: "use React / Vue3-beta" and "Account - Acme, Q3-2026" are no pairs.
-# Each pattern is read after the words that start it (`after_words`): as one alternation over the whole
-# text, the logins' cost 27 µs per 2 KB mail that said "account".
 # A password named by what it repeats: "I use the same one as my email, Kestrel77". "The same one" is
 # anything, so it counts only for what is one's own ("as my email", "as at work"; "as the staging cluster,
 # Postgres16" names a version).
@@ -151,6 +147,10 @@ _SAME_AS = re.compile(
     r"|(?:one|thing)[^\S\n]+as[^\S\n]+(?:(?:(?:for|on|at|in)[^\S\n]+)?(?:my|our)\b|at work\b))"
     r"[^\n,:;]{0,30}?(?:[,:;]|[^\S\n][\-\u2013\u2014]{1,2})[^\S\n]*[\"'`\u201c\u2018]?(?P<value>\S+)"
 )
+# Where no word about secrets is near, the pairs above take only a value with a password's symbol, or
+# with upper case, lower case and digits: "use React / Vue3-beta" and "Account - Acme, Q3-2026" are no pairs.
+# Each pattern is read after the words that start it (`after_words`): as one alternation over the whole
+# text, the logins' cost 27 µs per 2 KB mail that said "account".
 _PAIRS_WITHOUT_A_WORD = (
     (("use",), _USE_PAIR),
     (("same",), _SAME_AS),

@@ -1,4 +1,5 @@
 """Values read out rather than typed: digits written as words, and letters spelt one at a time.
+
 A voicemail transcript, a dictated note or a chat written to dodge a filter gives the same value
 in words: "the PIN is seven three one six", "call me back at four one five, five five five, one two
 one two", "Email me at a l i c e @ example . com", "the wifi password is capital T, r, o, u, t".
@@ -17,16 +18,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from services.common.pii.credential_words import DIGIT_NAMES
 from services.common.pii.model import FindingKind, Hit, after_words, hit
 
-# English, German, French and Spanish (accents folded away: "funf", "zero"); "o" is too common.
-_DIGIT_NAMES = (
-    *("zero", "oh", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"),
-    *("null", "eins", "zwei", "drei", "vier", "funf", "sechs", "sieben", "acht", "neun"),
-    *("un", "deux", "trois", "quatre", "cinq", "sept", "huit", "neuf"),
-    *("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"),
-)
-_DIGIT = rf"(?:{'|'.join(_DIGIT_NAMES)})(?![a-z])"
+_DIGIT = rf"(?:{'|'.join(DIGIT_NAMES)})(?![a-z])"
 _REPEAT = r"(?:(?:double|triple)\s+)"
 _JOIN = r"(?:\s*,\s*|\s+|\s*-\s*)(?:and\s+)?"
 _RUN = rf"{_REPEAT}?{_DIGIT}(?:{_JOIN}{_REPEAT}?{_DIGIT}){{0,40}}"
@@ -76,7 +71,7 @@ def _digits(run: str) -> int:
 
 
 # What the gates look for in the text's words (commas and hyphens split them: "four-one", "t, r").
-_DIGIT_WORDS = frozenset((*_DIGIT_NAMES, "double", "triple"))
+_DIGIT_WORDS = frozenset((*DIGIT_NAMES, "double", "triple"))
 _NEXT_DIGIT = re.compile(rf"{_JOIN}{_REPEAT}?{_DIGIT}")
 _SINGLE_CHARACTERS = frozenset("bcdefghjklmnopqrstuvwxyz0123456789")  # "a" and "i" are words
 

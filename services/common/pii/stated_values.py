@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from services.common.pii.credential_words import DIGIT_NAMES
 from services.common.pii.model import FindingKind, character_classes, is_placeholder_at
 
 
@@ -81,10 +82,8 @@ VALUE = re.compile(r"\S{1,4096}")
 
 _FRACTION = re.compile(r"\d+/\d+")
 # Digits read out as words, four to eight of them.
-_SPOKEN_DIGITS = re.compile(
-    r"(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)[ ,\-]+){3,7}"
-    r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b"
-)
+_DIGIT_NAME = "(?:" + "|".join(DIGIT_NAMES) + ")"
+_SPOKEN_DIGITS = re.compile(rf"(?:{_DIGIT_NAME}[ ,\-]+){{3,7}}{_DIGIT_NAME}\b")
 # Inline elements around a value in HTML mail: "<b>", "<span style=...>", "<code>".
 _INLINE_TAGS = re.compile(r"(?:<(?:b|strong|i|em|u|code|tt|kbd|samp|span|font|mark)\b[^<>\n]{0,200}>[ \t]*){1,4}", re.I)
 # A key written in groups of four, as authenticator set-up pages and licence cards print it.
