@@ -14,6 +14,15 @@ define pytest
 	if [ $$status -eq 0 ] || [ $$status -eq 5 ]; then rm -rf $$base; else echo "test folders kept in $$base"; false; fi
 endef
 
+# The suites run on TEST_WORKERS pytest-xdist workers, each module whole on one worker; then the
+# tests marked `quiet` (they measure wall-clock time) run with nothing beside them. Why that is safe:
+# tests/parallel_workers.py. TEST_WORKERS=0 runs everything in one process, as before.
+TEST_WORKERS ?= 2
+define suites
+	$(call pytest,$(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) -m "not quiet" $(1))
+	$(call pytest,-m quiet $(1))
+endef
+
 .PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
@@ -62,16 +71,16 @@ up-cluster: install
 	$(BIN)/memloop up --cluster
 
 test: install
-	$(call pytest,tests)
+	$(call suites,tests)
 
 test-unit: install
-	$(call pytest,tests/unit)
+	$(call suites,tests/unit)
 
 test-integration: install
-	$(call pytest,tests/integration tests/e2e)
+	$(call suites,tests/integration tests/e2e)
 
 test-e2e: install
-	$(call pytest,tests/e2e)
+	$(call suites,tests/e2e)
 
 # Property-based fuzzing of every RPC against the stack as processes, ≥300 examples per RPC (a few
 # per RPC run inside `make test`); prints the table and keeps it in .memloop/fuzz-table.md.

@@ -39,6 +39,10 @@ NATS_MONITOR_URL_ENV = "MEMLOOP_TEST_NATS_MONITOR_URL"
 KEEP_ENV = "MEMLOOP_TEST_KEEP"  # set to 1 to keep the embedded data folder and the test databases
 SERVICE_HEALTHY_TIMEOUT = 60.0
 
+# SIGTERM and SIGHUP stop a run as Ctrl-C does (fixtures torn down, no stack left running); the
+# suites can run on two xdist workers (ports, groups and the `quiet` mark: tests/parallel_workers.py).
+pytest_plugins = ["tests.stop_on_signal", "tests.parallel_workers"]
+
 
 @pytest.fixture(scope="session")
 def infra() -> Iterator[TestInfra]:

@@ -55,7 +55,8 @@ from tests.e2e.security_support import (
 from tests.e2e.support import eventually, metric
 from tests.integration.deletion_support import Stub, libpq_url, persisted_row_ids
 
-pytestmark = [pytest.mark.e2e, pytest.mark.cluster, pytest.mark.timeout(1800)]
+# quiet: its retrieval bound is wall-clock time, under a load the run makes itself.
+pytestmark = [pytest.mark.e2e, pytest.mark.cluster, pytest.mark.quiet, pytest.mark.timeout(1800)]
 
 EVENTS = int(os.environ.get("MEMLOOP_CLUSTER_EVENTS", "400"))
 STANDBY_MAX_LAG = 1.0

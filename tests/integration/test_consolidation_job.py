@@ -315,6 +315,7 @@ def test_contradictions_go_to_review_once(node: MemoryNode) -> None:
     assert len(memories(stub, tenant)) == 2
 
 
+@pytest.mark.quiet  # a job must start within 2 s of the memory that triggers it
 def test_the_scheduler_runs_jobs_after_n_memories_and_after_idle_time(cluster: MemoryCluster, pauses: Pauses) -> None:
     # Given: a replica that consolidates after 3 new memories or 2 s idle
     node = start_memory(

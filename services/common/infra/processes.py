@@ -42,8 +42,8 @@ def free_port(host: str = _LOOPBACK) -> int:
     that starts first), so a port handed out is not yet bound: without remembering it, a later
     call could hand out the same port again and one of the two would fail to bind.
     """
-    low = _ephemeral_range_start()
-    candidates = random.sample(range(10_000, low), k=min(50, max(0, low - 10_000)))
+    low, high = _port_range()
+    candidates = random.sample(range(low, high), k=min(50, max(0, high - low)))
     for port in candidates:
         if port not in _handed_out and port_is_free(port, host):
             _handed_out.add(port)
@@ -81,6 +81,28 @@ def log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
     except FileNotFoundError:
         return ""
     return "\n".join(text.splitlines()[-lines:])
+
+
+PORT_RANGE_ENV = "MEMLOOP_PORT_RANGE"
+
+
+def _port_range() -> tuple[int, int]:
+    """Where `free_port` looks: `MEMLOOP_PORT_RANGE` ("20000-25000", end excluded) when set.
+
+    `_handed_out` protects one process only. Launchers that run side by side (test sessions split
+    across workers, two stacks on one host) and each hand out ports before binding them need disjoint
+    ranges, or both may hand out the same port in that window; each gets its own range this way.
+    """
+    spec = os.environ.get(PORT_RANGE_ENV, "").strip()
+    if not spec:
+        return 10_000, _ephemeral_range_start()
+    try:
+        low, high = (int(part) for part in spec.split("-"))
+    except ValueError:
+        raise InfraError(f'{PORT_RANGE_ENV}="{spec}" is not a port range such as "20000-25000"') from None
+    if not 1024 <= low < high <= 65536:
+        raise InfraError(f'{PORT_RANGE_ENV}="{spec}" must satisfy 1024 <= low < high <= 65536')
+    return low, high
 
 
 def _ephemeral_range_start() -> int:
