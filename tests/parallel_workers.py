@@ -35,8 +35,9 @@ def worker_port_range(worker: str, count: int) -> str | None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # "gw0", "gw1", … in a worker; unset otherwise
-    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
-    ports = worker_port_range(worker, count)
+    # Read from the worker's own config, not PYTEST_XDIST_WORKER: a pytest a test starts inherits
+    # that variable, and would take its parent worker's slice for workers of its own.
+    given = getattr(config, "workerinput", None) or {}
+    ports = worker_port_range(str(given.get("workerid", "")), int(given.get("workercount", 1)))
     if ports is not None and PORT_RANGE_ENV not in os.environ:
         os.environ[PORT_RANGE_ENV] = ports  # and so to every service this worker spawns

@@ -40,9 +40,12 @@ class _AioBearerInterceptor(grpc.aio.UnaryUnaryClientInterceptor):  # type: igno
 
 # A peer that was down must be retried within seconds of coming back, not after gRPC's default
 # two-minute reconnect backoff; otherwise an outage that has ended keeps failing calls.
+# Not "grpc.min_reconnect_backoff_ms": gRPC reads it as the time a connection attempt may take, so at
+# 200 ms a peer slow to finish its handshake (an idle-priority process on a busy host: learning's
+# side of serving, memory-ingest) failed the call at once with UNAVAILABLE. Unset, an attempt may
+# take 20 s and a call waits for it up to its own deadline; a refused connection still fails at once.
 _CHANNEL_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.min_reconnect_backoff_ms", 200),
     ("grpc.max_reconnect_backoff_ms", 1000),
 ]
 

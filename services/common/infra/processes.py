@@ -268,8 +268,7 @@ class ServiceProcess:
         target = f"{_LOOPBACK}:{port}"
         options = [
             ("grpc.initial_reconnect_backoff_ms", 100),
-            ("grpc.min_reconnect_backoff_ms", 100),
-            ("grpc.max_reconnect_backoff_ms", 500),
+            ("grpc.max_reconnect_backoff_ms", 500),  # no min_reconnect_backoff: see grpc_client
         ]
         deadline = time.monotonic() + timeout
         last = "no answer"

@@ -29,10 +29,11 @@ CONTRACT_HEADER = "x-memloop-contract"
 _TRACEPARENT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 # Reconnect within a fraction of a second of a restarted server coming back, not after gRPC's
-# default two-minute reconnect backoff; the client's own retry policy paces the attempts.
+# default two-minute reconnect backoff; the client's own retry policy paces the attempts. Not
+# "grpc.min_reconnect_backoff_ms": gRPC takes it as how long a connection attempt may last, and at
+# 100 ms a server slow to finish the handshake (a loaded host) failed every call with UNAVAILABLE.
 CHANNEL_OPTIONS: list[tuple[str, Any]] = [
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
     ("grpc.enable_retries", 0),
 ]
