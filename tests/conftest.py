@@ -45,8 +45,13 @@ pytest_plugins = ["tests.stop_on_signal", "tests.parallel_workers"]
 
 
 @pytest.fixture(scope="session")
-def infra() -> Iterator[TestInfra]:
-    """The session's PostgreSQL (admin URL) and NATS, external when the environment names them."""
+def infra(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestInfra]:
+    """The session's PostgreSQL (admin URL) and NATS, external when the environment names them.
+
+    The embedded servers' folder goes when the session ends; after a failure their logs are copied
+    into the session's base folder first (`make test` keeps that folder when a run fails), since the
+    server's own words are often the only account of an error a service reported in one line.
+    """
     database_url = os.environ.get(DATABASE_URL_ENV, "").strip()
     nats_url = os.environ.get(NATS_URL_ENV, "").strip()
     if bool(database_url) != bool(nats_url):
@@ -80,6 +85,12 @@ def infra() -> Iterator[TestInfra]:
         keep = os.environ.get(KEEP_ENV) == "1"
         embedded_nats.stop()
         postgres.stop(checkpoint=keep)  # a checkpoint of hundreds of test databases, for nothing
+        if request.session.testsfailed:
+            kept = tmp_path_factory.getbasetemp() / "servers"
+            kept.mkdir(exist_ok=True)
+            for log in (root / "postgres.log", root / "nats-server.log"):
+                with contextlib.suppress(OSError):
+                    shutil.copy2(log, kept / log.name)
         if not keep:
             _remove_in_background(root)
 
