@@ -16,14 +16,15 @@ endef
 
 # The suites run on TEST_WORKERS pytest-xdist workers, each module whole on one worker; then the
 # tests marked `quiet` (they measure wall-clock time) run with nothing beside them. Why that is safe:
-# tests/parallel_workers.py. TEST_WORKERS=0 runs everything in one process, as before.
+# tests/parallel_workers.py. TEST_WORKERS=0 runs everything in one process, as before. The second
+# argument, when given, narrows both passes ("not cluster and ").
 TEST_WORKERS ?= 2
 define suites
-	$(call pytest,$(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) -m "not quiet" $(1))
-	$(call pytest,-m quiet $(1))
+	$(call pytest,$(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile) -m "$(2)not quiet" $(1))
+	$(call pytest,-m "$(2)quiet" $(1))
 endef
 
-.PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
+.PHONY: install demo up up-cluster cluster-test test test-unit test-integration test-e2e test-integration-external lint lint-protos protos bench bench-quick fuzz chaos clean redaction-report test-at-rest-full screenshots chromium system-tools extraction-report train-extractor calibration-report
 
 # buf breaking compares the contracts with main's (read from the local git repository, offline).
 # Override for a deliberate, reviewed break: `make lint BUF_AGAINST=<older ref or image>`.
@@ -81,6 +82,11 @@ test-integration: install
 
 test-e2e: install
 	$(call suites,tests/e2e)
+
+# .ci/run's second pass: the integration suite against the servers MEMLOOP_TEST_DATABASE_URL and
+# MEMLOOP_TEST_NATS_URL name (the cluster tests start servers of their own, so they are left out).
+test-integration-external: install
+	$(call suites,tests/integration,not cluster and )
 
 # Property-based fuzzing of every RPC against the stack as processes, ≥300 examples per RPC (a few
 # per RPC run inside `make test`); prints the table and keeps it in .memloop/fuzz-table.md.

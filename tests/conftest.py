@@ -40,7 +40,7 @@ KEEP_ENV = "MEMLOOP_TEST_KEEP"  # set to 1 to keep the embedded data folder and 
 SERVICE_HEALTHY_TIMEOUT = 60.0
 
 # SIGTERM and SIGHUP stop a run as Ctrl-C does (fixtures torn down, no stack left running); the
-# suites can run on two xdist workers (ports, groups and the `quiet` mark: tests/parallel_workers.py).
+# suites can run on two xdist workers (ports, modules and the `quiet` mark: tests/parallel_workers.py).
 pytest_plugins = ["tests.stop_on_signal", "tests.parallel_workers"]
 
 
