@@ -79,7 +79,7 @@ _RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "
 _RARE_PHRASES = re.compile(
     r"security answer|security question answer|answer to (?:my |the |your )?security question|secret answer"
     r"|security question\b[^\n]{0,80}?\banswer\b"
-    r"|maiden name|memorable word|memorable answer|memorable information"
+    r"|maiden name|memorable (?:word|answer|info(?:rmation)?|data)"
     r"|(?:first|childhood|favou?rite) pet(?:'s name)?|pet'?s name"
     r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
 )

@@ -45,7 +45,8 @@ _LOCK_THING = (
     r"|vault|locker|strongbox|(?:safe )?deposit box"
 )
 # Four to eight digits, as typed on a keypad: "9931#", "*4471", "12-07-33" is a combination's.
-_KEYPAD_DIGITS = r"(?P<value>[*#]?\d{4,8}[#*]?)"
+# Or one digit at a time, as a keypad is read out: "7-3-1-9", "4 4 7 1".
+_KEYPAD_DIGITS = r"(?P<value>[*#]?(?:\d{4,8}|\d(?:[\-. ]\d){3,7})[#*]?)"
 # After the digits: the sentence goes on, or it ends; never a unit ("the garage is 2400 mm wide").
 _NOT_A_MEASURE = (
     r"(?![\w\-:.,]\d)(?![^\S\n]*(?:mm|cm|m|km|ft|feet|foot|inch|inches|sq|square|meters?|metres?|kg|lbs?|"
@@ -63,7 +64,8 @@ _KEYPAD_OPENERS = tuple(
     re.compile(pattern)
     for pattern in (
         # "the alarm: 4471", "the padlock is 4421", "garage = 7731", "the alarm's 4471", "alarm panel: 90210#"
-        rf"\b(?:{_LOCK_THING})(?: (?:pin|number|combo|combination|panel|system|pad|keypad))?(?:[^\S\n]*[:=]"
+        rf"\b(?:{_LOCK_THING})(?: (?:pin|number|combo|combination|panel|system|pad|keypad|opener|remote|fob|disarm))?"
+        rf"(?:[^\S\n]*[:=]"
         rf"|[^\S\n]+(?:is|was|is now|is still)|['\u2019]s)[^\S\n]*{_THINGS_DIGITS}",
         # "padlock 3356", "keypad 7741", "front door 1122": things that are only ever opened by a code take it
         # bare (a door or a gate named by its side; "door 1122" alone may be a room's number)
@@ -166,7 +168,8 @@ def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
 
 
 # Where a keypad code may be: four or more digits (the patterns above decide; most mail has few such runs).
-_DIGIT_RUN = re.compile(r"[0-9][0-9][0-9][0-9]+")  # spelt out: half the time of \d{4,} on prose
+# (spelt out: half the time of \d{4,} on prose), or four or more digits one at a time ("7-3-1-9").
+_DIGIT_RUN = re.compile(r"[0-9](?:[0-9][0-9][0-9]+|(?:[\-. ][0-9](?![0-9])){3,})")
 # A word one of the patterns needs, looked for in the window first: most runs of digits have none.
 _KEYPAD_WORDS = re.compile(
     r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in|vault|box"
@@ -180,8 +183,10 @@ def _keypad_values(text: str, lower: str) -> Iterator[Hit]:
     read: set[int] = set()  # where each code read so far ends, for the next one in a list
     for run in _DIGIT_RUN.finditer(lower):
         start, end = run.span()
-        if end - start > 8 or (start and lower[start - 1] in "-_") or (end < len(lower) and lower[end].isalpha()):
+        if sum(c.isdigit() for c in run.group()) > 8 or (end < len(lower) and lower[end].isalpha()):
             continue
+        if start and (lower[start - 1] in "-_" or lower[start - 1].isdigit()):
+            continue  # part of a longer number: "555 1 2 3 4" is no code read digit by digit
         if _part_of_a_number(lower, start, end):
             continue  # "2026-12-08", "10:00", "1,250.50": a date, a time or an amount
         start -= start > 0 and lower[start - 1] in "*#"
@@ -210,7 +215,7 @@ def _part_of_a_number(lower: str, start: int, end: int) -> bool:
 
 def _clock_time(value: str, lower: str, start: int) -> bool:
     """ "the alarm: 0630" is an alarm clock's time, not a code: four digits that read as HHMM after "alarm"."""
-    digits = value.strip("*#")
+    digits = "".join(c for c in value if c.isdigit())
     if len(digits) != 4 or "alarm" not in lower[start : start + 20]:
         return False
     return int(digits[:2]) < 24 and int(digits[2:]) < 60

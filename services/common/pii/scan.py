@@ -25,6 +25,7 @@ from services.common.pii import (
     secret_formats,
     security_questions,
     spoken_values,
+    unnamed_values,
 )
 from services.common.pii.model import LAST_LINE_KINDS, SECRET_KINDS, SECRET_PLACEHOLDER, Finding, Hit, merge
 from services.common.text_folding import fold_for_matching, fold_with_map
@@ -61,6 +62,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     handed_over.handed_over_values,
     spoken_values.spoken_values,
     security_questions.security_answers,
+    unnamed_values.unnamed_values,
 )
 
 

@@ -1,0 +1,124 @@
+"""Passwords a sentence hands over by what they open, or by how they stand to another value, with no
+credential word before them:
+
+* what a value gets you into: "unlock with Hunter-Orbit-19", "you'll need Falcon&Ridge7 for the admin
+  panel", "the key for the shared drive is plum-velvet-31";
+* a wireless network named alone, then its key: "the wifi at the cabin is 'pinecone-lake-88'";
+* a user name stated, then its password as "it": "the login is priya.k and it's Sunflower#12";
+* a credential replaced or kept, named by neither word: "set the new one to Blueberry2026!",
+  "it's Kestrel77, same as always".
+
+None of these phrases says "password", so the value must look like one: letters with digits or a
+password's symbol (`password_shaped`), and where the phrase is common in ordinary mail ("log in
+with", "need … for the portal", "the login is … and it's") also mixed case or a symbol
+(`strongly_password_shaped`): "sign in with Google", "you need Node for the dashboard" are no secrets.
+Each phrase is read only after the word that starts it (`after_words`), so mail without those
+words pays a few `str.find` calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
+from services.common.pii.stated_values import TRAILING, password_shaped, strongly_password_shaped
+
+_OPEN_QUOTE = "[\"'`\u201c\u2018]?"
+_VALUE = rf"{_OPEN_QUOTE}(?P<value>[^\s\"'`\u201d\u2019]+)"
+_SP = r"[^\S\n]+"
+
+# "unlock with X", "unlocks it using X", "log in with X", "get in with X".
+_IN_WITH = re.compile(
+    rf"(?:s|ed)?(?:{_SP}(?:it|them|(?:the|my|your|our){_SP}[a-z\-]+))?{_SP}(?:with|using){_SP}{_VALUE}"
+)
+_IN_WITH_WORDS = ("unlock", "log in", "log-in", "sign in", "sign-in", "get in")
+
+# What a value is needed for when it opens something: "… for the admin panel", "… to log in".
+_ACCESS_NOUNS = (
+    r"admin|login|log[ \-]?in|sign[ \-]?in|access|get[^\S\n]+in(?:to)?|unlock|portal|panel|vpn|wi-?fi"
+    r"|account|console|dashboard|router|nas|door|gate|safe|laptop|shared[^\S\n]+drive|vault|alarm"
+)
+# "… for the new laptop image": the noun names a thing made for it, not what the value opens.
+_NOT_ACCESS = r"images?|models?|versions?|builds?|updates?|upgrades?|setup|installs?|installers?|drivers?|apps?|themes?"
+_NEED_FOR = re.compile(
+    rf"{_SP}{_VALUE}[\"'`\u201d\u2019]?{_SP}(?:for|to){_SP}(?:(?:the|my|your|our){_SP})?(?:[a-z\-]+{_SP})?"
+    rf"(?:{_ACCESS_NOUNS})\b(?!{_SP}(?:{_NOT_ACCESS}))"
+)
+_NEED_WORDS = ("need", "needs", "require", "requires")
+
+# "the key for the shared drive is X", "key to the lockbox: X" (the English "key" alone is a word of
+# every kind of mail: "the key to success is …"; only a password-shaped value makes it a secret).
+_KEY_FOR = re.compile(
+    rf"{_SP}(?:for|to){_SP}(?:the|my|our|your){_SP}(?:[\w\-]+{_SP}){{0,2}}?[\w\-]+"
+    rf"(?:[^\S\n]*[:=]|{_SP}is|['\u2019]s){_SP}?{_VALUE}"
+)
+
+# "the wifi at the cabin is X", "wifi: X", "the hotspot's X": a network named alone, then its key.
+_NETWORK_ALONE = re.compile(
+    rf"(?:{_SP}(?:upstairs|downstairs|here|there))?(?:{_SP}(?:at|in|for|on|of){_SP}[^\n:=.,;!?]{{1,30}}?)?"
+    rf"(?:[^\S\n]*[:=]|{_SP}is(?:{_SP}now)?|['\u2019]s){_SP}?{_VALUE}"
+)
+_NETWORK_WORDS = ("wifi", "wi-fi", "wlan", "hotspot")
+# A network's speed, band or standard, or a name that the same line then gives a key for.
+_NETWORK_FACT = re.compile(
+    r"\d+(?:[.,]\d+)?(?:g|ghz|mhz|mbps|gbps|kbps|mbit|gbit|mb|gb)(?:/s)?|802\.11\w*|wpa\d?|wep|2\.4|5g\w*",
+    re.IGNORECASE,
+)
+_NAMES_THE_NETWORK = re.compile(r"\b(?:name|ssid|called|named|network)\b")
+_KEY_LATER = re.compile(r"\b(?:key|psk|pass(?:word|phrase|code)?|pw|pwd)\b")
+
+# "the login is priya.k and it's X", "username: bob, it's X".
+_LOGIN_THEN_IT = re.compile(
+    rf"(?:{_SP}(?:name|id))?(?:[^\S\n]*[:=]|{_SP}is){_SP}?[\w.@+\-]+[,;]?{_SP}(?:and{_SP})?"
+    rf"(?:it['\u2019]s|it{_SP}is|the{_SP}other(?:{_SP}one)?{_SP}is)[^\S\n]*:?{_SP}?{_VALUE}"
+)
+_LOGIN_WORDS = ("login", "log-in", "username", "user name", "user", "user id")
+
+# "set the new one to X", "changed mine to X".
+_REPLACED_TO = re.compile(rf"{_SP}(?:the{_SP}new{_SP}one|mine|the{_SP}new{_SP}code){_SP}to[^\S\n]*:?{_SP}?{_VALUE}")
+_REPLACED_WORDS = ("set", "changed", "change", "reset", "updated", "update", "switched")
+
+# "it's Kestrel77, same as always", "still X - same as before".
+_SAME_AS_ALWAYS = re.compile(
+    rf"(?:['\u2019]s|{_SP}is|{_SP}was|(?<=still))(?:{_SP}still)?{_SP}{_OPEN_QUOTE}(?P<value>[^\s\"'`\u201d\u2019,;]+)[\"'`\u201d\u2019]?"
+    rf"[^\S\n]*(?:[,;(]|[\-\u2013\u2014]{{1,2}})?[^\S\n]*(?:the{_SP})?same{_SP}as{_SP}"
+    rf"(?:always|ever|before|usual|last{_SP}time|the{_SP}old{_SP}one)\b"
+)
+_SAME_WORDS = ("it", "that", "still")
+
+
+def _with_digit(value: str) -> bool:
+    return password_shaped(value) and any(c.isdigit() for c in value)
+
+
+def _network_key(value: str, lower: str, m: re.Match[str]) -> bool:
+    if not password_shaped(value) or _NETWORK_FACT.fullmatch(value) is not None:
+        return False
+    line_end = lower.find("\n", m.end())
+    rest_of_line = lower[m.end() : line_end if line_end != -1 else len(lower)]
+    # "the wifi network is Cabin_5G, key X": the first value is the network's name
+    return _NAMES_THE_NETWORK.search(m.group()) is None and _KEY_LATER.search(rest_of_line) is None
+
+
+_Check = Callable[[str, str, re.Match[str]], bool]
+# Each phrase: the words that start it, its tail, what its value must look like, and its detector's name.
+_PHRASES: tuple[tuple[tuple[str, ...], re.Pattern[str], _Check, str], ...] = (
+    (_IN_WITH_WORDS, _IN_WITH, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-with"),
+    (_NEED_WORDS, _NEED_FOR, lambda v, _l, _m: strongly_password_shaped(v), "context:needed-for"),
+    (("key",), _KEY_FOR, lambda v, _l, _m: password_shaped(v), "context:key-for"),
+    (_NETWORK_WORDS, _NETWORK_ALONE, _network_key, "context:network-alone"),
+    (_LOGIN_WORDS, _LOGIN_THEN_IT, lambda v, _l, _m: strongly_password_shaped(v), "context:login-then-it"),
+    (_REPLACED_WORDS, _REPLACED_TO, lambda v, _l, _m: strongly_password_shaped(v), "context:replaced"),
+    (_SAME_WORDS, _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
+)
+
+
+def unnamed_values(text: str, lower: str) -> Iterator[Hit]:
+    """Passwords given by what they open or how they relate to another value, no credential word near."""
+    for words, tail, shaped, detector in _PHRASES:
+        for m in after_words(lower, words, tail):
+            start = m.start("value")
+            value = text[start : m.end("value")].rstrip(TRAILING)
+            if shaped(value, lower, m) and not is_placeholder_at(text, start):
+                yield hit(start, start + len(value), FindingKind.PASSWORD, detector)
