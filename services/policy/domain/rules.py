@@ -27,6 +27,7 @@ from services.common.special_categories import special_category
 from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
+from services.policy.domain.data_egress import data_egress
 
 POLICY_VERSION = "policy-2026.12.3"
 
@@ -77,6 +78,7 @@ class ReasonCode(StrEnum):
     EXTERNAL_UNVERIFIED = "EXTERNAL_UNVERIFIED"
     UNTRUSTED_INSTRUCTION = "UNTRUSTED_INSTRUCTION"
     SPECIAL_CATEGORY = "SPECIAL_CATEGORY"
+    DATA_EGRESS = "DATA_EGRESS"
     LOW_CONFIDENCE = "LOW_CONFIDENCE"
     CONTRADICTS_ACTIVE = "CONTRADICTS_ACTIVE"
     SUPERSEDES_SAME_INTENT = "SUPERSEDES_SAME_INTENT"
@@ -208,6 +210,9 @@ def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: Poli
         reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
     if (category := special_category(candidate.text)) is not None:
         reasons.append(Reason(ReasonCode.SPECIAL_CATEGORY, f"personal data of a special category ({category})"))
+    if candidate.type is not MemoryType.EPISODE and (egress := data_egress(candidate.text)) is not None:
+        # An episode records what happened; a standing wish would act on every later mail unseen.
+        reasons.append(Reason(ReasonCode.DATA_EGRESS, f"a standing wish that sends data out: {egress}"))
     if not candidate.confidence >= t.store_min_confidence:
         reasons.append(
             Reason(ReasonCode.LOW_CONFIDENCE, f"confidence {candidate.confidence:.2f} < {t.store_min_confidence:.2f}")
