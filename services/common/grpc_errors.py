@@ -88,7 +88,7 @@ def grpc_method(domain: str) -> Callable[[F], F]:
                     raise
                 if _is_database_unreachable(exc):
                     # PostgreSQL restarting or unreachable: the caller should retry, not report a bug.
-                    _log.warning("database unreachable in %s: %s", method.__qualname__, type(exc).__name__)
+                    _log.warning("database unreachable in %s: %s", method.__qualname__, _database_error(exc))
                     unavailable = errors.Unavailable("database unavailable; retry", reason="DATABASE_UNAVAILABLE")
                     abort_with(context, unavailable, domain=domain)
                 _log.exception("unhandled error in %s", method.__qualname__)
@@ -108,6 +108,18 @@ def _is_database_unreachable(exc: BaseException) -> bool:
     if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
         return True
     return isinstance(exc, sa_exc.OperationalError | sa_exc.DisconnectionError | psycopg.OperationalError)
+
+
+def _database_error(exc: BaseException) -> str:
+    """The error's type, SQLSTATE and first line: "UndefinedFile 58P01: could not open file ...".
+
+    The server's words are often the only account of a failure whose server log is gone; an
+    operational error's message names files, hosts and states, never a statement's values.
+    """
+    cause = getattr(exc, "orig", None) or exc
+    sqlstate = getattr(cause, "sqlstate", None)
+    first_line = (str(cause).strip().splitlines() or [""])[0][:200]
+    return " ".join(part for part in (type(cause).__name__, sqlstate, ":", first_line) if part).replace(" :", ":")
 
 
 def _is_abort(exc: Exception) -> bool:

@@ -66,3 +66,26 @@ def test_a_lost_database_connection_is_unavailable_not_internal() -> None:
     assert context.status is not None
     assert context.status.code == grpc.StatusCode.UNAVAILABLE  # type: ignore[attr-defined]
     assert "DATABASE_UNAVAILABLE" in str(context.status.trailing_metadata)  # type: ignore[attr-defined]
+
+
+def test_a_database_error_s_log_line_names_its_sqlstate_and_first_line(caplog: pytest.LogCaptureFixture) -> None:
+    # Given a servicer whose statement met a server-side system error (a file PostgreSQL could not open)
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    from services.common.grpc_errors import grpc_method
+
+    server_error = psycopg.errors.UndefinedFile('could not open file "base/16384/2619": No such file\nDETAIL: more')
+
+    class Servicer:
+        @grpc_method("test.memloop")
+        def Call(self, request: object, context: object) -> None:
+            raise OperationalError("SELECT 1", {}, server_error)
+
+    # When it is called
+    with caplog.at_level("WARNING"), pytest.raises(Exception):  # noqa: B017 - grpc's abort raises a bare Exception
+        Servicer().Call(None, _Context())
+    # Then the one log line says which error, its SQLSTATE and the server's first line, for the next diagnosis
+    line = caplog.records[-1].getMessage()
+    assert 'UndefinedFile 58P01: could not open file "base/16384/2619": No such file' in line
+    assert "DETAIL" not in line
