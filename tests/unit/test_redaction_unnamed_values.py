@@ -1,15 +1,19 @@
 """Passwords handed over with no credential word, and keypad codes read one digit at a time (an eleventh probe).
 
-Written before the code: 44 shapes, in families the earlier probes had not reached. 11 came through:
-a value named by what it opens ("unlock with Hunter-Orbit-19", "you'll need Falcon&Ridge7 for the admin
-panel", "the key for the shared drive is plum-velvet-31"), a wireless network named alone ("the wifi at
-the cabin is 'pinecone-lake-88'"), a password after a user name as "it" ("the login is priya.k and
-it's Sunflower#12"), a credential replaced or kept, named by neither word ("set the new one to
+Written before the code, in two rounds: 44 shapes in families the earlier probes had not reached,
+then 11 from the open items of the tenth. 18 came through whole or in part: a value named by what it
+opens ("unlock with Hunter-Orbit-19", "you'll need Falcon&Ridge7 for the admin panel", "the key for
+the shared drive is plum-velvet-31"), a wireless network named alone ("the wifi at the cabin is
+'pinecone-lake-88'"), a password after a user name as "it" ("the login is priya.k and it's
+Sunflower#12"), a credential replaced or kept, named by neither word ("set the new one to
 Blueberry2026!", "It's Kestrel77, same as always"), a keypad's thing named with its device ("Garage
 opener: 55102"), a keypad code one digit at a time ("Alarm disarm is 7-3-1-9"), a bank's "memorable
-info", and a phone number read out with "double-oh" and "nine hundred" and no label. All but the
-last are now caught. The table holds each and a neighbour of its family; the look-alikes (31) were
-written with them.
+info", digits half typed and half written ("the PIN is four 4 one 9"), a phone number read out with
+"double-oh" and "nine hundred", or after "get me at", and a numbered recovery answer ("A1: Ashford",
+"A2) Kowalski"). 16 are now caught. Still through: "the key is 8 flamingos dancing" (the English
+"key is" starts too many ordinary sentences) and a hint that gives the password away ("passphrase
+hint: it's literally 'purple monkey dishwasher 42'"). The table holds each caught shape and a
+neighbour of its family; the look-alikes were written with them.
 """
 
 from __future__ import annotations
@@ -56,6 +60,12 @@ PASSWORD = FindingKind.PASSWORD
         ("Alarm disarm is 7-3-1-9", "7-3-1-9"),
         ("The alarm is 4 4 7 1", "4 4 7 1"),
         ("the padlock is 9.9.1.2", "9.9.1.2"),
+        # half typed, half written; read out with "double-oh" and "hundred"; after "get me at"
+        ("the PIN is four 4 one 9", "four 4 one 9"),
+        ("my passcode: 7 three 1 six", "7 three 1 six"),
+        # a numbered recovery answer
+        ("Q1: first school? A1: Ashford", "Ashford"),
+        ("Q2) your first pet? A2) Rex", "Rex"),
         # a bank's memorable information
         ("memorable info: Penguin", "Penguin"),
         ("memorable data: Penguin7", "Penguin7"),
@@ -64,6 +74,42 @@ PASSWORD = FindingKind.PASSWORD
 def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> None:
     # Given a text handing a password over in one of the probe's shapes  When redacted  Then it is gone
     assert_value_replaced(mode, text, PASSWORD, value)
+
+
+@MODES
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("reach me on oh seven seven double-oh nine hundred one two three", "double-oh nine hundred one two"),
+        ("you can get me at five five five, one two one two", "five five five, one two one two"),
+        ("text me on seven seven zero zero, nine 0 0, one two three", "seven seven zero zero, nine 0 0"),
+    ],
+)
+def test_a_phone_number_read_out_is_redacted(mode: RedactionMode, text: str, value: str) -> None:
+    assert_value_replaced(mode, text, FindingKind.PHONE, value)
+
+
+@MODES
+@pytest.mark.parametrize(
+    "text",
+    [
+        # digit words and typed digits that count, rank or tell the time
+        "Call me at 3, not four.",
+        "The number of tickets went from 4 to five to 6 to seven.",
+        "Press one for sales, 2 for support, three for billing.",
+        "Count one 2 three 4 and breathe out.",
+        "My number one priority is 2 things: three and four.",
+        "Call me after nine, or at 10 if the meeting runs over, one or two hours.",
+        "Reach me on Monday, 9 to five, at the office.",
+        "Text me when you land at terminal 2, gate five.",
+        # numbered answers to questions no recovery form asks, and lists
+        "Q1: where is the meeting? A1: Room 4",
+        "Options: a) first b) second",
+        "1) Plan A2) Plan B",
+    ],
+)
+def test_read_out_look_alikes_come_through(mode: RedactionMode, text: str) -> None:
+    assert Redactor(mode).redact(text).findings == ()
 
 
 @MODES
@@ -109,6 +155,8 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> No
         # memorable things that are no answers
         "Our most memorable place was Rome.",
         "The most memorable info was the keynote.",
+        # counted digit words after a word that could be a label
+        "the code has 12 modules and one 2 three four tests",
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str) -> None:

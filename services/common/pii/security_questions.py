@@ -15,9 +15,14 @@ from collections.abc import Iterator
 from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
 
 # "A:", "Answer:", "Antwort:", "Respuesta:", "Réponse:" (folded), with an optional number ("A1:").
-_ANSWER = re.compile(r"(?<![\w])(?:a|ans|answer|antwort|respuesta|reponse|risposta|resposta)[^\S\n]*\d?[^\S\n]*[:=]")
+# A numbered answer may close with a parenthesis, as numbered lists do ("Q2) ... A2) Kowalski").
+_ANSWER = re.compile(
+    r"(?<![\w])(?:a|ans|answer|antwort|respuesta|reponse|risposta|resposta)[^\S\n]*(?:\d?[^\S\n]*[:=]|\d[^\S\n]*\))"
+)
 # Each gate is a scan of the text (1-2 µs per 2 KB): the shortest pieces that cover the words above.
 _ANSWER_GATES = ("a:", "a :", "answer", "antwort", "respu", "respo", "rispo", "repon")
+# "A1:", "A2)": a numbered answer, looked for only where a gate above is missing.
+_NUMBERED_ANSWER = re.compile(r"(?<![\w])a[^\S\n]*\d[^\S\n]*[:=)]")
 # What recovery questions ask about; looked for in the question before the answer.
 _TOPIC = re.compile(
     r"\b(?:born|birth ?place|place of birth|city of birth|geburtsort|maiden|first (?:pet|car|school|job|teacher|boss"
@@ -54,7 +59,7 @@ _ADDRESSED = re.compile(r"\b(?:you|your|yours|my|dein|deine|deines|ihr|ihre|ihre
 
 def security_answers(text: str, lower: str) -> Iterator[Hit]:
     """The answer after "A:" when the question before it asks what recovery questions ask."""
-    if not any(gate in lower for gate in _ANSWER_GATES):
+    if not any(gate in lower for gate in _ANSWER_GATES) and _NUMBERED_ANSWER.search(lower) is None:
         return
     for answer in _ANSWER.finditer(lower):
         question = lower[max(0, answer.start() - _QUESTION_WINDOW) : answer.start()]

@@ -22,9 +22,13 @@ from services.common.pii.credential_words import DIGIT_NAMES
 from services.common.pii.model import FindingKind, Hit, after_words, hit
 
 _DIGIT = rf"(?:{'|'.join(DIGIT_NAMES)})(?![a-z])"
-_REPEAT = r"(?:(?:double|triple)\s+)"
+_REPEAT = r"(?:(?:double|triple)[\s\-]+)"
 _JOIN = r"(?:\s*,\s*|\s+|\s*-\s*)(?:and\s+)?"
-_RUN = rf"{_REPEAT}?{_DIGIT}(?:{_JOIN}{_REPEAT}?{_DIGIT}){{0,40}}"
+# One unit of a value read out: a digit word ("double-oh", "nine hundred"), or a few typed digits
+# among the words ("four 4 one 9", "7 three 1 six": written half and half to slip past a filter).
+_UNIT = rf"(?:{_REPEAT}?{_DIGIT}(?:[\s\-]+(?:hundred|thousand)(?![a-z]))?|\d{{1,4}}(?![\w]))"
+_RUN = rf"{_UNIT}(?:{_JOIN}{_UNIT}){{0,40}}"
+_A_DIGIT_WORD = re.compile(_DIGIT)
 # Letters and digits one at a time, each maybe named upper or lower case ("capital T, r, o, u, t").
 _CASE = r"(?:(?:capital|upper\s*case|uppercase|lower\s*case|lowercase|small|big)\s+)"
 _ONE = r"[a-z0-9](?![a-z0-9])"
@@ -43,7 +47,8 @@ _PASSWORD = (
     "passcode", "geheimzahl",
 )  # fmt: skip
 _PHONE = (
-    "phone", "number", "mobile", "cell", "call me", "reach me", "text me", "ring me", "call back",
+    "phone", "number", "mobile", "cell", "call me", "reach me", "text me", "ring me", "call back", "get me",
+    "contact me", "whatsapp me", "get hold of me", "reach her", "reach him", "call her", "call him",
     "telefon", "telefono", "numero", "handy", "whatsapp", "landline", "extension",
 )  # fmt: skip
 _ACCOUNT = ("account number", "account no", "routing number", "sort code", "kontonummer")
@@ -61,18 +66,24 @@ _NOT_A_SECRET_CODE = re.compile(r"(?:zip|postal|post|area|country|dial(?:l?ing)?
 _SPELLABLE = _CODE + _PASSWORD
 
 
+_NOT_A_DIGIT = ("double", "triple", "and", "hundred", "thousand")
+
+
 def _digits(run: str) -> int:
     words = re.findall(r"[a-z]+", run)
     return (
-        sum(1 for w in words if w not in ("double", "triple", "and"))
+        sum(1 for w in words if w not in _NOT_A_DIGIT)
         + words.count("double")
         + 2 * words.count("triple")
+        + 2 * words.count("hundred")
+        + 3 * words.count("thousand")
+        + sum(len(number) for number in re.findall(r"\d+", run))
     )
 
 
 # What the gates look for in the text's words (commas and hyphens split them: "four-one", "t, r").
 _DIGIT_WORDS = frozenset((*DIGIT_NAMES, "double", "triple"))
-_NEXT_DIGIT = re.compile(rf"{_JOIN}{_REPEAT}?{_DIGIT}")
+_NEXT_DIGIT = re.compile(rf"{_JOIN}{_UNIT}")
 _SINGLE_CHARACTERS = frozenset("bcdefghjklmnopqrstuvwxyz0123456789")  # "a" and "i" are words
 
 
@@ -108,6 +119,8 @@ def _spoken(lower: str) -> Iterator[Hit]:
         for m in after_words(lower, words, _SPOKEN_AFTER):
             if len(m.group("between")) > _MAX_BETWEEN or _digits(m.group("value")) < digits:
                 continue
+            if _A_DIGIT_WORD.search(m.group("value")) is None:
+                continue  # typed digits alone are the other detectors' (phone numbers, PINs, accounts)
             if kind is FindingKind.SECRET and _NOT_A_SECRET_CODE.search(lower, max(0, m.start() - 24), m.start()):
                 continue
             yield hit(m.start("value"), m.end("value"), kind, f"spoken:{kind.value}")
