@@ -13,8 +13,9 @@ the same words in their ordinary senses ("a blind spot", "Church Street", "the p
 "the sales union of two lists", "a trans-Atlantic flight"), which the patterns leave out by
 requiring the personal sense (a possessive, a diagnosis verb, "I'm", a religious practice).
 Matched on folded text, so look-alike letters and invisible characters do not hide a word. Read in
-English, and in the languages the extractor reads an owner's preferences in (health, belief,
-sexuality, union and records; a vote or an origin in English only).
+English, and in the languages the extractor reads an owner's preferences in (French, Spanish,
+German, Italian, Portuguese, Dutch, Polish): every category but genetic and biometric data there.
+A party is read abroad only in a party's form ("die Grünen", "les verts"), never as a colour.
 """
 
 from __future__ import annotations
@@ -31,6 +32,21 @@ _FAITHS = (
 )
 _PARTIES = "democrats?|republicans?|labou?r|tory|tories|conservatives?|liberals?|greens?|lib ?dems?|[a-z]+ party"
 _LEANINGS = "democrat|republican|conservative|socialist|communist|libertarian"
+_ORGANS = (
+    r"(?:breast|lungs?|liver|pancreas|colon|prostate|skin|bones?|blood|brain|stomach|throat|cervix|ovary|ovaries"
+    r"|kidneys?|bladder|thyroid|mouth|uterus|bowel|o?esophagus|tongue|larynx|testicles?|rectum|eyes?|spine)"
+)
+# Parties and leanings in the languages of `_ELSEWHERE`, folded; colours and common words only in
+# the form a party takes ("les verts", "die grunen"), never alone ("die grune Jacke").
+_PARTIES_ELSEWHERE = (
+    r"socialist\w*|sozialdemokrat\w*|ecologist\w*|republicain\w*|communist\w*|kommunist\w*|comunist\w*"
+    r"|conservat\w*|konservativ\w*|les verts|die grunen|den grunen|los verdes|i verdi|groenlinks|cdu|csu|spd|fdp"
+    r"|afd|die linke|psoe|podemos|vox|sumar|lega|m5s|pvv|vvd|d66|pis|konfederacj\w*|lewic\w*|chega"
+    r"|rassemblement national|front national|france insoumise|lfi|fratelli d italia|forza italia"
+    r"|parti \w+|partido \w+|partito \w+|partei|partij|partii|partia\w*"
+)
+# Groups people belong to by descent, not by passport (a nationality is no special category).
+_ETHNIC_GROUPS = "kurdish|kurd|roma|romani|romany|gypsy|sinti|uyghur|sami|aboriginal|maori|inuit|first nations"
 
 
 def _any(*alternatives: str) -> str:
@@ -43,7 +59,9 @@ _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         (
             "health",
             _any(
-                r"diagnosed|diagnosis|diabet(?:es|ic)|cancer|chemo(?:therapy)?|tumou?r|hiv|asthma(?:tic)?",
+                r"diagnosed|diagnosis|diabet(?:es|ic)|chemo(?:therapy)?|tumou?r|hiv|asthma(?:tic)?",
+                # "a cancer on the team", "the cancer of technical debt" are figures of speech; an organ is not
+                rf"cancer(?! on\b)(?! of (?:(?:the|our|this|that|a|an|their|its|his|her|my) )?+(?!{_ORGANS}\b)\w+)",
                 r"epilep(?:sy|tic)|bipolar|adhd|autis(?:m|tic)|dementia|alzheimers?|parkinsons?|multiple sclerosis",
                 r"pregnan(?:t|cy)|miscarriage|psychiatri(?:st|c)|antidepressants?|insulin|migraines?",
                 r"celiac|coeliac",
@@ -54,6 +72,8 @@ _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                 r"heart (?:condition|attack|surgery)|blood pressure|disabilit(?:y|ies)|wheelchair|hearing aids?",
                 r"sick (?:leave|note)|medical (?:condition|leave|history|records?)",
                 r"on (?:medication|antidepressants|insulin)",
+                r"(?:see|sees|seeing|saw|visit|visits) (?:a|my|his|her|their) (?:therapist|psychiatrist|psychologist"
+                r"|counsell?or|psychotherapist)",
                 r"my (?:medication|meds|therapist|therapy|doctor|gp|oncologist|surgeon|prescription|illness|symptoms"
                 r"|treatment|diagnosis)",
                 r"(?:undergoing|recovering from|having|had) (?:surgery|an operation|treatment|chemo)",
@@ -95,6 +115,8 @@ _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             _any(
                 r"my (?:ethnicity|race|ethnic (?:origin|background)|heritage|caste)|ethnic origin",
                 r"racial (?:origin|background)",
+                rf"(?:i ?am|i ?m|im|i was) (?:an? )?(?:{_ETHNIC_GROUPS})",
+                rf"(?:{_ETHNIC_GROUPS}) (?:descent|heritage|origin)",
                 r"(?:of|from an?) (?:african|asian|arab|hispanic|latino|romani?|indigenous|aboriginal)"
                 r" (?:descent|heritage|background|origin)",
             ),
@@ -103,7 +125,10 @@ _CATEGORIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             "trade union membership",
             _any(
                 r"trade union|labou?r union|union (?:member|membership|rep|representative|steward|dues|card)",
-                r"shop steward|member of the [\w ]{2,30}? union|(?:joined|join) the union",
+                r"shop steward|(?:joined|join) the union",
+                # "a member of the GMB union", "member of Unite the union"; not of a union of states or a bank
+                r"member of (?:the )?+(?!(?:european|soviet|african|eurasian|postal|credit|student|students|customs"
+                r"|monetary|banking|world)\b)[\w ]{2,30}? union",
             ),
         ),
         (
@@ -170,6 +195,34 @@ _ELSEWHERE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             ),
         ),
         (
+            "political opinion",
+            _any(
+                rf"(?:j ai vote|je vote|je voterai|nous avons vote|vote|he votado|votamos|votare|ho votato|votero"
+                rf"|votei|vou votar|ik stemde|ik stem|ik heb|glosowal\w*|zaglosowal\w*|glosuje)(?: \w+){{0,3}}"
+                rf" (?:{_PARTIES_ELSEWHERE})",
+                rf"(?:ich|wir|er|sie) (?:habe|haben|hat|hab)(?: \w+){{0,3}} (?:{_PARTIES_ELSEWHERE}) gewahlt"
+                rf"|(?:ich|wir) (?:wahle|wahlen|wahlte|wahlten)(?: \w+){{0,2}} (?:{_PARTIES_ELSEWHERE})",
+                r"(?:membre|adherente?) (?:du|d un) parti|parteimitglied|mitglied (?:der|einer) partei"
+                r"|afiliad[oa] (?:al|a un) partido|iscritt[oa] al partito|filiad[oa] (?:ao|no|a um) partido"
+                r"|lid van (?:de|een) \w* ?partij|czlon\w* partii",
+                r"(?:mes|meine|mis|le mie|minhas|mijn|moje) (?:opinions? politiques?|politischen? (?:ansichten"
+                r"|uberzeugungen|meinung)|ideas politicas|opinioni politiche|opinioes politicas|politieke"
+                r" (?:opvattingen|voorkeur)|poglady polityczne)",
+            ),
+        ),
+        (
+            "racial or ethnic origin",
+            _any(
+                _I_AM_ELSEWHERE + r"(?:kurde|kurdo|kurda|curdo|curda|kurdin|koerd(?:isch)?|gitan[oae]?|zingar[oa]"
+                r"|cygan\w*|tzigane|sinti|sinto|ouighour|ouigour|uigur\w*)",
+                r"origine ethnique|origen etnico|ethnische herkunft|origine etnica|origem etnica|etnische afkomst"
+                r"|pochodzenie etniczne",
+                r"(?:de origen|d origine|di origine|de origem|van) (?:gitan\w*|kurd\w*|curd\w*|rom[ae]?|sinti"
+                r"|zingar\w*|indigena|indigene|aborigen\w*)(?: afkomst)?",
+                r"(?:mon|ma|mein|meine|mi|la mia|minha|mijn|moje) (?:ethnie|ethnizitat|etnia|etniciteit|etnicznosc)",
+            ),
+        ),
+        (
             "trade union membership",
             _any(
                 r"syndique[e]?|gewerkschaftsmitglied|mitglied (?:der|einer) gewerkschaft|sindicalizad[oa]"
@@ -203,6 +256,11 @@ def special_category(text: str) -> str | None:
     return None if m is None or m.lastgroup is None else _ALL[int(m.lastgroup[1:])][0]
 
 
+# Letters folding leaves, as they have no accent to drop: Polish "członek", "głosowałem", Danish "ø".
+_PLAIN_LETTERS = str.maketrans({"\u0142": "l", "\u00f8": "o", "\u0111": "d", "\u00e6": "ae", "\u0153": "oe"})
+
+
 def _words_only(folded: str) -> str:
     """Lower case, apostrophes dropped ("I'm" is "im", "Alzheimer's" is "alzheimers"), punctuation as spaces."""
-    return re.sub(r"\s+", " ", re.sub(r"[^\w]+", " ", folded.casefold().replace("'", "").replace("\u2019", "")))
+    lowered = folded.casefold().translate(_PLAIN_LETTERS).replace("'", "").replace("\u2019", "")
+    return re.sub(r"\s+", " ", re.sub(r"[^\w]+", " ", lowered))
