@@ -12,10 +12,13 @@ personal gmail" protects the data):
 * **egress**: a verb that moves mail or files (forward, bcc, copy, send, upload, sync...) and a
   destination outside the organisation: a personal, private or home address, account or drive; a
   consumer mail or storage provider (gmail, yahoo, dropbox...), including a redacted address that
-  kept such a domain (``[EMAIL@gmail.com]``); a relative's address;
-* **disclosure**: a verb that gives information away (share, give, tell, read out...), one of the
-  owner's identifiers or credentials ("my SSN", "my home address", "my login details", or their
-  placeholders), and a standing permission: anyone who asks, whoever, callers, "feel free", "it's fine".
+  kept such a domain (``[EMAIL@gmail.com]``); a relative's address. Also read in the seven other
+  languages the extractor reads ("Leite alle Mails an mein privates Gmail weiter", "Transfère
+  tous les mails vers ma boîte perso");
+* **disclosure** (English only): a verb that gives information away (share, give, tell, read
+  out...), one of the owner's identifiers or credentials ("my SSN", "my home address", "my login
+  details", or their placeholders), and a standing permission: anyone who asks, whoever, callers,
+  "feel free", "it's fine".
 
 What stays a plain preference: sharing a deck with Bob, forwarding invoices to the company's own
 address, telling callers one is out.
@@ -28,12 +31,37 @@ import re
 from services.common.text_folding import fold_for_matching
 
 # A full stop ends a sentence only before a space: "[EMAIL@gmail.com]" and "outlook.com" stay whole.
+# Letters folding leaves as they are: Polish "mój", "ł" (see special_categories).
+_PLAIN_LETTERS = str.maketrans({"\u0142": "l", "\u00f8": "o"})
 _SENTENCE = re.compile(r"(?:[^.!?\n;]|[.!?](?![\s]|$))+")
-_NEGATION = re.compile(r"\b(?:never|don t|do not|dont|doesn t|does not|not|no one|nobody|stop|avoid|refuse)\b")
+_NEGATION = re.compile(
+    r"\b(?:never|don t|do not|dont|doesn t|does not|not|no one|nobody|stop|avoid|refuse"
+    # the same, folded, in the languages the extractor reads ("no" is also Portuguese for "in the")
+    r"|nicht|nie|niemals|kein|keine|jamais|pas|nunca|jamas|non|mai|nao|niet|nooit|nigdy)\b"
+)
 
 _MOVE = (
     r"\b(?:auto ?forward\w*|forward\w*|redirect\w*|bcc\w*|cc|cc ing|cc d|copy|copies|copied|copying|send\w*|sent"
     r"|upload\w*|sync\w*|mirror\w*|export\w*|back(?:ing)? up|dump\w*|save\w*|share\w*)\b"
+)
+# Moving mail or files in French, Spanish, German, Italian, Portuguese, Dutch and Polish, folded.
+_MOVE_ABROAD = (
+    r"\b(?:leite\w*|weiterleit\w*|weiter|schick\w*|kopier\w*|hochlad\w*|transfer\w*|envoi\w*|envoy\w*"
+    r"|copie\w*|televers\w*|reenvi\w*|envia\w*|envie\w*|enviar|envio|copia\w*|sube|subir|suba|inoltr\w*"
+    r"|invia\w*|inviare|invio|carica\w*|encaminh\w*|carreg\w*|stuur\w*|doorstur\w*|kopieer\w*|przekaz\w*"
+    r"|przesy\w*|przesl\w*|wysy\w*|wysl\w*|kopiuj\w*)\b"
+)
+_PRIVATE_ABROAD = (
+    r"privat\w*|personlich\w*|persoenlich\w*|perso|personnel\w*|personal|personale|pessoal|prive|prywatn\w*"
+    r"|privad[oa]|privat[oa]|particular"
+)
+_MAILBOX_ABROAD = (
+    r"adresse|adress\w*|mail\w*|postfach|konto|boite|courriel|compte|correo|cuenta|direccion|indirizzo|casella"
+    r"|account|endereco|conta|caixa|adres|postvak|skrzynk\w*|poczt\w*|cloud|drive"
+)
+_OUTSIDE_ABROAD = re.compile(
+    rf"\b(?:{_MAILBOX_ABROAD})(?: \w+){{0,2}} (?:{_PRIVATE_ABROAD})\b"
+    rf"|\b(?:{_PRIVATE_ABROAD})(?: \w+)? (?:{_MAILBOX_ABROAD})\b"
 )
 _CONSUMER = (
     r"gmail|googlemail|yahoo|hotmail|outlook com|live com|msn com|icloud|me com|aol|proton ?mail|proton me|gmx"
@@ -82,10 +110,12 @@ def data_egress(text: str) -> str | None:
     folded = fold_for_matching(text).casefold()
     for sentence in _SENTENCE.finditer(folded):
         raw = sentence.group()
-        words = re.sub(r"[^\w]+", " ", raw)
+        words = re.sub(r"[^\w]+", " ", raw.translate(_PLAIN_LETTERS))
         if _NEGATION.search(words):
             continue
         if re.search(_MOVE, words) and (_OUTSIDE.search(words) or _CONSUMER_ADDRESS.search(raw)):
+            return "forwarding outside the organisation"
+        if re.search(_MOVE_ABROAD, words) and (_OUTSIDE.search(words) or _OUTSIDE_ABROAD.search(words)):
             return "forwarding outside the organisation"
         if (
             re.search(_GIVE, words)
