@@ -79,7 +79,7 @@ _RARE_PHRASE_GATES = ("answer", "maiden", "memorable", "one-time", "one time", "
 _RARE_PHRASES = re.compile(
     r"security answer|security question answer|answer to (?:my |the |your )?security question|secret answer"
     r"|security question\b[^\n]{0,80}?\banswer\b"
-    r"|maiden name|memorable (?:word|answer|info(?:rmation)?|data)"
+    r"|mother'?s maiden(?: name)?|maiden name|memorable (?:word|answer|info(?:rmation)?|data)"
     r"|(?:first|childhood|favou?rite) pet(?:'s name)?|pet'?s name"
     r"|one.?time (?:code|password|passcode|pin)|\b(?:t?otp|2fa|mfa)s?\b"
 )
@@ -214,6 +214,18 @@ def _qualified_after(lower: str, end: int) -> tuple[int, str] | None:
     return (end + after.end(), after.group(1)) if after is not None and after.group(1) in QUALIFIERS else None
 
 
+# A dial's turns after a combination: "left 12, right 34, left 56", "R 10 L 22 R 5".
+_DIAL_TURNS = re.compile(
+    r"[^\S\n]*(?:[:=\-]|is)?[^\S\n]*(?P<value>(?:left|right|l|r)[^\S\n]*\d{1,2}"
+    r"(?:[,;]?[^\S\n]*(?:then[^\S\n]+)?(?:left|right|l|r)[^\S\n]*\d{1,2}){2,4})(?![\w])"
+)
+
+
+def _dial_turns(lower: str, end: int) -> tuple[int, int] | None:
+    turns = _DIAL_TURNS.match(lower, end)
+    return (turns.start("value"), turns.end("value")) if turns else None
+
+
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
     """A "user / password" pair after a credential word and its link (or none: "creds bob / X1!"), as one span."""
     link = LINK.match(lower, end)
@@ -261,6 +273,8 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
         if thing := _LOCK_WORD.match(lower, end):  # "combination lock: 12-07-33"
             end = thing.end()
         span = value_after(text, lower, end, FindingKind.PASSWORD)
+        if span and not any(c.isdigit() for c in text[span[0] : span[1]]):
+            span = _dial_turns(lower, end)  # "left 12, right 34, left 56": the value is the turns
         if span and any(c.isdigit() for c in text[span[0] : span[1]]):
             yield hit(*span, FindingKind.PASSWORD, "context:credential")
         return

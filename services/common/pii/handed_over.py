@@ -42,7 +42,7 @@ from services.common.pii.stated_values import (
 _LOCK_THING = (
     r"(?:burglar |house |home |security )?alarm|padlock|lockbox|key ?box|keypad|(?:the )?safe|gate|garage(?: door)?"
     r"|(?:front |back |side |main |building |street )?door|bike lock|lock|intercom|buzzer"
-    r"|vault|locker|strongbox|(?:safe )?deposit box"
+    r"|vault|locker|strongbox|(?:safe )?deposit box|atm|cash ?machine|cashpoint"
 )
 # Four to eight digits, as typed on a keypad: "9931#", "*4471", "12-07-33" is a combination's.
 # Or one digit at a time, as a keypad is read out: "7-3-1-9", "4 4 7 1".
@@ -72,6 +72,9 @@ _KEYPAD_OPENERS = tuple(
         rf"\b(?:padlock|lockbox|key ?box|keypad|key ?pad|combination lock|bike lock"
         rf"|(?:front|back|side|main|building|street|garage|entrance|garden|yard|rear) (?:door|gate))"
         rf"[^\S\n]+{_THINGS_DIGITS}",
+        # "keycode for the office: 7782", "key code is 4471" (a keyboard's keycode has one to three digits)
+        rf"\bkey ?code(?:[^\S\n]+(?:for|to|of)[^\S\n]+(?:the[^\S\n]+|my[^\S\n]+|our[^\S\n]+)?[a-z]+)?"
+        rf"(?:[^\S\n]*[:=]|[^\S\n]+is)[^\S\n]*{_THINGS_DIGITS}",
         # "the keypad by the side entrance takes 5829", "the lockbox wants 3141"
         rf"\b(?:{_LOCK_THING})\b[^.\n]{{0,40}}?[^\S\n](?:takes|wants|needs|accepts|uses)[^\S\n]+(?:the code[^\S\n]+)?"
         rf"{_THINGS_DIGITS}",
@@ -172,7 +175,7 @@ def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
 _DIGIT_RUN = re.compile(r"[0-9](?:[0-9][0-9][0-9]+|(?:[\-. ][0-9](?![0-9])){3,})")
 # A word one of the patterns needs, looked for in the window first: most runs of digits have none.
 _KEYPAD_WORDS = re.compile(
-    r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in|vault|box"
+    r"alarm|lock|safe|gate|garage|door|key|intercom|buzzer|punch|tap|dial|arm|open|get in|vault|box|atm|cash"
 )
 _KEYPAD_WINDOW_BEFORE, _KEYPAD_WINDOW_AFTER = 90, 60
 

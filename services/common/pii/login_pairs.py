@@ -61,9 +61,11 @@ _USER_SLASH_PASSWORD = re.compile(
 _SHORT_PAIR = re.compile(
     r"(?<![\w@.\-])(?:u|usr|user|username|login)\s*[:=]\s*\S+[\s,;|/]+(?:p|pw|pwd)\s*[:=]\s*(?P<value>\S+)"
 )
-# "Log in as admin with Adm1n!Pass", "sign in with alice@acme.example / Acme!2026".
+# "Log in as admin with Adm1n!Pass", "sign in with alice@acme.example / Acme!2026", "Login to the NAS
+# with admin and Qwerty!23".
 _LOGIN_AS = re.compile(
-    r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|login|signin|connect|authenticate)\s+(?:as|with|using)\s+[\w.@+\-]+"
+    r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|login|signin|connect|authenticate)"
+    r"(?:\s+(?:to|into|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w.\-]+)?\s+(?:as|with|using)\s+[\w.@+\-]+"
     r"(?:\s*[/|,]\s*|\s+(?:with|using|and)\s+(?:(?:the\s+)?(?:password|pw|pwd|pass)\s+)?)(?P<value>\S+)"
 )
 # Command lines: "curl -u user:pass", "mysql -pSecret".

@@ -21,13 +21,16 @@ _ANSWER = re.compile(
 )
 # Each gate is a scan of the text (1-2 µs per 2 KB): the shortest pieces that cover the words above.
 _ANSWER_GATES = ("a:", "a :", "answer", "antwort", "respu", "respo", "rispo", "repon")
-# "A1:", "A2)": a numbered answer, looked for only where a gate above is missing.
+# "A1:", "A2)": a numbered answer, looked for only where a gate above is missing and the text has a
+# question and an answer of one number, "q1" and "a1" (a pattern over every "a" of a mail cost 30 µs
+# per 2 KB, and "Q1" alone is in many a quarterly mail).
 _NUMBERED_ANSWER = re.compile(r"(?<![\w])a[^\S\n]*\d[^\S\n]*[:=)]")
+_NUMBERED_QUESTION = re.compile(r"q\d")
 # What recovery questions ask about; looked for in the question before the answer.
 _TOPIC = re.compile(
     r"\b(?:born|birth ?place|place of birth|city of birth|geburtsort|maiden|first (?:pet|car|school|job|teacher|boss"
     r"|concert|kiss|love|girlfriend|boyfriend|employer|street)|pet'?s name|(?:erste[sn]?|premier|primer) "
-    r"(?:haustier|auto|animal|mascota|voiture|coche)|street (?:you|did you|where)|grew up|childhood|best friend"
+    r"(?:haustier|auto|animal|mascota|voiture|coche)|street (?:you|did you|where)|gr[eo]w up|childhood|best friend"
     r"|high school|elementary school|primary school|nickname|mascot|honeymoon|favou?rite (?:teacher|food|book"
     r"|movie|film|team|colou?r|band|sport|place|city|singer)|(?:father|mother)'?s (?:middle|first) name"
     r"|oldest (?:sibling|cousin|brother|sister)|where (?:did )?you (?:meet|met) your)"
@@ -57,9 +60,36 @@ _MAX_WORDS = 3  # "Ljubljana", "Elm Street", "New York City"; "I'd rather not sa
 _ADDRESSED = re.compile(r"\b(?:you|your|yours|my|dein|deine|deines|ihr|ihre|ihres|tu|su|votre|ton|ta|tua|seu|sua)\b")
 
 
+# "The answer to 'favourite teacher' is Mrs Lowe": the question quoted, then its answer.
+_QUOTED_QUESTION = re.compile(
+    r"\banswer (?:to|for) (?:the |my |your )?(?:(?:security |recovery |secret )?question )?"
+    r"[\"'\u201c\u2018](?P<question>[^\"'\u201d\u2019\n]{3,80})[\"'\u201d\u2019](?:[^\S\n]*\?)?"
+    r"[^\S\n]*(?:is|was|:|=|-)"
+)
+
+
+def _numbered(lower: str) -> bool:
+    numbers = {question.group()[1] for question in _NUMBERED_QUESTION.finditer(lower)}
+    return any("a" + number in lower for number in numbers) and _NUMBERED_ANSWER.search(lower) is not None
+
+
+def _quoted_questions(text: str, lower: str) -> Iterator[Hit]:
+    for m in _QUOTED_QUESTION.finditer(lower):
+        if _TOPIC.search(m.group("question")) is None:
+            continue
+        value = _VALUE.match(lower, m.end())
+        if value is None or len(value.group("value").split()) > _MAX_WORDS:
+            continue
+        if not is_placeholder_at(text, value.start("value")):
+            yield hit(value.start("value"), value.end("value"), FindingKind.PASSWORD, "context:security-qa")
+
+
 def security_answers(text: str, lower: str) -> Iterator[Hit]:
-    """The answer after "A:" when the question before it asks what recovery questions ask."""
-    if not any(gate in lower for gate in _ANSWER_GATES) and _NUMBERED_ANSWER.search(lower) is None:
+    """The answer after "A:" when the question before it asks what recovery questions ask, or after
+    the question quoted ("the answer to 'first pet' is Rex")."""
+    if "answer to" in lower or "answer for" in lower:
+        yield from _quoted_questions(text, lower)
+    if not any(gate in lower for gate in _ANSWER_GATES) and not _numbered(lower):
         return
     for answer in _ANSWER.finditer(lower):
         question = lower[max(0, answer.start() - _QUESTION_WINDOW) : answer.start()]

@@ -283,8 +283,12 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
         return _shaped_in(text, end, limit)  # "password hint: my dog's name + year (Rex2019)": the hint gives it away
     if following is not None and following.group(1) in ABOUT_PASSWORDS:
         return None
+    if (set_off := _set_off(text, end, limit, numeric)) is not None:
+        return set_off
     for link in _CLAUSE_LINK.finditer(lower, end, limit):
         value = VALUE.match(text, link.end())
+        if value is not None and value.group().lower() in _STILL:
+            value = VALUE.match(text, value.end() + 1)  # "hasn't changed: still Netgear-4421"
         if value is None or value.start() >= limit or is_placeholder_at(text, value.start()):
             continue
         token = value.group().split("</")[0].rstrip(TRAILING)  # "X</p>": the value ends at a closing tag
@@ -297,6 +301,32 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
             token = apposition.group("value").rstrip(TRAILING)
             if password_shaped(token):
                 return apposition.start("value"), apposition.start("value") + len(token)
+    return None
+
+
+# Words that say a value stands, before the value: "… hasn't changed: still Netgear-4421".
+_STILL = _words("still again")
+# A value set off between commas right after its word: "his banking PIN, 4 4 2 1, is on a post-it".
+_BETWEEN_COMMAS = re.compile(r",[^\S\n]*(?P<value>[^,\n]{1,40}?)[^\S\n]*,")
+_ONE_DIGIT_AT_A_TIME = re.compile(r"\d(?: \d){3,11}")
+
+
+# The words a value may be set off after: a plain credential word, not an identifier that holds one
+# ("formatted_passphrase, formatted_passphrase_label," is a list of fields).
+_SET_OFF_AFTER = re.compile(r"(?<![\w\-])(?:pin|password|passcode|passphrase|pwd|pw|code|combination|combo)\Z")
+
+
+def _set_off(text: str, end: int, limit: int, numeric: bool) -> tuple[int, int] | None:
+    if _SET_OFF_AFTER.search(text[max(0, end - 12) : end].lower()) is None:
+        return None
+    commas = _BETWEEN_COMMAS.match(text, end, limit)
+    if commas is None or is_placeholder_at(text, commas.start("value")):
+        return None
+    value = commas.group("value")
+    spelt = numeric and _ONE_DIGIT_AT_A_TIME.fullmatch(value) is not None
+    one_token = not any(c.isspace() for c in value) and any(c.isdigit() for c in value)
+    if spelt or (one_token and (password_or_number(value, numeric) or strongly_password_shaped(value))):
+        return commas.start("value"), commas.end("value")
     return None
 
 

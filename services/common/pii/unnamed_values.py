@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
-from services.common.pii.stated_values import TRAILING, password_shaped, strongly_password_shaped
+from services.common.pii.stated_values import PASSWORD_SYMBOLS, TRAILING, password_shaped, strongly_password_shaped
 
 _OPEN_QUOTE = "[\"'`\u201c\u2018]?"
 _VALUE = rf"{_OPEN_QUOTE}(?P<value>[^\s\"'`\u201d\u2019]+)"
@@ -68,10 +68,12 @@ _NETWORK_FACT = re.compile(
 _NAMES_THE_NETWORK = re.compile(r"\b(?:name|ssid|called|named|network)\b")
 _KEY_LATER = re.compile(r"\b(?:key|psk|pass(?:word|phrase|code)?|pw|pwd)\b")
 
-# "the login is priya.k and it's X", "username: bob, it's X".
+# "the login is priya.k and it's X", "username: bob, it's X", "my bank login is my email and X".
+_IT_IS = rf"(?:it['\u2019]s|it{_SP}is|the{_SP}other(?:{_SP}one)?{_SP}is|the{_SP}pass(?:word)?{_SP}is)[^\S\n]*:?{_SP}?"
 _LOGIN_THEN_IT = re.compile(
-    rf"(?:{_SP}(?:name|id))?(?:[^\S\n]*[:=]|{_SP}is){_SP}?[\w.@+\-]+[,;]?{_SP}(?:and{_SP})?"
-    rf"(?:it['\u2019]s|it{_SP}is|the{_SP}other(?:{_SP}one)?{_SP}is)[^\S\n]*:?{_SP}?{_VALUE}"
+    rf"(?:{_SP}(?:name|id))?(?:[^\S\n]*[:=]|{_SP}is){_SP}?(?:my{_SP}(?:e-?mail|email{_SP}address|phone{_SP}number)"
+    rf"|[\w.@+\-]+)[,;]?{_SP}(?:(?:and|with|plus|/){_SP}(?:{_IT_IS})?|{_IT_IS})"
+    rf"{_VALUE}"
 )
 _LOGIN_WORDS = ("login", "log-in", "username", "user name", "user", "user id")
 
@@ -86,6 +88,25 @@ _SAME_AS_ALWAYS = re.compile(
     rf"(?:always|ever|before|usual|last{_SP}time|the{_SP}old{_SP}one)\b"
 )
 _SAME_WORDS = ("it", "that", "still")
+
+# "use X for all my accounts", "I use Tulip!27 for everything": one password kept for every login.
+_FOR_EVERY_LOGIN = (
+    rf"(?:all{_SP}(?:my{_SP}|of{_SP}my{_SP})?|every{_SP})(?:accounts?|logins?|sites?|services?|apps?|passwords?)"
+)
+_USED_FOR_ALL = re.compile(
+    rf"{_SP}{_VALUE}[\"'`\u201d\u2019]?{_SP}(?:for|on|as){_SP}"
+    rf"(?P<scope>everything|{_FOR_EVERY_LOGIN}|all{_SP}of{_SP}them)\b"
+)
+_USE_WORDS = ("use", "uses", "used", "using", "reuse", "reused")
+
+
+def _used_for_all(value: str, _lower: str, m: re.Match[str]) -> bool:
+    """For every login, any password's shape; for "everything", a password's symbol and a digit too
+    ("I use Python3 for everything" names a tool, "use @samp{-s} for everything" an option)."""
+    if m.group("scope") == "everything":
+        symbol, digit = any(c in PASSWORD_SYMBOLS for c in value), any(c.isdigit() for c in value)
+        return password_shaped(value) and symbol and digit
+    return password_shaped(value)
 
 
 def _with_digit(value: str) -> bool:
@@ -102,21 +123,31 @@ def _network_key(value: str, lower: str, m: re.Match[str]) -> bool:
 
 
 _Check = Callable[[str, str, re.Match[str]], bool]
-# Each phrase: the words that start it, its tail, what its value must look like, and its detector's name.
-_PHRASES: tuple[tuple[tuple[str, ...], re.Pattern[str], _Check, str], ...] = (
-    (_IN_WITH_WORDS, _IN_WITH, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-with"),
-    (_NEED_WORDS, _NEED_FOR, lambda v, _l, _m: strongly_password_shaped(v), "context:needed-for"),
-    (("key",), _KEY_FOR, lambda v, _l, _m: password_shaped(v), "context:key-for"),
-    (_NETWORK_WORDS, _NETWORK_ALONE, _network_key, "context:network-alone"),
-    (_LOGIN_WORDS, _LOGIN_THEN_IT, lambda v, _l, _m: strongly_password_shaped(v), "context:login-then-it"),
-    (_REPLACED_WORDS, _REPLACED_TO, lambda v, _l, _m: strongly_password_shaped(v), "context:replaced"),
-    (_SAME_WORDS, _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
+# Each phrase: the words that start it, substrings it cannot do without (looked for first: "it",
+# "use" and "set" are in most mails), its tail, what its value must look like, its detector's name.
+_PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check, str], ...] = (
+    (_IN_WITH_WORDS, (), _IN_WITH, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-with"),
+    (_NEED_WORDS, (), _NEED_FOR, lambda v, _l, _m: strongly_password_shaped(v), "context:needed-for"),
+    (("key",), (), _KEY_FOR, lambda v, _l, _m: password_shaped(v), "context:key-for"),
+    (_NETWORK_WORDS, (), _NETWORK_ALONE, _network_key, "context:network-alone"),
+    (_LOGIN_WORDS, (), _LOGIN_THEN_IT, lambda v, _l, _m: strongly_password_shaped(v), "context:login-then-it"),
+    (
+        _REPLACED_WORDS,
+        (" one to", "mine to", " code to"),
+        _REPLACED_TO,
+        lambda v, _l, _m: strongly_password_shaped(v),
+        "context:replaced",
+    ),
+    (_SAME_WORDS, ("same as",), _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
+    (_USE_WORDS, ("everything", "all ", "every "), _USED_FOR_ALL, _used_for_all, "context:used-for-all"),
 )
 
 
 def unnamed_values(text: str, lower: str) -> Iterator[Hit]:
     """Passwords given by what they open or how they relate to another value, no credential word near."""
-    for words, tail, shaped, detector in _PHRASES:
+    for words, gates, tail, shaped, detector in _PHRASES:
+        if gates and not any(gate in lower for gate in gates):
+            continue
         for m in after_words(lower, words, tail):
             start = m.start("value")
             value = text[start : m.end("value")].rstrip(TRAILING)
