@@ -25,6 +25,7 @@ from typing import Protocol, TypeVar
 
 from services.common.pii.model import PII_PLACEHOLDER
 from services.common.pii.scan import contains_secret_pattern
+from services.common.special_categories import special_category
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
 from services.worker.domain.email_parts import sentences, split_email
@@ -213,9 +214,11 @@ def _classify_owner(sentence: str, c: RuleConfidences) -> _Proposal | None:
 
 
 def _sensitivity(text: str) -> Sensitivity:
+    """SECRET for a secret or its place; PERSONAL for personal data, a special category's included
+    (policy holds those for review either way; the field tells a reviewer and an audit what they are)."""
     if _SECRET_PLACEHOLDER.search(text) or contains_secret_pattern(text):
         return Sensitivity.SECRET
-    if _PII_PLACEHOLDER.search(text):
+    if _PII_PLACEHOLDER.search(text) or special_category(text) is not None:
         return Sensitivity.PERSONAL
     return Sensitivity.NORMAL
 
