@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 
-from services.common.text_folding import fold_for_matching
+from services.common.text_folding import PLAIN_LETTERS, fold_for_matching
 
 _SELF = r"(?:i ?am|i ?m|im|i ?was|i ?ve been|(?:he|she|they) (?:is|are|was|were)|(?:he|she)s|theyre|is|are)"
 _FAITHS = (
@@ -256,11 +256,7 @@ def special_category(text: str) -> str | None:
     return None if m is None or m.lastgroup is None else _ALL[int(m.lastgroup[1:])][0]
 
 
-# Letters folding leaves, as they have no accent to drop: Polish "członek", "głosowałem", Danish "ø".
-_PLAIN_LETTERS = str.maketrans({"\u0142": "l", "\u00f8": "o", "\u0111": "d", "\u00e6": "ae", "\u0153": "oe"})
-
-
 def _words_only(folded: str) -> str:
     """Lower case, apostrophes dropped ("I'm" is "im", "Alzheimer's" is "alzheimers"), punctuation as spaces."""
-    lowered = folded.casefold().translate(_PLAIN_LETTERS).replace("'", "").replace("\u2019", "")
+    lowered = folded.casefold().translate(PLAIN_LETTERS).replace("'", "").replace("\u2019", "")
     return re.sub(r"\s+", " ", re.sub(r"[^\w]+", " ", lowered))

@@ -159,3 +159,9 @@ def fold_words(text: str) -> str:
     ("\u0130" becomes "i" and a combining dot).
     """
     return fold_for_matching(fold_for_matching(text).casefold())
+
+
+#: Letters folding leaves as they are, having no accent to drop ("ł" is a letter of its own, not "l"
+#: with a mark), mapped to what a reader of word lists expects: Polish "członek", Danish "ø".
+#: For readers of words (special categories, policy's egress), not for the detectors' folding.
+PLAIN_LETTERS = str.maketrans({"\u0142": "l", "\u00f8": "o", "\u0111": "d", "\u00e6": "ae", "\u0153": "oe"})

@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import re
 
-from services.common.text_folding import fold_for_matching
+from services.common.text_folding import PLAIN_LETTERS, fold_for_matching
 
 # A full stop ends a sentence only before a space: "[EMAIL@gmail.com]" and "outlook.com" stay whole.
-# Letters folding leaves as they are: Polish "mój", "ł" (see special_categories).
-_PLAIN_LETTERS = str.maketrans({"\u0142": "l", "\u00f8": "o"})
 _SENTENCE = re.compile(r"(?:[^.!?\n;]|[.!?](?![\s]|$))+")
 _NEGATION = re.compile(
     r"\b(?:never|don t|do not|dont|doesn t|does not|not|no one|nobody|stop|avoid|refuse"
@@ -110,7 +108,7 @@ def data_egress(text: str) -> str | None:
     folded = fold_for_matching(text).casefold()
     for sentence in _SENTENCE.finditer(folded):
         raw = sentence.group()
-        words = re.sub(r"[^\w]+", " ", raw.translate(_PLAIN_LETTERS))
+        words = re.sub(r"[^\w]+", " ", raw.translate(PLAIN_LETTERS))
         if _NEGATION.search(words):
             continue
         if re.search(_MOVE, words) and (_OUTSIDE.search(words) or _CONSUMER_ADDRESS.search(raw)):
