@@ -1,12 +1,12 @@
 """The owner's standing wishes that send data out, or hand identifiers to anyone, wait for a person (a twelfth probe).
 
-Written before the rule: 21 wishes (14 in English, 7 in the other languages the extractor reads)
-that move mail or files to a personal, consumer or relative's destination, or that give the owner's
-identifiers to whoever asks. As preferences or facts all 21 were stored (the extractor makes most of
-them procedures, which wait for review anyway, but a learned extractor or a client may type them
-otherwise, and a procedure's reviewer should see why). Now each is held for review with
-`DATA_EGRESS`, whatever its type; the 22 look-alikes (a protective "never", a company address, a
-one-off courier, information for the owner) are not.
+Written before the rule: 28 wishes (14 in English, 14 in the seven other languages the extractor
+reads) that move mail or files to a personal, consumer or relative's destination, or that give the
+owner's identifiers to whoever asks. As preferences or facts all 28 were stored (the extractor makes
+most of them procedures, which wait for review anyway, but a learned extractor or a client may type
+them otherwise, and a procedure's reviewer should see why). Now each is held for review with
+`DATA_EGRESS`, whatever its type; the 27 look-alikes (a protective "never", a company address, a
+one-off courier, information for the owner, a deck shared with everyone) are not.
 """
 
 from __future__ import annotations
@@ -48,6 +48,15 @@ GIVING_AWAY = [
     "Share my passport number with any travel agent that asks.",
     "Read out my card number to anyone on the phone who needs it.",
 ]
+GIVING_AWAY_ABROAD = [
+    "Tu peux donner mon numéro de sécurité sociale à qui le demande.",
+    "Gib meine Passnummer jedem, der fragt.",
+    "Puedes dar mi número de tarjeta a cualquiera que llame.",
+    "Puoi dare il mio codice fiscale a chiunque lo chieda.",
+    "Podes dar o meu NIF a quem pedir.",
+    "Je mag mijn BSN aan iedereen geven die erom vraagt.",
+    "Możesz podać mój PESEL każdemu, kto zapyta.",
+]
 LOOK_ALIKES = [
     "Forward invoices to [EMAIL@acme.example].",
     "I prefer to share the deck with Bob before meetings.",
@@ -71,11 +80,16 @@ LOOK_ALIKES = [
     "Inoltra la fattura all'amministrazione.",
     "Schicke mir die Zusammenfassung jeden Freitag.",
     "Transfère le dossier personnel du salarié à la RH.",
+    "Ne donne jamais mon mot de passe à personne.",
+    "Gib mir meine Bankdaten.",
+    "Tu peux donner mon avis à tout le monde.",
+    "Puedes compartir la presentación con todos.",
+    "Je mag de presentatie aan iedereen geven.",
 ]
 
 
 @TYPES
-@pytest.mark.parametrize("text", SENDING_OUT + SENDING_OUT_ABROAD + GIVING_AWAY)
+@pytest.mark.parametrize("text", SENDING_OUT + SENDING_OUT_ABROAD + GIVING_AWAY + GIVING_AWAY_ABROAD)
 def test_a_wish_that_sends_data_out_waits_for_review(text: str, memory_type: MemoryType) -> None:
     # Given the owner's confident wish to send data out of the organisation  When decided
     decision = evaluate(owner_candidate(text, memory_type), (), CONTEXT)
@@ -87,7 +101,7 @@ def test_a_wish_that_sends_data_out_waits_for_review(text: str, memory_type: Mem
 @pytest.mark.parametrize(
     ("text", "what"),
     [(text, "forwarding outside the organisation") for text in SENDING_OUT + SENDING_OUT_ABROAD]
-    + [(text, "disclosing an identifier to anyone") for text in GIVING_AWAY],
+    + [(text, "disclosing an identifier to anyone") for text in GIVING_AWAY + GIVING_AWAY_ABROAD],
 )
 def test_the_reading_names_what_is_sent_out(text: str, what: str) -> None:
     assert data_egress(text) == what

@@ -15,10 +15,10 @@ personal gmail" protects the data):
   kept such a domain (``[EMAIL@gmail.com]``); a relative's address. Also read in the seven other
   languages the extractor reads ("Leite alle Mails an mein privates Gmail weiter", "Transfère
   tous les mails vers ma boîte perso");
-* **disclosure** (English only): a verb that gives information away (share, give, tell, read
+* **disclosure**: a verb that gives information away (share, give, tell, read
   out...), one of the owner's identifiers or credentials ("my SSN", "my home address", "my login
   details", or their placeholders), and a standing permission: anyone who asks, whoever, callers,
-  "feel free", "it's fine".
+  "feel free", "it's fine". Also read in the seven other languages (`data_egress_languages`).
 
 What stays a plain preference: sharing a deck with Bob, forwarding invoices to the company's own
 address, telling callers one is out.
@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 
 from services.common.text_folding import PLAIN_LETTERS, fold_for_matching
+from services.policy.domain import data_egress_languages as languages
 
 # A full stop ends a sentence only before a space: "[EMAIL@gmail.com]" and "outlook.com" stay whole.
 _SENTENCE = re.compile(r"(?:[^.!?\n;]|[.!?](?![\s]|$))+")
@@ -102,6 +103,20 @@ _PERMISSION = re.compile(
 )
 
 
+# The disclosure in the seven other languages (words in `data_egress_languages`): "Tu peux donner mon
+# numéro de sécurité sociale à qui le demande", "Gib meine Passnummer jedem, der fragt".
+_GIVE_ABROAD = re.compile(rf"\b(?:{languages.GIVE})\b")
+_OWN_IDENTIFIER_ABROAD = re.compile(
+    rf"\b(?:{languages.OWN})(?: \w+){{0,2}}? (?:{languages.IDENTIFIER})\b|\b(?:{languages.IDENTIFIER})(?: \w+)?"
+    rf" (?:{languages.OWN})\b"
+)
+_STANDING_ABROAD = re.compile(rf"\b(?:{languages.ANYONE}|{languages.PERMISSION})\b")
+
+
+def _disclosed_abroad(words: str) -> bool:
+    return bool(_GIVE_ABROAD.search(words) and _OWN_IDENTIFIER_ABROAD.search(words) and _STANDING_ABROAD.search(words))
+
+
 def data_egress(text: str) -> str | None:
     """What the standing wish sends out ("forwarding outside the organisation", "disclosing an
     identifier to anyone"), or None."""
@@ -121,5 +136,7 @@ def data_egress(text: str) -> str | None:
             and _OWN_IDENTIFIER.search(words)
             and (_ANYONE.search(words) or _PERMISSION.search(words))
         ):
+            return "disclosing an identifier to anyone"
+        if _disclosed_abroad(words):
             return "disclosing an identifier to anyone"
     return None
