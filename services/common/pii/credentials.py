@@ -226,6 +226,21 @@ def _dial_turns(lower: str, end: int) -> tuple[int, int] | None:
     return (turns.start("value"), turns.end("value")) if turns else None
 
 
+# "password|Winter#2025", as exports and logs separate fields; a header row's next field is a word.
+_PIPED = re.compile(r"[ \t]*\|[ \t]*(?P<value>[^\s|]+)")
+_SNAKE_CASE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def _piped_value(text: str, end: int) -> tuple[int, int] | None:
+    piped = _PIPED.match(text, end)
+    if piped is None or is_placeholder_at(text, piped.start("value")):
+        return None
+    value = piped.group("value").rstrip(TRAILING)
+    snake_case = _SNAKE_CASE.fullmatch(value) is not None  # "user|password|last_login_2024": a header
+    shaped = password_shaped(value) and any(c.isdigit() for c in value) and not snake_case
+    return (piped.start("value"), piped.start("value") + len(value)) if shaped else None
+
+
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
     """A "user / password" pair after a credential word and its link (or none: "creds bob / X1!"), as one span."""
     link = LINK.match(lower, end)
@@ -304,6 +319,8 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
         yield hit(pair[0], pair[1], FindingKind.PASSWORD, "context:credential-pair")
     elif (kind is FindingKind.PASSWORD or numeric) and (clause := password_in_clause(text, lower, end, numeric)):
         yield hit(*clause, FindingKind.PASSWORD, "context:credential-clause")
+    elif kind is FindingKind.PASSWORD and (piped := _piped_value(text, end)):
+        yield hit(*piped, FindingKind.PASSWORD, "context:credential-piped")
     yield from _entropy_near(text, start, end)
 
 

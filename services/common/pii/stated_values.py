@@ -22,11 +22,15 @@ def _words(text: str) -> frozenset[str]:
 # Between the key and its value: closing quotes/brackets, "for the guest wifi", "(prod)", then the link.
 # A dash links only before a space ("pw- X", "pin - 7316"); glued to both sides it joins a word ("pass-through").
 LINK = re.compile(
-    r"[\"'`\]\)]*\s*(?:\([^)\n]{0,30}\)\s*)?"
+    r"[\"'`\]\)*]*\s*(?:\([^)\n]{0,30}\)\s*)?"
     r"(?:(?:for|of|to|on|at|de|du|des|fur|del|da|di|do|dos|das|der|vom|zum|zur|van|voor|pour|para|per)\s+"
     r"(?:[\w.@'\-]+(?:\s+|(?=\s*[:=]))){0,3}?)?"
     r"(?:(?:number|no\.?|code|nummer|numero|word)\s+)?"
-    r"(?:(?P<strong>(?::=|=>|->|==|=|:|>|[\u2192\u21d2\u27f6\u279c]|[\-\u2013\u2014]{1,2}(?=\s))\s*"
+    r"(?:(?P<strong>(?:(?::=|=>|->|==|=|:|>|[\u2192\u21d2\u27f6\u279c\u27a1\U0001f449]|[\-\u2013\u2014]{1,2}(?=\s))"
+    r"\**"  # "**Password:** X": Markdown's bold closes after the colon
+    # "<td>Password</td><td>X</td>", "<b>Password</b>: X", "<dt>Password</dt><dd>X</dd>": an element's end
+    r"|(?:</(?:td|th|dt|b|strong|label|span|em|i)>\s*)+:?\s*(?:<(?:td|dd|span|b|strong|em|i|code)\b[^>\n]{0,80}>\s*)*"
+    r")\s*"
     r"(?:(?:it['\u2019]?s|it is|that['\u2019]?s|that is)\s+)?"  # "the password: it's X"
     r"|['\u2019]s\s+|\?\s+(?:it['\u2019]?s|it is|that['\u2019]?s)\s+)"
     r"|(?P<prose>(?:ist jetzt|ist nun|ist noch|lautet jetzt|est maintenant|est toujours|es ahora|e ora|is nu"

@@ -6,7 +6,8 @@ credential word before them:
 * a wireless network named alone, then its key: "the wifi at the cabin is 'pinecone-lake-88'";
 * a user name stated, then its password as "it": "the login is priya.k and it's Sunflower#12";
 * a credential replaced or kept, named by neither word: "set the new one to Blueberry2026!",
-  "it's Kestrel77, same as always".
+  "it's Kestrel77, same as always", or kept for every login: "I use Kestrel77 for all my accounts";
+* a key's emoji as the label: "🔑 Tulip!2027".
 
 None of these phrases says "password", so the value must look like one: letters with digits or a
 password's symbol (`password_shaped`), and where the phrase is common in ordinary mail ("log in
@@ -122,6 +123,10 @@ def _network_key(value: str, lower: str, m: re.Match[str]) -> bool:
     return _NAMES_THE_NETWORK.search(m.group()) is None and _KEY_LATER.search(rest_of_line) is None
 
 
+# "🔑 Tulip!2027", "🗝️: Tulip!2027": a key's emoji as the label.
+_KEY_EMOJI = ("\U0001f511", "\U0001f5dd")
+_AFTER_KEY_EMOJI = re.compile(rf"[^\S\n]*(?:[:=\-\u2192]|\U0001f449)?[^\S\n]*{_VALUE}")
+
 _Check = Callable[[str, str, re.Match[str]], bool]
 # Each phrase: the words that start it, substrings it cannot do without (looked for first: "it",
 # "use" and "set" are in most mails), its tail, what its value must look like, its detector's name.
@@ -140,6 +145,7 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
     ),
     (_SAME_WORDS, ("same as",), _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
     (_USE_WORDS, ("everything", "all ", "every "), _USED_FOR_ALL, _used_for_all, "context:used-for-all"),
+    (_KEY_EMOJI, (), _AFTER_KEY_EMOJI, lambda v, _l, _m: password_shaped(v), "context:key-emoji"),
 )
 
 
