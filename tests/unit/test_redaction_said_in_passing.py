@@ -1,16 +1,17 @@
 """Credentials said in passing: a login's parts joined by "and", a dial's turns, a PIN set off by commas,
 a quoted recovery question (the eleventh probe's third round).
 
-Written before the code: 24 chatty shapes. 10 came through: "my bank login is my email and
-Tulip2027", "Login to the NAS with admin and Qwerty!23", "I use Kestrel77 for all my accounts" (a
-password kept for every login), "mother's maiden: Kowalski", "The answer to 'favourite teacher' is
-Mrs Lowe", "his banking PIN, 4 4 2 1, is written on a post-it", "the router's admin password hasn't
-changed: still Netgear-4421", "Locker combination: left 12, right 34, left 56", "ATM: 9034",
-"keycode for the office: 7782". All 10 are now caught. Still through: "Sorry, typo, it's Hunter3 not
-Hunter2" (a correction with no credential named) and "I always use Sunshine88 for everything" (for
-"everything" a value needs a password's symbol: "I use Python3 for everything" names a tool). The
-look-alikes include the ordinary texts an earlier draft of these readings caught: X11's "keycode 0",
-"the password hashing algorithm is now Argon2id", a list of fields after "formatted_passphrase".
+Written before the code: 24 chatty shapes. 11 came through: "my bank login is my email and
+Tulip2027", "Login to the NAS with admin and Qwerty!23", "mother's maiden: Kowalski", "The answer to
+'favourite teacher' is Mrs Lowe", "his banking PIN, 4 4 2 1, is written on a post-it", "the
+router's admin password hasn't changed: still Netgear-4421", "Locker combination: left 12, right 34,
+left 56", "ATM: 9034", "keycode for the office: 7782", "Sorry, typo, it's Hunter3 not Hunter2" and
+"I always use Sunshine88 for everything". The first nine are now caught, with neighbours ("I use
+Kestrel77 for all my accounts"). Still through: the correction with no credential named, and a
+password kept "for everything" without a password's symbol ("I use Python3 for everything" names a
+tool). The look-alikes include the ordinary texts an earlier draft of these readings caught: X11's
+"keycode 0", "the password hashing algorithm is now Argon2id", a list of fields after
+"formatted_passphrase".
 """
 
 from __future__ import annotations
