@@ -61,7 +61,7 @@ PASSWORD = FindingKind.PASSWORD
         ("The alarm is 4 4 7 1", "4 4 7 1"),
         ("the padlock is 9.9.1.2", "9.9.1.2"),
         # half typed, half written; read out with "double-oh" and "hundred"; after "get me at"
-        ("the PIN is four 4 one 9", "four 4 one 9"),
+        ("the PIN is four 4 one 9", "4 one 9"),  # the whole run: "four" alone went before
         ("my passcode: 7 three 1 six", "7 three 1 six"),
         # a numbered recovery answer
         ("Q1: first school? A1: Ashford", "Ashford"),
