@@ -48,10 +48,10 @@ from services.common.pii.model import (
     shannon_entropy,
 )
 from services.common.pii.secret_formats import key_ids
+from services.common.pii.security_questions import short_answer
 from services.common.pii.stated_values import (
     BARE,
     LINK,
-    NON_VALUES,
     TRAILING,
     list_end,
     password_before,
@@ -330,29 +330,6 @@ _PASSWORD_WORD = re.compile(
     r"(?<![\w])(?:password|passwort|passcode|passphrase|pwd|kennwort|mot de passe|contrasena|senha|wachtwoord)"
     r"(?![\w\-])"
 )
-_NAME_AFTER = re.compile(r"[ \t]+([A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)(?![\w\-])")
-
-
-def _short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]:
-    """A security answer may be one short word ("first pet: Rex", "maiden name: Li") after a plain link."""
-    if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
-        return
-    link = LINK.match(lower, phrase.end())
-    if link is not None and link.group("strong") is None and "answer" in phrase.group():
-        # "the answer to my security question is Rex": after a plain "is", an answer written as a name
-        if (name := _NAME_AFTER.match(text, link.end() - 1)) and name.group(1).lower() not in NON_VALUES:
-            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
-        return
-    if link is None or link.group("strong") is None:
-        # "mother's maiden name Kowalski": a name needs no link when it is written as one
-        if "answer" in phrase.group() or (name := _NAME_AFTER.match(text, phrase.end())) is None:
-            return
-        if name.group(1).lower() not in NON_VALUES:
-            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
-        return
-    value = re.match(r"[^\W\d_]{2,}", text[link.end() :])
-    if value and value.group().lower() not in NON_VALUES and not is_placeholder_at(text, link.end()):
-        yield hit(link.end(), link.end() + value.end(), FindingKind.PASSWORD, "context:security-answer")
 
 
 def credential_statements(text: str) -> Iterator[Hit]:
@@ -368,7 +345,7 @@ def credential_statements(text: str) -> Iterator[Hit]:
             continue  # the plain word is the identifier path's, below
         seen.add(m.end())
         stated = list(_password_statement(text, lower, m.end()))
-        yield from stated or _short_answer(text, lower, m)
+        yield from stated or short_answer(text, lower, m)
     for m in () if lower.isascii() else _CJK_PASSWORD.finditer(lower):
         value = text[m.start("value") : m.end("value")].rstrip(TRAILING)
         if plausible(value, True, FindingKind.PASSWORD, False):

@@ -2,7 +2,8 @@
 
 "Q: city you were born in? A: Ljubljana", "Frage: Name des ersten Haustiers - Antwort: Rex": the
 answer opens the account as a password would, and nothing names it a password. The credential
-reader finds "security answer: X" and "maiden name: X"; this reads the question-and-answer form,
+reader finds "security answer: X" and "maiden name: X" and hands the answer's reading to
+`short_answer` here; `security_answers` reads the question-and-answer form, numbered or quoted,
 where the question's topic is what a bank or a mail provider asks to recover an account. A
 question on any other topic ("Q: where is the meeting? A: Room 4") is left alone.
 """
@@ -13,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
+from services.common.pii.stated_values import LINK, NON_VALUES
 
 # "A:", "Answer:", "Antwort:", "Respuesta:", "Réponse:" (folded), with an optional number ("A1:").
 # A numbered answer may close with a parenthesis, as numbered lists do ("Q2) ... A2) Kowalski").
@@ -104,3 +106,29 @@ def security_answers(text: str, lower: str) -> Iterator[Hit]:
         if is_placeholder_at(text, value.start("value")):
             continue
         yield hit(value.start("value"), value.end("value"), FindingKind.PASSWORD, "context:security-qa")
+
+
+# A name alone after its phrase, as an answer is written: "maiden name Kowalski", "... is Rex".
+_NAME_AFTER = re.compile(r"[ \t]+([A-Z][^\W\d_]+(?:-[A-Z][^\W\d_]+)?)(?![\w\-])")
+
+
+def short_answer(text: str, lower: str, phrase: re.Match[str]) -> Iterator[Hit]:
+    """A security answer may be one short word ("first pet: Rex", "maiden name: Li") after a plain link."""
+    if "answer" not in phrase.group() and "maiden" not in phrase.group() and "pet" not in phrase.group():
+        return
+    link = LINK.match(lower, phrase.end())
+    if link is not None and link.group("strong") is None and "answer" in phrase.group():
+        # "the answer to my security question is Rex": after a plain "is", an answer written as a name
+        if (name := _NAME_AFTER.match(text, link.end() - 1)) and name.group(1).lower() not in NON_VALUES:
+            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
+        return
+    if link is None or link.group("strong") is None:
+        # "mother's maiden name Kowalski": a name needs no link when it is written as one
+        if "answer" in phrase.group() or (name := _NAME_AFTER.match(text, phrase.end())) is None:
+            return
+        if name.group(1).lower() not in NON_VALUES:
+            yield hit(name.start(1), name.end(1), FindingKind.PASSWORD, "context:security-answer")
+        return
+    value = re.match(r"[^\W\d_]{2,}", text[link.end() :])
+    if value and value.group().lower() not in NON_VALUES and not is_placeholder_at(text, link.end()):
+        yield hit(link.end(), link.end() + value.end(), FindingKind.PASSWORD, "context:security-answer")
