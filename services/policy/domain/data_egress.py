@@ -39,12 +39,12 @@ _NEGATION = re.compile(
     r"|nicht|nie|niemals|kein|keine|jamais|pas|nunca|jamas|non|mai|nao|niet|nooit|nigdy)\b"
 )
 
-_MOVE = (
+_MOVE = re.compile(
     r"\b(?:auto ?forward\w*|forward\w*|redirect\w*|bcc\w*|cc|cc ing|cc d|copy|copies|copied|copying|send\w*|sent"
     r"|upload\w*|sync\w*|mirror\w*|export\w*|back(?:ing)? up|dump\w*|save\w*|share\w*)\b"
 )
 # Moving mail or files in French, Spanish, German, Italian, Portuguese, Dutch and Polish, folded.
-_MOVE_ABROAD = (
+_MOVE_ABROAD = re.compile(
     r"\b(?:leite\w*|weiterleit\w*|weiter|schick\w*|kopier\w*|hochlad\w*|transfer\w*|envoi\w*|envoy\w*"
     r"|copie\w*|televers\w*|reenvi\w*|envia\w*|envie\w*|enviar|envio|copia\w*|sube|subir|suba|inoltr\w*"
     r"|invia\w*|inviare|invio|carica\w*|encaminh\w*|carreg\w*|stuur\w*|doorstur\w*|kopieer\w*|przekaz\w*"
@@ -89,6 +89,8 @@ _IDENTIFIER = (
     r"|log ?in(?: details)?|credentials|security (?:answers?|questions?)|maiden name|medical (?:records?|history)"
     r"|salary|payslips?|gov id|bank account|date of birth|card"
 )
+_GIVES = re.compile(_GIVE)
+_NOT_A_WORD = re.compile(r"[^\w]+")
 # Given to the owner is no disclosure: "tell me my PIN's expiry", "send us all card statements".
 _TO_THE_OWNER = re.compile(rf"{_GIVE} (?:it |them )?(?:to )?(?:me|us)\b")
 _OWN_IDENTIFIER = re.compile(rf"\b(?:my|our)(?: \w+){{0,2}}? (?:{_IDENTIFIER})\b")
@@ -123,15 +125,15 @@ def data_egress(text: str) -> str | None:
     folded = fold_for_matching(text).casefold()
     for sentence in _SENTENCE.finditer(folded):
         raw = sentence.group()
-        words = re.sub(r"[^\w]+", " ", raw.translate(PLAIN_LETTERS))
+        words = _NOT_A_WORD.sub(" ", raw.translate(PLAIN_LETTERS))
         if _NEGATION.search(words):
             continue
-        if re.search(_MOVE, words) and (_OUTSIDE.search(words) or _CONSUMER_ADDRESS.search(raw)):
+        if _MOVE.search(words) and (_OUTSIDE.search(words) or _CONSUMER_ADDRESS.search(raw)):
             return "forwarding outside the organisation"
-        if re.search(_MOVE_ABROAD, words) and (_OUTSIDE.search(words) or _OUTSIDE_ABROAD.search(words)):
+        if _MOVE_ABROAD.search(words) and (_OUTSIDE.search(words) or _OUTSIDE_ABROAD.search(words)):
             return "forwarding outside the organisation"
         if (
-            re.search(_GIVE, words)
+            _GIVES.search(words)
             and not _TO_THE_OWNER.search(words)
             and _OWN_IDENTIFIER.search(words)
             and (_ANYONE.search(words) or _PERMISSION.search(words))
