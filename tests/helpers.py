@@ -13,7 +13,7 @@ from services.common.infra.processes import ServiceProcess
 from services.common.pii.model import FindingKind
 from services.common.redaction import RedactionMode, Redactor
 from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
-from services.worker.domain.extraction import ExtractionInput, ToolOutcome
+from services.worker.domain.extraction import EmailContent, ExtractionInput, ToolOutcome
 
 
 def owner_candidate(text: str, memory_type: MemoryType = MemoryType.PREFERENCE, **fields: Any) -> Candidate:
@@ -43,6 +43,12 @@ def tool_outcome_event(summary: str) -> ExtractionInput:
     """An event of Alice's whose one tool outcome (a page fetched) reported ``summary``."""
     outcome = ToolOutcome("web.fetch", "ok", "ref-1", summary)
     return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", (outcome,), None, False)
+
+
+def owner_mail_event(body: str) -> ExtractionInput:
+    """An event of Alice's: a note she mailed herself, its addresses already redacted as serving does."""
+    email = EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "note", body)
+    return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", email=email, from_owner=True)
 
 
 def random_ref(prefix: str) -> str:

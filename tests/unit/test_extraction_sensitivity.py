@@ -10,21 +10,12 @@ from __future__ import annotations
 import pytest
 
 from services.common.vocabulary import Sensitivity
-from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
-from tests.helpers import random_ref
+from services.worker.domain.extraction import RuleBasedExtractor
+from tests.helpers import owner_mail_event
 
 
 def _sensitivities(body: str) -> list[Sensitivity]:
-    event = ExtractionInput(
-        event_id=random_ref("evt"),
-        trace_id="0" * 32,
-        tenant="acme",
-        user="alice",
-        route="assistant.instruction",
-        email=EmailContent("[EMAIL@acme.example]", "[EMAIL@acme.example]", "note", body),
-        from_owner=True,
-    )
-    return [candidate.sensitivity for candidate in RuleBasedExtractor().extract(event)]
+    return [candidate.sensitivity for candidate in RuleBasedExtractor().extract(owner_mail_event(body))]
 
 
 @pytest.mark.parametrize(
