@@ -312,7 +312,6 @@ def password_in_clause(text: str, lower: str, end: int, numeric: bool = False) -
 _STILL = _words("still again")
 # A value set off between commas right after its word: "his banking PIN, 4 4 2 1, is on a post-it".
 _BETWEEN_COMMAS = re.compile(r",[^\S\n]*(?P<value>[^,\n]{1,40}?)[^\S\n]*,")
-_ONE_DIGIT_AT_A_TIME = re.compile(r"\d(?: \d){3,11}")
 
 
 # The words a value may be set off after: a plain credential word, not an identifier that holds one
@@ -327,7 +326,8 @@ def _set_off(text: str, end: int, limit: int, numeric: bool) -> tuple[int, int] 
     if commas is None or is_placeholder_at(text, commas.start("value")):
         return None
     value = commas.group("value")
-    spelt = numeric and _ONE_DIGIT_AT_A_TIME.fullmatch(value) is not None
+    # "4 4 2 1": a digit, then the digits spelt after it as `value_after` reads them
+    spelt = numeric and value[:1].isdigit() and _SPELT_DIGITS.fullmatch(value, 1) is not None
     one_token = not any(c.isspace() for c in value) and any(c.isdigit() for c in value)
     if spelt or (one_token and (password_or_number(value, numeric) or strongly_password_shaped(value))):
         return commas.start("value"), commas.end("value")
