@@ -11,9 +11,19 @@ letters turned Latin, Hangul syllables as their letters.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
+from services.common.steering_languages import (
+    DISCARD_VERBS,
+    INSTRUCTION_NOUNS,
+    RULE_NOUNS,
+    SOV_DISCARD_VERBS,
+    SOV_INSTRUCTION_NOUNS,
+    UNSPACED_DISCARD_VERBS,
+    UNSPACED_INSTRUCTION_NOUNS,
+)
 from services.common.text_folding import fold_for_matching
 
 # "From now on" and "remember", written as folded text is (look-alike Cyrillic letters become Latin,
@@ -55,7 +65,7 @@ _MODELS_MUST_ELSEWHERE = (
 )  # fmt: skip
 
 
-def _folded(words: Iterable[str]) -> str:
+def folded_alternatives(words: Iterable[str]) -> str:
     """Each word folded as it may be written: lower case, capitalised, upper case (folding keeps
     case, and a capital look-alike may fold to another letter than its small one: capital Ze to "3")."""
     forms = {fold_for_matching(form) for word in words for form in (word, word.capitalize(), word.upper())}
@@ -107,7 +117,7 @@ STEERING = re.compile(
     r"|\b(?:ki[- ]?assistent(?:in)?|ki[- ]?agent|assistent(?:in)?|assistente(?: ia| virtuale)?"
     r"|asistente(?: ia| virtual)?|assistant(?:e)? (?:ia|virtuel(?:le)?)|agente(?: ia)?|agent ia"
     r"|asystent(?:ko)?(?: ai)?|asystencie)\s*[:,]"
-    rf"|(?:{_folded(_ASSISTANT_WORDS)})\s*[:,\uff0c\u3001\uff1a\u060c]"
+    rf"|(?:{folded_alternatives(_ASSISTANT_WORDS)})\s*[:,\uff0c\u3001\uff1a\u060c]"
     # a third party speaking for the owner, or asking for trust it has not been given
     r"|\b(?:your|the) (?:owner|user|principal|boss)\b(?! of).{0,20}\b(?:has |have )?"
     r"(?:authori[sz]ed|approved|asked|instructed|agreed|wants|told)\b"
@@ -132,13 +142,13 @@ STEERING = re.compile(
     r"|revision|verificacion|validacion|confirmacion|control|controllo|verifica|conferma|approvazione|verificatie"
     r"|goedkeuring|weryfikacji|kontroli|zatwierdzenia|aprovacao|verificacao|revisao)\b"
     r"|\b(?:onaysiz|kontrolsuz|incelemeden)\b"
-    rf"|{_folded(_WITHOUT_CHECKS_ELSEWHERE)}|{_folded(_MODELS_MUST_ELSEWHERE)}"
+    rf"|{folded_alternatives(_WITHOUT_CHECKS_ELSEWHERE)}|{folded_alternatives(_MODELS_MUST_ELSEWHERE)}"
     # "remember", "save", "note" in the other languages outsiders write in (folded: no accents)
     r"|\b(?:speichern sie|bitte speichern|notieren sie|merken|ricordare|memorizzare|memorizza|guarde|guardar como"
     r"|tenga en cuenta|tengan en cuenta|notez que|veuillez noter|memoriser|enregistrez|retenir|lembre|memorize"
     r"|sla op|zapamietaj|zapamietajcie|pamietaj|pamietajcie|zapamatujte|pamatujte|unutmayin|hatirla)\b"
     # the same in Russian, and in scripts without spaces between words, where \b finds no word's edge
-    rf"|\b(?:{_folded(_RUSSIAN)})\b|{_folded(_UNSPACED)}"
+    rf"|\b(?:{folded_alternatives(_RUSSIAN)})\b|{folded_alternatives(_UNSPACED)}"
     # "以后" opens a clause as "from now on" ("以后所有付款…"); after a noun it is "after" ("会议以后")
     r"|(?:^|[\s,.!?:;\uff0c\u3002\uff01\uff1f\uff1a\uff1b\u3001])以后",
     re.I,
@@ -182,6 +192,134 @@ MORE_STEERING = re.compile(
 )
 
 
+_DISCARD = r"(?:ignore|disregard|forget|override|bypass|discard)"
+
+# Shapes of an eighth probe, again a pattern of their own so that each costs only where its words are.
+EVEN_MORE_STEERING = re.compile(
+    # what came before discarded, by any name ("ignore all prior context", "forget everything above")
+    rf"\b{_DISCARD}\b(?: \w+){{0,3}}? (?:previous|prior|above|earlier|preceding|original|initial|existing|all)\b"
+    r"(?: \w+){0,2}? (?:context|constraints|limitations|restrictions|safeguards|guardrails|programming|training"
+    r"|conversation|directives|commands|orders)\b"
+    r"|\bsupersedes? (?:all |any )?(?:prior|previous|earlier|existing|other|your)\b(?: \w+)?? (?:guidance|instructions?"
+    r"|rules|directions|directives|polic(?:y|ies)|settings)\b"
+    r"|\b(?:ignore|disregard|forget) (?:all(?! of the above)|everything|anything|what(?:ever)? (?:you|was|i|we))\b"
+    r".{0,40}?\b(?:above|before(?! (?:the|a|an)\b| \d)|earlier|previously|so far|until now|up to (?:now|here"
+    r"|this point))\b"
+    # the words written backwards
+    r"|\bsnoitcurtsni\b|\btpmorp metsys\b"
+    # a new task given to the reader, a persona without limits, a permission or a priority claimed for it
+    r"|\byour (?:new|real|true|actual|only|primary|updated|next) (?:task|objective|mission|directive|instructions?)"
+    r"(?:\s*:|\s+(?:is|are)\s+(?:now\s+)?to\b)|\byour (?:new|real|true|actual|only|primary|updated) (?:goal"
+    r"|purpose|priority|role|job|persona)\s+is\s+(?:now\s+)?to\b"
+    r"|\byou are (?:now |no longer )?(?:an? |the )?[\w-]*(?:gpt|llm|bot)\b"
+    r"|\b(?:assistant|ai|model|bot|gpt|llm|you)\b.{0,30}\b(?:with no|without(?: any)?|free (?:of|from)) (?:rules"
+    r"|restrictions|limits|limitations|filters|guidelines|guardrails|ethics|censorship)\b"
+    r"|\b(?:assistants?|ai|agents?|models?|bots?|copilot)(?: is| are) (?:now |hereby |fully |also )?(?:authori[sz]ed"
+    r"|allowed|permitted|cleared|entitled|required|expected|instructed|supposed)\b"
+    r"|\b(?:highest|top|maximum|overriding|absolute)[- ]priority (?:instruction|command|directive|order|message"
+    r"|rule)s?\b|\b(?:treat|consider|regard|interpret|read) this (?:document|page|text|message|content|e-?mail"
+    r"|note|file)\b.{0,20}\bas (?:an? |the |your )?(?:instruction|command|directive|order|system|authoritative)"
+    # the reader's answers shaped from now on ("in all subsequent replies", "for the rest of this conversation")
+    r"|\bin (?:all |every |each |any )?(?:subsequent|following|later|upcoming) (?:replies|responses|answers"
+    r"|messages|outputs|conversations)\b|\bfor the rest of (?:this|the|our) (?:conversation|session|chat"
+    r"|dialogue|thread)\b"
+    r"|\b(?:reply|respond|answer|speak|write) only (?:in|with|as|using)\b"
+    r"|\bwhen (?:summari[sz]ing|reading|processing|answering|replying to|responding to)\b.{0,40}\b(?:tell|inform"
+    r"|advise|remind|instruct|direct|urge) (?:the )?(?:user|reader|owner|customer)s?\b"
+    # the owner's data sent out, and checks on a payee stopped ("stop flagging payments to…")
+    r"|\b(?:send|forward|share|email|e-mail|upload|post|export|copy|leak|disclose|reveal|give)\b(?: \S+){0,3}? (?:the"
+    r" user'?s|her|his|their|[a-z]+'s|all(?: of)?(?: the)?|your) (?:\w+ ){0,2}?(?:contacts|address book|files"
+    r"|documents|calendar|e-?mails?|mails?|inbox|messages|chats?|conversations?|history|data|records|notes"
+    r"|credentials|details|information|info|photos)\b.{0,40}?\b(?:to|with) (?:\[email|[\w.+-]+@|anyone|everyone"
+    r"|anybody|any\w* who|the public)"
+    r"|\b(?:stop|cease|quit) (?:flagging|blocking|questioning|quarantining)\b"
+    r"|\b(?:do not|never) (?:flag|quarantine)\b"
+    # a standing choice made for the owner: a contact to use from now on, where all money goes, who approves all
+    r"|\buse (?:it|this|that|them|these|this (?:number|address|account|link)) for (?:all|every|any) (?:future"
+    r"|subsequent|later|upcoming)\b"
+    r"|\b(?:correct|real|official|new|updated) (?:support |customer service |help ?desk |contact |billing )?"
+    r"(?:number|phone|line|e-?mail|address|account|iban|website|url|link)\b.{0,40}\bis now\b"
+    r"|\ball (?:future |further |subsequent )?(?:payments?|transfers?|invoices?|refunds?|funds|wires?|remittances?"
+    r"|deposits?)\b.{0,15}?\b(?:go|goes|be sent|be paid|be made|be wired|be routed|be redirected|be transferred)"
+    r" (?:\w+ )?to\b"
+    r"|\b(?:approves?|authori[sz]es?|signs? off(?: on)?|okays?) all (?:of )?(?:\w+'s |her |his |their |the user'?s"
+    r" |your )?(?:expenses|payments|invoices|purchases|transfers|requests|reimbursements|orders|contracts)\b"
+    # a chat role dressed as a Markdown link ("[system](#instructions)")
+    r"|\[(?:system|assistant|developer|admin|instructions?)\]\(#",
+    re.I,
+)
+
+
+# "Ignore the previous instructions" in other languages: a discarding verb and, a few characters on,
+# what it discards (or the noun first, where the verb may close the clause). Read as words looked up
+# in sets and paired by position (`_within`), not as one pattern: ".{0,40}?" before fifty nouns,
+# tried after each verb of a text made of verbs, cost seconds, and the lists as alternations cost
+# 50 µs a sentence.
+_WORD = re.compile(r"\w+")
+_UNSPACED_SCRIPT = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")
+_UNSPACED_DISCARD_VERB = re.compile(f"(?:{folded_alternatives(UNSPACED_DISCARD_VERBS)})", re.I)
+_UNSPACED_DISCARDED = re.compile(f"(?:{folded_alternatives(UNSPACED_INSTRUCTION_NOUNS)})", re.I)
+
+Phrases = dict[str, frozenset[tuple[str, ...]]]
+
+
+def _phrases(words: Iterable[str]) -> Phrases:
+    """Each phrase as the words folded text holds for it, in each case it may be written, by first word."""
+    forms = {
+        tuple(token.casefold() for token in _WORD.findall(fold_for_matching(form)))
+        for word in words
+        for form in (word, word.capitalize(), word.upper())
+    }
+    return {first: frozenset(form for form in forms if form[0] == first) for first in {form[0] for form in forms}}
+
+
+_DISCARD_VERB = _phrases(DISCARD_VERBS)
+_DISCARDED = _phrases(INSTRUCTION_NOUNS + RULE_NOUNS)
+_SOV_DISCARDED = _phrases(SOV_INSTRUCTION_NOUNS)
+_SOV_DISCARD_VERB = _phrases(SOV_DISCARD_VERBS)
+
+
+def _places(phrases: Phrases, words: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
+    """(start, end) of each phrase among ``words`` (folded words with their places in the text)."""
+    places = []
+    for index, (word, start, _) in enumerate(words):
+        for phrase in phrases.get(word, ()):
+            following = words[index : index + len(phrase)]
+            if tuple(found for found, _, _ in following) == phrase:
+                places.append((start, following[-1][2]))
+    return places
+
+
+def _within(first: list[tuple[int, int]], then: list[tuple[int, int]], gap: int) -> bool:
+    """Whether a place of ``then`` starts at most ``gap`` characters after a place of ``first`` ends."""
+    starts = sorted(start for start, _ in then)
+    for _, end in first:
+        following = bisect.bisect_left(starts, end)
+        if following < len(starts) and starts[following] - end <= gap:
+            return True
+    return False
+
+
+def _discards_instructions_elsewhere(folded: str) -> bool:
+    words = [(match.group().casefold(), match.start(), match.end()) for match in _WORD.finditer(folded)]
+    discarded = _places(_DISCARDED, words)
+    if discarded and _within(_places(_DISCARD_VERB, words), discarded, 40):
+        return True
+    sov_discarded = _places(_SOV_DISCARDED, words)
+    if sov_discarded and _within(sov_discarded, _places(_SOV_DISCARD_VERB, words), 30):
+        return True
+    if _UNSPACED_SCRIPT.search(folded) is None:
+        return False
+    verbs = [match.span() for match in _UNSPACED_DISCARD_VERB.finditer(folded)]
+    nouns = [match.span() for match in _UNSPACED_DISCARDED.finditer(folded)]
+    return _within(verbs, nouns, 12) or _within(nouns, verbs, 12)
+
+
 def steers(folded: str) -> bool:
     """Whether folded text holds one of the steering shapes."""
-    return STEERING.search(folded) is not None or MORE_STEERING.search(folded) is not None
+    return (
+        STEERING.search(folded) is not None
+        or MORE_STEERING.search(folded) is not None
+        or EVEN_MORE_STEERING.search(folded) is not None
+        or _discards_instructions_elsewhere(folded)
+    )

@@ -23,13 +23,14 @@ from enum import StrEnum
 from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
+from services.common.reader_commands import commands_reader
 from services.common.special_categories import special_category
 from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 from services.policy.domain.data_egress import data_egress
 
-POLICY_VERSION = "policy-2026.12.3"
+POLICY_VERSION = "policy-2026.12.4"
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,23 @@ def _markers_of_others(text: str) -> tuple[str, ...]:
     return (*markers, "steering") if steers(fold_for_matching(text)) else markers
 
 
+@functools.lru_cache(maxsize=4096)
+def _orders_its_reader(text: str) -> bool:
+    """Whether someone else's text gives its reader an order (an imperative, or "you" given a duty).
+
+    Read apart from the markers: an outsider's procedure is refused as one already, and its audit
+    keeps that one reason; a tool outcome or an outsider's fact that orders is the case it adds.
+    """
+    return commands_reader(fold_for_matching(text))
+
+
+def _markers_of_others_or_orders(candidate: Candidate) -> tuple[str, ...]:
+    markers = _markers_of_others(candidate.text)
+    if candidate.type is not MemoryType.PROCEDURAL and _orders_its_reader(candidate.text):
+        markers = (*markers, "an order to its reader")
+    return markers
+
+
 def _valid(candidate: Candidate) -> bool:
     confidence = candidate.confidence
     return bool(candidate.text.strip()) and math.isfinite(confidence) and 0.0 <= confidence <= 1.0
@@ -185,7 +203,7 @@ def _reject_reasons(candidate: Candidate) -> list[Reason]:
     elif contains_secret_pattern(candidate.text) or contains_secret_placeholder(candidate.text):
         reasons.append(Reason(ReasonCode.SENSITIVE_CONTENT, "a secret, or the place of one, is in the text"))
     if external:
-        markers = _markers_of_others(candidate.text)
+        markers = _markers_of_others_or_orders(candidate)
         if markers:
             reasons.append(
                 Reason(ReasonCode.EXTERNAL_INSTRUCTION, "instruction-like external text: " + ", ".join(markers))
@@ -206,7 +224,7 @@ def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: Poli
         reasons.append(Reason(ReasonCode.PROCEDURAL_NEEDS_REVIEW, "procedures change behaviour: a human approves"))
     if candidate.origin is Origin.EXTERNAL_EMAIL:
         reasons.append(Reason(ReasonCode.EXTERNAL_UNVERIFIED, "a third party's claim, not the owner's"))
-    if candidate.origin is Origin.TOOL_OUTCOME and _markers_of_others(candidate.text):
+    if candidate.origin is Origin.TOOL_OUTCOME and _markers_of_others_or_orders(candidate):
         reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
     if (category := special_category(candidate.text)) is not None:
         reasons.append(Reason(ReasonCode.SPECIAL_CATEGORY, f"personal data of a special category ({category})"))
