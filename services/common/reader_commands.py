@@ -84,7 +84,11 @@ _ADDRESSED = re.compile(
     r"|\bsummar(?:y|ies|i[sz]e|i[sz]ing) of this (?:page|document|site|text|e-?mail|article)\b.{0,30}"
     r"\b(?:must|should|shall|need to|needs to|have to|has to|will)\b"
     r"|\b(?:the )?(?:user|owner|account holder)'?s? consent (?:has been|was|is) (?:recorded|given|granted|obtained)"
-    r"|\bauthori[sz]ed (?:representative|signatory|delegate)\b|\bpower of attorney\b"
+    r"|\bauthori[sz]ed (?:representative|signatory|delegate|agent|proxy)\b|\bpower of attorney\b"
+    # a model called by its handle or handed a task ("@assistant add me to…", "TODO for the bot -> …")
+    r"|(?<![\w.])@(?:assistant|ai|bot|agent|copilot|claude|chatgpt|gpt|gemini|llm)\b"
+    r"|\b(?:todo|task|job|action item|reminder|request)s? (?:for|to) (?:the |an? |your |any )?(?:bot|assistant|ai"
+    r"|agent|model|llm|copilot)\b"
     r"|\b(?:requested|asked|instructed|ordered|decided) that all\b"
     r"|\bpre-?(?:cleared|authori[sz]ed|verified|vetted)\b|\balready (?:been )?(?:approved|verified|cleared"
     r"|authori[sz]ed|vetted)\b.{0,30}\b(?:pay|approve|transfer|wire|send|proceed|skip)\b",

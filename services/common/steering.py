@@ -244,6 +244,12 @@ EVEN_MORE_STEERING = re.compile(
     r" (?:\w+ )?to\b"
     r"|\b(?:approves?|authori[sz]es?|signs? off(?: on)?|okays?) all (?:of )?(?:\w+'s |her |his |their |the user'?s"
     r" |your )?(?:expenses|payments|invoices|purchases|transfers|requests|reimbursements|orders|contracts)\b"
+    # a payee's details changed by whoever sends the invoice ("PAYMENT INSTRUCTIONS CHANGED. REMIT TO…"),
+    # and checks waived by name ("merge without checks")
+    r"|\b(?:payment|remittance|bank|banking|wire|wiring|account|payee) (?:instructions|details|information|info)\b"
+    r".{0,20}?\b(?:changed|have changed|has changed|updated|are now|is now|new)\b|\bremit (?:all |any )?(?:payments?"
+    r" |funds |monies )?to\b"
+    r"|\bwithout (?:any )?(?:checks|verification|reviews?|approvals?|confirmations?|sign-?off|2fa|mfa)\b"
     # a chat role dressed as a Markdown link ("[system](#instructions)")
     r"|\[(?:system|assistant|developer|admin|instructions?)\]\(#",
     re.I,
