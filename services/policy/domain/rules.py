@@ -179,7 +179,8 @@ def _orders_its_reader(text: str) -> bool:
 
 def _markers_of_others_or_orders(candidate: Candidate) -> tuple[str, ...]:
     markers = _markers_of_others(candidate.text)
-    if candidate.type is not MemoryType.PROCEDURAL and _orders_its_reader(candidate.text):
+    refused_as_procedure = candidate.origin is Origin.EXTERNAL_EMAIL and candidate.type is MemoryType.PROCEDURAL
+    if not refused_as_procedure and _orders_its_reader(candidate.text):
         markers = (*markers, "an order to its reader")
     return markers
 
