@@ -51,6 +51,12 @@ def owner_mail_event(body: str) -> ExtractionInput:
     return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", email=email, from_owner=True)
 
 
+def outsider_mail_event(body: str) -> ExtractionInput:
+    """An event of Alice's: a mail an outsider (vendor.example) sent her, its addresses redacted as serving does."""
+    email = EmailContent("[EMAIL@vendor.example]", "[EMAIL@acme.example]", "Hello", body)
+    return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", email=email, from_owner=False)
+
+
 def random_ref(prefix: str) -> str:
     """A fresh id such as `evt-1f3a9c0d2b4e`, so tests never collide and never need cleanup."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"

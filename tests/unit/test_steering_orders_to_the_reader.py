@@ -27,8 +27,8 @@ from services.common.reader_commands import commands_reader
 from services.common.text_folding import fold_for_matching
 from services.common.vocabulary import MemoryType, Origin, Outcome
 from services.policy.domain.rules import EvaluationContext, evaluate
-from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
-from tests.helpers import owner_mail_event, tool_outcome_event
+from services.worker.domain.extraction import RuleBasedExtractor
+from tests.helpers import outsider_mail_event, owner_mail_event, tool_outcome_event
 from tests.unit.test_policy_rules import candidate, codes
 
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
@@ -168,9 +168,7 @@ FORWARDS = [
 @pytest.mark.parametrize("text", OUTSIDERS)
 def test_an_outsiders_mail_that_steers_is_never_stored(text: str) -> None:
     # Given an outsider's mail to Alice  When extracted and decided
-    email = EmailContent("[EMAIL@vendor.example]", "[EMAIL@acme.example]", "Hello", text)
-    event = ExtractionInput("evt-3", "0" * 32, "acme", "alice", "assistant.instruction", (), email, False)
-    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(event)]
+    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(outsider_mail_event(text))]
     # Then nothing of it is stored (most of it is not even proposed)
     assert all(d.outcome is not Outcome.STORE for d in decisions)
 
