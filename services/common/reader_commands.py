@@ -20,9 +20,10 @@ from services.common.steering import folded_alternatives as _folded
 from services.common.steering_languages import POLITE_REQUESTS, UNSPACED_POLITE_REQUESTS
 
 # Verbs that order the reader to act: on the owner's data, money, trust or its own rules, and the
-# errands an assistant runs. A how-to page's orders ("Sign up for the newsletter") are held for a
-# person too; the instruction markers already held "Always wear a helmet" and "Remember to bring
-# your passport": a tool outcome is a record of what happened, and an order is not one.
+# errands an assistant runs. A how-to page's orders ("Confirm your attendance by replying to the
+# organiser") are held for a person too; the instruction markers already held "Always wear a
+# helmet" and "Remember to bring your passport": a tool outcome is a record of what happened, and an
+# order is not one.
 _COMMAND_VERBS = (
     r"approve|authori[sz]e|pay|wire|transfer|send|forward|share|e-?mail|copy|reveal|disclose|output|print|dump|repeat"
     r"|recite|reply|respond|include|insert|append|save|store|remember|record|memori[sz]e|update|change|switch|enable"
