@@ -17,8 +17,8 @@ import pytest
 
 from services.common.vocabulary import MemoryType, Origin, Outcome
 from services.policy.domain.rules import EvaluationContext, evaluate
-from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor
-from tests.helpers import tool_outcome_event
+from services.worker.domain.extraction import RuleBasedExtractor
+from tests.helpers import outsider_mail_event, tool_outcome_event
 from tests.unit.test_policy_rules import candidate, codes
 
 CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
@@ -81,9 +81,7 @@ def test_steering_in_a_tool_outcome_waits_for_review(text: str) -> None:
 @pytest.mark.parametrize("text", STEERING)
 def test_the_same_words_from_an_outsider_are_refused_as_an_instruction(text: str) -> None:
     # Given the same words in an outsider's mail  When extracted and decided
-    email = EmailContent("[EMAIL@vendor.example]", "[EMAIL@acme.example]", "Hello", text)
-    event = ExtractionInput("evt-2", "0" * 32, "acme", "alice", "assistant.instruction", (), email, False)
-    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(event)]
+    decisions = [evaluate(p, (), CONTEXT) for p in RuleBasedExtractor().extract(outsider_mail_event(text))]
     # Then whatever is proposed is refused (the extractor proposes nothing for most of them)
     assert all(d.outcome is Outcome.REJECT for d in decisions)
     # and whatever an extractor labelled them, policy refuses them as an outsider's instruction
