@@ -219,7 +219,7 @@ def _detectors_digest() -> str:
     sources += sorted(p for p in Path(pii.__file__).parent.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
     for path in sources:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for library in ("phonenumbers", "detect-secrets"):
+    for library in ("phonenumbers", "detect-secrets", "mnemonic"):
         digest.update(f"{library}={metadata.version(library)}\0".encode())
     digest.update(f"unicode={unicodedata.unidata_version} python={sys.version_info[:2]}".encode())
     return digest.hexdigest()

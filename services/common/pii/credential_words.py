@@ -19,7 +19,8 @@ PASSWORD_WORDS = (
         "cryptogramme "
         "otp otps totp 2fa mfa geheimzahl "
         "passwort passworter kennwort mdp contrasena contrasenas clave senha wachtwoord parola haslo heslo "
-        "haslo hasło jelszo losenord losenordet adgangskode passord passordet salasana sifre lozinka geslo "
+        "haslo hasło jelszo losenord losenordet adgangskode adgangskoden kodeord kodeordet passord passordet "
+        "salasana sifre lozinka geslo "
         # Turkish adds the owner to the word ("şifrem", "parolamiz" folded: my password, our password)
         "sifrem sifren sifresi sifremiz sifreniz sifreyi parolam parolan parolasi parolamiz parolaniz parolayi "
         "parool lykilord slaptazodis "

@@ -126,6 +126,10 @@ _USER_AND_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*"
 _NAMED_USER_AND_PASSWORD = re.compile(r"[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t]*\S*(?:\d|[^\w\s])\S*")
 _LOCK_WORD = re.compile(r"[ \t]+(?:lock|padlock|code|number|for the (?:lock|safe|padlock))\b")
 # The password after a user name already read as the value: " : B4ckup!Now", " / Xy7!qq".
+_BRACKETED_PAIR = re.compile(
+    r"[ \t]*[(\[][ \t]*(?P<pair>[\w.@\-]*[A-Za-z][\w.@\-]*[ \t]*[/|][ \t]*[^\s)\]]*(?:\d|[^\w\s)\]])[^\s)\]]*)"
+    r"[ \t]*[)\]]"
+)
 _PAIR_TAIL = re.compile(r"[ \t]*[/|:][ \t]*\S*(?:\d|[^\w\s])\S*")
 _COMMA_TAIL = re.compile(r",[ \t]*(?P<value>\S+)")
 _USER_COMMA_PASSWORD = re.compile(r"[\w.@\-]+[ \t]*,[ \t]*(?P<value>\S+)")
@@ -242,7 +246,10 @@ def _piped_value(text: str, end: int) -> tuple[int, int] | None:
 
 
 def _pair_after(text: str, lower: str, end: int) -> tuple[int, int] | None:
-    """A "user / password" pair after a credential word and its link (or none: "creds bob / X1!"), as one span."""
+    """A "user / password" pair after a credential word and its link (or none: "creds bob / X1!"), as one
+    span; or in brackets after the word ("credentials (bob / X1!)"), where `LINK` would take it for a remark."""
+    if bracketed := _BRACKETED_PAIR.match(text, end):
+        return bracketed.start("pair"), bracketed.end("pair")
     link = LINK.match(lower, end)
     if link is not None:
         pair = _USER_AND_PASSWORD.match(text, link.end())
@@ -325,9 +332,9 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
 
 
 # The words a value can be named by after it is written; `password_before` reads what precedes them.
-_PASSWORD_WORD_GATES = ("pass", "pwd", "kennwort", "contrasena", "senha", "wachtwoord")
+_PASSWORD_WORD_GATES = ("pass", "pw", "kennwort", "contrasena", "senha", "wachtwoord")
 _PASSWORD_WORD = re.compile(
-    r"(?<![\w])(?:password|passwort|passcode|passphrase|pwd|kennwort|mot de passe|contrasena|senha|wachtwoord)"
+    r"(?<![\w])(?:password|passwort|passcode|passphrase|pwd|pw|kennwort|mot de passe|contrasena|senha|wachtwoord)"
     r"(?![\w\-])"
 )
 

@@ -47,7 +47,7 @@ def random_tokens(text: str) -> Iterator[Hit]:
 
 
 _PASSPHRASE = re.compile(
-    r"(?:pass ?phrase|recovery phrase|seed phrase|mnemonic(?: phrase)?|secret phrase|backup phrase"
+    r"(?:pass ?phrase|(?:recovery|seed|secret|backup|master|unlock|vault|wallet) phrase|mnemonic(?: phrase)?"
     r"|(?:seed|recovery|mnemonic|backup|wallet) words)s?\s*(?:is|was|are|were|=|:)\s*(?P<value>[^.\n]+)"
 )
 

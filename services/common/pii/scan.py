@@ -22,6 +22,7 @@ from services.common.pii import (
     one_time_codes,
     other_scripts,
     random_values,
+    recovery_phrases,
     secret_formats,
     security_questions,
     spoken_values,
@@ -63,6 +64,10 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     spoken_values.spoken_values,
     security_questions.security_answers,
     unnamed_values.unnamed_values,
+    unnamed_values.corrected_values,
+    unnamed_values.opened_by,
+    unnamed_values.asked_and_answered,
+    recovery_phrases.recovery_phrases,
 )
 
 

@@ -39,7 +39,7 @@ _PROVIDER_SOURCE = r"""
     shpat_[a-fA-F0-9]{32} shpss_[a-fA-F0-9]{32} shpca_[a-fA-F0-9]{32}
     dop_v1_[a-f0-9]{64} hvs\.[\w\-]{24,} hvb\.[\w\-]{24,} ATATT3[\w\-=]{50,} lin_api_\w{32,}
     secret_[A-Za-z0-9]{43} ntn_[A-Za-z0-9]{40,} hf_[A-Za-z]{30,} PMAK-[a-f0-9]{24}-[a-f0-9]{34}
-    sntrys_[\w=+/]{40,} glsa_\w{32}_[a-f0-9]{8} dp\.st\.\w+\.\w{40,} AGE-SECRET-KEY-1[0-9A-Z]{58}
+    sntrys_[\w=+/]{40,} glsa_\w{32}_[a-f0-9]{8} dp\.st\.\w+\.\w{40,} AGE-SECRET-KEY-1[0-9A-Z]{50,60}
     key-[0-9a-f]{32} SK[0-9a-f]{32} AKCp[A-Za-z0-9]{60,}
     [0-9a-f]{32}-us[0-9]{1,2} [A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}
     \d{8,10}:AA[0-9A-Za-z_\-]{33} [MNO][A-Za-z\d_\-]{23,25}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]{27,}
@@ -101,6 +101,31 @@ _SECRET_FIELDS = (
 )
 
 
+# "admin:Gr8Scott!@192.168.1.1", "deploy:T0k3n!x@build.acme.example": a URL's user and password with no
+# scheme before them (ssh, rsync and scp write them so). A scheme's own colon ("mailto:bob2@x.example")
+# names no user, and "Email:jane99@example.com" is a label before an address: the value must have a
+# symbol no address's local part is written with, or the host be an IP address.
+_BARE_USERINFO = re.compile(
+    r"(?<![\w.:/@%+\-])(?P<user>[A-Za-z][\w.\-]{0,63}):(?P<value>[^\s:@/<>]{4,128})"
+    r"@(?:(?P<ip>\[?[0-9A-Fa-f]*[:.][0-9A-Fa-f:.]+\]?)|[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)+)"
+)
+_NOT_IN_AN_ADDRESS = frozenset("!#$%^&*?~|\\()[]{},;'\"`")  # "=" is a message id's ("msg:<CAFx9=a@b.example>")
+_SCHEMES = frozenset({
+    "mailto", "sip", "sips", "tel", "xmpp", "http", "https", "ftp", "ssh", "git", "news", "urn", "cid", "mid",
+    "data", "im", "pres", "smtp", "imap",
+})  # fmt: skip
+
+
+def _bare_userinfo(text: str) -> Iterator[Hit]:
+    for m in _BARE_USERINFO.finditer(text):
+        value = m.group("value")
+        marked = any(c in _NOT_IN_AN_ADDRESS for c in value) or (
+            m.group("ip") is not None and any(c.isdigit() or not c.isalnum() for c in value)
+        )
+        if m.group("user").lower() not in _SCHEMES and marked and any(c.isalpha() for c in value):
+            yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "format:userinfo")
+
+
 def _starts_cleanly(text: str, start: int) -> bool:
     return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_-")
 
@@ -138,6 +163,8 @@ def provider_tokens(text: str) -> Iterator[Hit]:
             for m in regex.finditer(text):
                 yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "format:field")
     if ":" in text:
+        if "@" in text:
+            yield from _bare_userinfo(text)
         for regex in _SECRET_FIELDS:
             for m in regex.finditer(text):
                 yield hit(m.start("value"), m.end("value"), FindingKind.SECRET, "format:field")

@@ -253,12 +253,20 @@ def password_shaped(token: str) -> bool:
     return has_letter and has_mark and CODE_REFERENCE.match(token) is None
 
 
+# A generated passphrase: three or more words joined by a dash, dot or underscore, with a number at
+# either end ("purple-otter-violin-42"); a product's or a library's name has one or two ("vue3-beta").
+_JOINED_WORDS = re.compile(r"(?:\d{1,4}[\-._])?[^\W\d_]{3,}(?:[\-._][^\W\d_]{3,}){2,}(?:[\-._]?\d{1,4})?")
+
+
 def strongly_password_shaped(token: str) -> bool:
-    """Shaped like a password with a password's symbol, or with upper case, lower case and digits: what a
-    value must look like when no word about secrets is near it ("use React / Vue3-beta" is no password)."""
+    """Shaped like a password with a password's symbol, with upper case, lower case and digits, or as a
+    generated passphrase: what a value must look like when no word about secrets is near it ("use React /
+    Vue3-beta" is no password)."""
     if not password_shaped(token):
         return False
     if any(c in PASSWORD_SYMBOLS for c in token):
+        return True
+    if _JOINED_WORDS.fullmatch(token) and token[0].isdigit() != token[-1].isdigit():
         return True
     return any(c.isupper() for c in token) and any(c.islower() for c in token) and any(c.isdigit() for c in token)
 
@@ -348,10 +356,12 @@ def _shaped_in(text: str, start: int, limit: int) -> tuple[int, int] | None:
     return None
 
 
-# "Use Pineapple$42 as the password", "Summer2024! is my password": the value written before the word.
+# "Use Pineapple$42 as the password", "Summer2024! is my password", "Orchid#2026 - router password": the
+# value written before the word.
 _VALUE_THEN_PASSWORD_WORD = re.compile(
     r"(?<![^\s\"'`(])(?P<value>[^\s\"'`(\[]{6,64})[\"'`\u201d\u2019]?[^\S\n]+"
-    r"(?:(?:is|was|as|will be|becomes|is still|is now|=|ist|est|es|e|sera)[^\S\n]+"
+    r"(?:(?:is|was|as|will be|becomes|is still|is now|=|ist|est|es|e|sera|[\-\u2013\u2014]{1,2}|<-{1,2}|\u2190)[^\S\n]+"
+    r"(?:(?:that['\u2019]?s|this is|it['\u2019]?s)[^\S\n]+)?"  # "Gr8Scott! <- that's the pw"
     # "Orchid#2026 (that's the new wifi password)", "Tiger#2020 yesterday (the VPN password)"
     r"|(?:[a-z]+[^\S\n]+)?\((?:(?:that['\u2019]?s|that is|this is|which is|it['\u2019]?s|aka)[^\S\n]+)?)"
     r"(?:(?:the|my|our|your|his|her|their|a|an|new|current|temporary|default|mein|meine|unser|unsere|das|le|la"

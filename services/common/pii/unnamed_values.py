@@ -123,6 +123,115 @@ def _network_key(value: str, lower: str, m: re.Match[str]) -> bool:
     return _NAMES_THE_NETWORK.search(m.group()) is None and _KEY_LATER.search(rest_of_line) is None
 
 
+# "set it to Qwerty!123 for now", "changed it to X": "it" is any setting ("set it to UTC+2"), so the value
+# must look like what a password rule asks for (`_policy_shaped`).
+_IT_TO = re.compile(rf"{_SP}it{_SP}to[^\S\n]*:?{_SP}?{_VALUE}")
+
+# "Remember: X opens everything", "X unlocks all the doors": a value named by what it opens, before it.
+_OPENED = (
+    rf"everything|every(?:thing|{_SP}(?:door|lock|account))|all{_SP}(?:of{_SP})?(?:the|my|our|them)\b"
+    rf"|(?:the|my|our|your){_SP}(?:[a-z]+{_SP})?(?:doors?|safe|vault|locks?|locker|gate|garage|house|office|laptop"
+    r"|phone|accounts?|wallet|box|cabinet|drive|building)\b"
+)
+_VALUE_THEN_OPENS = re.compile(
+    rf"(?<![^\s\"'`(:])(?P<value>[^\s\"'`(\[]{{6,64}})[\"'`\u201d\u2019]?{_SP}"
+    rf"(?:opens|unlocks|will{_SP}(?:open|unlock)|gets{_SP}you{_SP}into|works{_SP}(?:for|on)){_SP}(?:{_OPENED})"
+)
+
+
+def _policy_shaped(value: str) -> bool:
+    """Eight characters or more from three of a password rule's four classes, letters among them."""
+    classes = (
+        any(c.isupper() for c in value),
+        any(c.islower() for c in value),
+        any(c.isdigit() for c in value),
+        any(c in PASSWORD_SYMBOLS or c in "!.-" for c in value),
+    )
+    return len(value) >= 8 and sum(classes) >= 3 and password_shaped(value)
+
+
+# "it's Hunter3 not Hunter2", "changed it from Kestrel76 to Kestrel77": a value corrected or replaced by a
+# near copy of itself, which is how passwords change; both are the secret's. A version moves on the same
+# way ("from node18 to node20"), so a replacement is read only after a verb that changes a credential.
+_CORRECTED = re.compile(
+    rf"(?:it['\u2019]s|it{_SP}is|it{_SP}was|should{_SP}be|meant|is{_SP}actually){_SP}{_VALUE}[\"'`\u201d\u2019]?,?"
+    rf"{_SP}(?:not|instead{_SP}of|rather{_SP}than){_SP}{_OPEN_QUOTE}(?P<other>[^\s\"'`\u201d\u2019]+)"
+)
+_REPLACED_FROM = re.compile(
+    rf"(?:changed|change|changing|reset|switched|updated|rotated)(?:{_SP}(?:it|mine|that|the{_SP}one|ours))?"
+    rf"{_SP}from{_SP}{_VALUE}[\"'`\u201d\u2019]?{_SP}to{_SP}{_OPEN_QUOTE}(?P<other>[^\s\"'`\u201d\u2019]+)"
+)
+
+
+def _near_copies(first: str, second: str) -> bool:
+    """Two password-shaped values, neither a version number, one an edit of the other."""
+    if first == second or not (password_shaped(first) and password_shaped(second)) or "." in first + second:
+        return False
+    shared = next(
+        (i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a != b), min(len(first), len(second))
+    )
+    return shared >= 4 and abs(len(first) - len(second)) <= 2
+
+
+# A correction is a secret's only when the writer owns up to a slip, or names a credential: "it's
+# iPhone15 not iPhone14" corrects a product, "sorry, typo, it's Hunter3 not Hunter2" a password.
+_SLIP = re.compile(
+    r"\b(?:typo|sorry|oops|whoops|my bad|my mistake|mistyped|misspelt|misspelled|correction|i meant|wrong one"
+    r"|pass\w*|pw|pwd|pin|login|log-in|code|key|wi-?fi|creds?|credentials?)\b"
+)
+
+
+def corrected_values(text: str, lower: str) -> Iterator[Hit]:
+    """Both values of a correction (owned up to) or a replacement whose values are near copies of each other."""
+    gated = (_CORRECTED, " not ", " instead of ", " rather than "), (_REPLACED_FROM, " from ")
+    for pattern, *gates in gated:
+        if not any(gate in lower for gate in gates) or (pattern is _CORRECTED and not _SLIP.search(lower)):
+            continue
+        for m in pattern.finditer(lower):
+            spans = [
+                (m.start(group), m.start(group) + len(text[m.start(group) : m.end(group)].rstrip(TRAILING)))
+                for group in ("value", "other")
+            ]
+            values = [text[start:end] for start, end in spans]
+            if _near_copies(*values):
+                for start, end in spans:
+                    if not is_placeholder_at(text, start):
+                        yield hit(start, end, FindingKind.PASSWORD, "context:corrected")
+
+
+def opened_by(text: str, lower: str) -> Iterator[Hit]:
+    """A password-shaped value written before what it opens."""
+    if not any(verb in lower for verb in (" opens ", " unlocks ", " open ", " unlock ", " gets you ", " works ")):
+        return
+    for m in _VALUE_THEN_OPENS.finditer(lower):
+        start = m.start("value")
+        value = text[start : m.end("value")].rstrip(TRAILING)
+        if strongly_password_shaped(value) and not is_placeholder_at(text, start):
+            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:opens-what")
+
+
+# "pw? Gr8Scott!", "my card's PIN? 3391": the writer asks the question and answers it.
+_ASKED_THEN_ANSWERED = re.compile(
+    rf"(?<![\w\-])(?P<word>password|passwort|passphrase|passcode|pwd|pw|pin)[^\S\n]*\?{_SP}{_VALUE}"
+)
+
+
+def asked_and_answered(text: str, lower: str) -> Iterator[Hit]:
+    """The value after a credential's word and a question mark: shaped like a password, or digits for a PIN."""
+    if "?" not in lower:
+        return
+    for m in _ASKED_THEN_ANSWERED.finditer(lower):
+        start = m.start("value")
+        value = text[start : m.end("value")].rstrip(TRAILING)
+        numeric = m.group("word") in ("pin", "passcode") and value.isdigit() and 4 <= len(value) <= 12
+        if (numeric or password_shaped(value)) and not is_placeholder_at(text, start):
+            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:asked-and-answered")
+
+
+# "Vault: River.Stone.Cloud.88", "safe = Orchid#2026": what a value opens, as its label.
+_OPENS_AS_LABEL = re.compile(rf"s?[^\S\n]*[:=]{_SP}?{_VALUE}")
+_OPENS_AS_LABEL_WORDS = ("vault", "safe", "locker", "padlock", "router", "laptop", "keypad", "lockbox")
+
 # "🔑 Tulip!2027", "🗝️: Tulip!2027": a key's emoji as the label.
 _KEY_EMOJI = ("\U0001f511", "\U0001f5dd")
 _AFTER_KEY_EMOJI = re.compile(rf"[^\S\n]*(?:[:=\-\u2192]|\U0001f449)?[^\S\n]*{_VALUE}")
@@ -146,6 +255,8 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
     (_SAME_WORDS, ("same as",), _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
     (_USE_WORDS, ("everything", "all ", "every "), _USED_FOR_ALL, _used_for_all, "context:used-for-all"),
     (_KEY_EMOJI, (), _AFTER_KEY_EMOJI, lambda v, _l, _m: password_shaped(v), "context:key-emoji"),
+    (("set", "changed", "reset"), (" it to",), _IT_TO, lambda v, _l, _m: _policy_shaped(v), "context:set-it-to"),
+    (_OPENS_AS_LABEL_WORDS, (), _OPENS_AS_LABEL, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-label"),
 )
 
 
