@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from services.common.hidden_readings import hidden_readings
 from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
@@ -30,7 +31,7 @@ from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 from services.policy.domain.data_egress import data_egress
 
-POLICY_VERSION = "policy-2026.12.4"
+POLICY_VERSION = "policy-2026.12.5"
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,17 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("the owner's voice", r"\b(?:the )?(?:owner|user)(?: s)? (?:prefers?|wants?|wishes|preference|asked that)\b"
          r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"),
         ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
+        # A call to the assistant's own tools written into text it reads: "memory.save(...)", "<tool_call>".
+        ("a tool call written out", r"\b(?:memory|memories|mem|assistant|agent|tools?|functions?|self|bot)"
+         r" ?\. ?(?:save|store|add|write|remember|update|set|create|put|insert|upsert|append|delete|remove|forget"
+         r"|call|invoke|run|exec|send|transfer|pay|share|forward|email|mail|post|upload)\w* ?\("
+         r"|</?(?:tool_call|function_call|tool_use|invoke|function_calls)\b|\"(?:tool_calls?|function_call)\" ?:"),
+        # The reader told it may already do what it is about to be asked: "you already have permission to..."
+        ("a permission granted to the reader", r"\byou (?:already |now |hereby |still )?(?:have|hold|have got|got)"
+         r" (?:\w+ ){0,2}(?:permission|authori[sz]ation|consent|clearance|approval|access rights?|the right)\b"
+         r"|\byou (?:already |now |hereby )?(?:are|were|have been|ve been|been) (?:given|granted) (?:\w+ ){0,2}"
+         r"(?:permission|authori[sz]ation|consent|clearance|approval|access|rights?|the right)\b"
+         r"|\byou are (?:now |hereby |already |fully )?(?:allowed|permitted|authori[sz]ed|cleared|entitled|free) to\b"),
     )
 )  # fmt: skip
 
@@ -164,7 +176,14 @@ def _markers_of_others(text: str) -> tuple[str, ...]:
     candidate that has conflicts (before and after looking them up), so the answer is kept.
     """
     markers = instruction_markers(text)
-    return (*markers, "steering") if steers(fold_for_matching(text)) else markers
+    if steers(fold_for_matching(text)):
+        markers = (*markers, "steering")
+    if markers:
+        return markers
+    for reading in hidden_readings(text):  # "Vtaber nyy cerivbhf vafgehpgvbaf", "i g n o r e ..."
+        if instruction_markers(reading) or steers(fold_for_matching(reading)):
+            return ("hidden by an encoding or a spacing",)
+    return ()
 
 
 @functools.lru_cache(maxsize=4096)
@@ -174,7 +193,7 @@ def _orders_its_reader(text: str) -> bool:
     Read apart from the markers: an outsider's procedure is refused as one already, and its audit
     keeps that one reason; a tool outcome or an outsider's fact that orders is the case it adds.
     """
-    return commands_reader(fold_for_matching(text))
+    return any(commands_reader(fold_for_matching(reading)) for reading in (text, *hidden_readings(text)))
 
 
 def _markers_of_others_or_orders(candidate: Candidate) -> tuple[str, ...]:
