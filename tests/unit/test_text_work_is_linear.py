@@ -18,6 +18,7 @@ import pytest
 
 from services.common.pii.addresses import addresses
 from services.common.pii.credentials import credential_statements
+from services.common.pii.scan import find_folded
 from services.common.pii.secret_formats import provider_tokens
 from services.common.text_folding import fold_for_matching
 from services.worker.domain.email_parts import html_to_text
@@ -97,3 +98,25 @@ def test_jwts_are_found_and_a_run_of_their_prefix_is_not_one() -> None:
     spans = [text[start:end] for start, end, *_ in provider_tokens(text)]
     # Then the JWT is one span and the run is none
     assert spans == [jwt]
+
+
+@pytest.mark.parametrize(
+    "piece",
+    [
+        "bank: ",
+        "Kestrel77 for gmail\n",
+        "it's Ab1234x not Ab1234y, sorry ",
+        "pw? x\n",
+        "\U0001f510 ",
+        "abandon ",
+        "U/P ",
+    ],
+)
+def test_the_eleventh_and_twelfth_probes_detectors(piece: str) -> None:
+    # Given a text that repeats what starts one of these detectors  When every detector reads it
+    def run(text: str) -> object:
+        folded = fold_for_matching(text)
+        return find_folded(folded)
+
+    # Then the work grows with the length, not its square
+    assert grows_linearly(repeated(piece), run)

@@ -121,7 +121,7 @@ _NEXT_IN_LIST = re.compile(
 _NOTED = re.compile(
     r"(?![\w])[^\S\n]*(?:[:=]|[\-\u2013\u2014]{1,2})"
     r"[^\S\n]*(?:[\w+&'.][\w+&'. ]{0,28}?[^\S\n]*[:=][^\S\n]*)?[\"'`\u201c\u2018]?(?P<value>[^\s\"'`\u201d\u2019]+)"
-    r"[\"'`\u201d\u2019]?[^\S\n]*(?=\r?\n|$)"
+    r"[\"'`\u201d\u2019]?[^\S\n]*(?:\([^)\n]{0,30}\)[^\S\n]*)?(?=\r?\n|$)"  # "In case I forget: X (portal)"
 )
 _NOTED_WORDS = ("to self", "remember", "reminder", "forget")  # "note to self", "memo to self", "don't forget"
 

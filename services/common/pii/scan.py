@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from services.common.pii import (
+    account_values,
     addresses,
     contact,
     credentials,
@@ -68,6 +69,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     unnamed_values.opened_by,
     unnamed_values.asked_and_answered,
     recovery_phrases.recovery_phrases,
+    account_values.account_values,
 )
 
 

@@ -211,8 +211,13 @@ def opened_by(text: str, lower: str) -> Iterator[Hit]:
 
 
 # "pw? Gr8Scott!", "my card's PIN? 3391": the writer asks the question and answers it.
-_ASKED_THEN_ANSWERED = re.compile(
-    rf"(?<![\w\-])(?P<word>password|passwort|passphrase|passcode|pwd|pw|pin)[^\S\n]*\?{_SP}{_VALUE}"
+# The answer may be the next line's, after its speaker ("Bob: what's the wifi pw?\nAlice: Hunter2", "Q: the
+# login for the shared account?\nA: alice / X"), and a user name may come first.
+_ASKED_WORDS = ("password", "passwort", "passphrase", "passcode", "pwd", "pw", "pin", "login")
+_ASKED_TAIL = re.compile(
+    rf"(?![\w\-])(?:{_SP}[\w'\u2019\-]+){{0,5}}"
+    rf"[^\S\n]*\?(?:{_SP}|[^\S\n]*\r?\n[^\S\n]*(?:[A-Za-z][\w.'\-]{{0,20}}[^\S\n]*:[^\S\n]*)?)"
+    rf"(?:[\w.@+\-]+[^\S\n]*[/|][^\S\n]*)?{_VALUE}"
 )
 
 
@@ -220,21 +225,34 @@ def asked_and_answered(text: str, lower: str) -> Iterator[Hit]:
     """The value after a credential's word and a question mark: shaped like a password, or digits for a PIN."""
     if "?" not in lower:
         return
-    for m in _ASKED_THEN_ANSWERED.finditer(lower):
-        start = m.start("value")
-        value = text[start : m.end("value")].rstrip(TRAILING)
-        numeric = m.group("word") in ("pin", "passcode") and value.isdigit() and 4 <= len(value) <= 12
-        if (numeric or password_shaped(value)) and not is_placeholder_at(text, start):
-            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:asked-and-answered")
+    for word in _ASKED_WORDS:
+        for m in after_words(lower, (word,), _ASKED_TAIL):
+            yield from _answer(text, m, word)
+
+
+def _answer(text: str, m: re.Match[str], word: str) -> Iterator[Hit]:
+    start = m.start("value")
+    value = text[start : m.end("value")].rstrip(TRAILING)
+    numeric = word in ("pin", "passcode") and value.isdigit() and 4 <= len(value) <= 12
+    shaped = strongly_password_shaped(value) if word == "login" else password_shaped(value)  # "login?" asks much
+    if (numeric or shaped) and not is_placeholder_at(text, start):
+        yield hit(start, start + len(value), FindingKind.PASSWORD, "context:asked-and-answered")
 
 
 # "Vault: River.Stone.Cloud.88", "safe = Orchid#2026": what a value opens, as its label.
 _OPENS_AS_LABEL = re.compile(rf"s?[^\S\n]*[:=]{_SP}?{_VALUE}")
 _OPENS_AS_LABEL_WORDS = ("vault", "safe", "locker", "padlock", "router", "laptop", "keypad", "lockbox")
 
-# "🔑 Tulip!2027", "🗝️: Tulip!2027": a key's emoji as the label.
-_KEY_EMOJI = ("\U0001f511", "\U0001f5dd")
-_AFTER_KEY_EMOJI = re.compile(rf"[^\S\n]*(?:[:=\-\u2192]|\U0001f449)?[^\S\n]*{_VALUE}")
+# "🔑 Tulip!2027", "🗝️: Tulip!2027", "🔒 wifi → Tulip!2027": a key's or a lock's emoji as the label.
+_KEY_EMOJI = ("\U0001f511", "\U0001f5dd", "\U0001f510", "\U0001f512", "\U0001f513")  # keys, locks
+_AFTER_KEY_EMOJI = re.compile(
+    rf"\ufe0f?[^\S\n]*(?:[\w\-]{{1,20}}[^\S\n]*(?:[:=\u2192]|->|-)[^\S\n]*|[\w\-]{{1,20}}[^\S\n]+)?"
+    rf"(?:[:=\-\u2192]|->|\U0001f449)?[^\S\n]*{_VALUE}"
+)
+
+# "U/P alice.w Kestrel77", "user/pass: alice X": both parts named at once, the user's first.
+_BOTH_NAMED = ("u/p", "user/pass", "user/pw", "user/pwd", "usr/pwd", "login/pw", "login/pass", "id/pw", "id/pass")
+_AFTER_BOTH_NAMED = re.compile(rf"(?:word)?[^\S\n]*[:=\-]?[^\S\n]*[\w.@+\-]+(?:[^\S\n]*[/|,][^\S\n]*|{_SP}){_VALUE}")
 
 _Check = Callable[[str, str, re.Match[str]], bool]
 # Each phrase: the words that start it, substrings it cannot do without (looked for first: "it",
@@ -257,6 +275,7 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
     (_KEY_EMOJI, (), _AFTER_KEY_EMOJI, lambda v, _l, _m: password_shaped(v), "context:key-emoji"),
     (("set", "changed", "reset"), (" it to",), _IT_TO, lambda v, _l, _m: _policy_shaped(v), "context:set-it-to"),
     (_OPENS_AS_LABEL_WORDS, (), _OPENS_AS_LABEL, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-label"),
+    (_BOTH_NAMED, (), _AFTER_BOTH_NAMED, lambda v, _l, _m: password_shaped(v), "context:both-named"),
 )
 
 
