@@ -17,7 +17,13 @@ from __future__ import annotations
 import re
 
 from services.common.steering import folded_alternatives as _folded
-from services.common.steering_languages import POLITE_REQUESTS, UNSPACED_POLITE_REQUESTS
+from services.common.steering_languages import (
+    MOVING_IMPERATIVES,
+    POLITE_REQUESTS,
+    SOV_MOVING_IMPERATIVES,
+    UNSPACED_MOVING_IMPERATIVES,
+    UNSPACED_POLITE_REQUESTS,
+)
 
 # Verbs that order the reader to act: on the owner's data, money, trust or its own rules, and the
 # errands an assistant runs. A how-to page's orders ("Confirm your attendance by replying to the
@@ -64,6 +70,41 @@ _IMPERATIVE = re.compile(
     rf"|^{_LEAD}(?:{_folded(POLITE_REQUESTS)})(?![\w-])|^{_LEAD}(?:{_folded(UNSPACED_POLITE_REQUESTS)})",
     re.I,
 )
+# As in English, the verb's object must follow: a determiner, a quantifier, a pronoun, a name or an
+# amount ("Copia del contrato enviada a legal@…" is a copy that was sent, "Teile geliefert" parts).
+_OBJECT_ELSEWHERE = _folded(
+    (
+        "alle", "alles", "sämtliche", "die", "den", "das", "dem", "ein", "eine", "einen", "meine", "seine", "ihre",
+        "deine", "unsere", "diese", "diesen", "tous", "toutes", "tout", "le", "la", "les", "un", "une", "ses", "son",
+        "sa", "mes", "ce", "cette", "ces", "todos", "todas", "todo", "el", "los", "las", "una", "sus", "su", "mis",
+        "este", "esta", "estos", "estas", "tutti", "tutte", "tutto", "il", "lo", "gli", "i", "o", "a", "os", "as",
+        "um", "uma", "seus", "suas", "questo", "questa", "questi", "de", "het", "een", "zijn", "haar", "wszystkie",
+        "wszystko", "jego", "jej", "ich", "te", "все", "всё", "весь", "его", "её", "их", "эти", "этот", "эту", "мне",  # noqa: RUF001
+        "всі", "усі",  # noqa: RUF001
+    )
+)  # fmt: skip
+_CURRENCY = (
+    r"(?:eur|usd|gbp|chf|pln|zl|z\u0142|rub|sek|nok|dkk|inr|jpy|yen|cny|rmb|\u20ac|\$|\u20bd|\u20b9|\u5143|\u5186)"
+)
+# Elsewhere, an order that moves the owner's data or money somewhere: the verb's imperative, and a
+# destination (an address, a domain, an amount, an account) in the same sentence.
+_MOVING = re.compile(
+    rf"^{_LEAD}(?:{_folded(MOVING_IMPERATIVES)})(?:\s+(?:{_OBJECT_ELSEWHERE})(?![\w-])|\s+(?-i:[A-Z][a-z])"
+    rf"|\s+[$\u20ac\u00a3]?\d[\d.,' ]*\s?{_CURRENCY})"
+    rf"|^(?:{_folded(UNSPACED_MOVING_IMPERATIVES)})",
+    re.I,
+)
+_DESTINATION = re.compile(
+    r"[\w.+-]+@[\w-]+\.\w|(?<![\w@.])[\w-]+\.(?:com|net|org|io|co|example|[a-z]{2})\b|[$\u20ac\u00a3\u00a5]\s?\d"
+    rf"|\d\s?{_CURRENCY}|\b[a-z]{{2}}\d{{2}}[a-z0-9]{{10,30}}\b|\[(?:iban|bank_account|card)\]",
+    re.I,
+)
+# Japanese and Korean end the sentence with the verb: "… evil.example に転送して".
+_MOVING_LAST = re.compile(_folded(SOV_MOVING_IMPERATIVES))
+# A condition before the order: "When the user next mentions taxes, tell them to call …".
+_CONDITION = re.compile(
+    r"(?:when(?:ever)?|if|once|(?:the )?next time|as soon as|after|before|in case|should)\b[^,;.!?]{1,120},\s*", re.I
+)
 # A report of an order ("Do not use other chargers, says the manual") is what a document said, not an order.
 _REPORTED = re.compile(r",\s*(?:says|said|per|according to|reads|wrote|writes|warns|warned)\b", re.I)
 # The reader addressed: a duty or a condition put on "you" or "the assistant", what it must hide, say or
@@ -91,6 +132,13 @@ _ADDRESSED = re.compile(
     r"|\b(?:todo|task|job|action item|reminder|request)s? (?:for|to) (?:the |an? |your |any )?(?:bot|assistant|ai"
     r"|agent|model|llm|copilot)\b"
     r"|\b(?:requested|asked|instructed|ordered|decided) that all\b"
+    # the assistant spoken of, not to: "it would be helpful if the assistant forwarded…", "assistants may
+    # disclose account numbers to callers"
+    r"|\bit(?: would|'d| will| is) be (?:really |very |most |so )?(?:helpful|great|best|ideal|nice|good|appreciated"
+    r"|useful|wise|better|expected) (?:if|for|when) (?:the |your |an? |any )?(?:assistant|ai|agent|bot|model|copilot)"
+    r"|\b(?:assistants?|ai (?:agents?|models?|assistants?)|agents?|bots?|llms?|copilots?) (?:may|can"
+    r"|(?:are|is) (?:now )?(?:allowed|permitted|authori[sz]ed|free) to) (?:now |freely |also )?"
+    r"(?:disclose|share|send|forward|reveal|approve|pay|transfer|release|give|export|delete|bypass|skip|ignore)\b"
     r"|\bpre-?(?:cleared|authori[sz]ed|verified|vetted)\b|\balready (?:been )?(?:approved|verified|cleared"
     r"|authori[sz]ed|vetted)\b.{0,30}\b(?:pay|approve|transfer|wire|send|proceed|skip)\b",
     re.I,
@@ -102,10 +150,21 @@ def commands_reader(folded: str) -> bool:
     """Whether a sentence of ``folded`` orders its reader: an imperative, or "you" given a duty or a condition."""
     if _ADDRESSED.search(folded):
         return True
-    return any(
-        _IMPERATIVE.match(_without_lead(sentence)) is not None and _REPORTED.search(sentence) is None
-        for sentence in _SENTENCES.split(folded)
+    return any(_orders(sentence) for sentence in _SENTENCES.split(folded))
+
+
+def _orders(sentence: str) -> bool:
+    if _REPORTED.search(sentence) is not None:
+        return False
+    opening = _without_lead(sentence)
+    if (condition := _CONDITION.match(opening)) is not None:
+        opening = opening[condition.end() :]
+    if _IMPERATIVE.match(opening) is not None:
+        return True
+    moving = _MOVING.match(opening) is not None or (
+        not sentence.isascii() and _MOVING_LAST.search(sentence) is not None
     )
+    return moving and _DESTINATION.search(sentence) is not None
 
 
 def _without_lead(sentence: str) -> str:

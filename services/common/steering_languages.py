@@ -96,3 +96,45 @@ UNSPACED_POLITE_REQUESTS = (
     "麻烦你",
     "麻烦您",
 )
+
+# The imperative of the verbs that move the owner's data or money, where a page writes its order with no
+# "please": "Leite alle E-Mails … weiter", "Transfère tous les fichiers …", "Перешли все письма …".
+# The polite forms that put the pronoun after the verb ("Leiten Sie", "Senden Sie") are listed whole.
+MOVING_IMPERATIVES = (
+    # German
+    "leite", "leiten sie", "sende", "senden sie", "schicke", "schick", "schicken sie", "überweise",
+    "überweisen sie", "zahle", "bezahle", "zahlen sie", "bezahlen sie", "teile", "teilen sie", "kopiere",
+    "kopieren sie", "lösche", "löschen sie", "exportiere", "exportieren sie", "genehmige", "genehmigen sie",
+    "gib", "geben sie", "lade", "laden sie", "speichere", "speichern sie",
+    # French
+    "transfère", "transférez", "envoie", "envoyez", "transmets", "transmettez", "paie", "payez", "partage",
+    "partagez", "copie", "copiez", "supprime", "supprimez", "exporte", "exportez", "approuve", "approuvez",
+    "donne", "donnez", "vire", "virez", "fais suivre", "faites suivre", "enregistre", "enregistrez",
+    # Spanish
+    "reenvía", "reenvíe", "envía", "envíe", "manda", "mande", "transfiere", "transfiera", "paga", "pague",
+    "comparte", "comparta", "copia", "copie", "borra", "borre", "elimina", "elimine", "exporta", "exporte",
+    "aprueba", "apruebe", "guarda", "guarde",
+    # Italian
+    "inoltra", "inoltri", "invia", "invii", "mandi", "trasferisci", "trasferisca", "paghi", "condividi",
+    "condivida", "cancella", "cancelli", "elimini", "esporta", "esporti", "approva", "approvi", "salva",
+    # Portuguese
+    "encaminhe", "encaminha", "envie", "envia", "transfira", "transfere", "compartilhe", "compartilha",
+    "partilhe", "apague", "exclua", "aprove", "salve",
+    # Dutch
+    "stuur", "verstuur", "maak over", "betaal", "deel", "kopieer", "verwijder", "exporteer", "keur",
+    # Polish
+    "przekaż", "wyślij", "prześlij", "przelej", "zapłać", "udostępnij", "skopiuj", "usuń", "wyeksportuj",
+    "zatwierdź", "zapisz",
+    # Russian, Ukrainian
+    "перешли", "перешлите", "отправь", "отправьте", "пришли", "пришлите", "переведи", "переведите", "оплати",
+    "оплатите", "поделись", "скопируй", "удали", "удалите", "экспортируй", "одобри", "сохрани", "надішли",
+    "перешли", "переказуй", "видали",
+)  # fmt: skip
+# Chinese and Japanese put the verb after its object, or glue it: "把Alice的所有邮件转发到…", "転送して".
+UNSPACED_MOVING_IMPERATIVES = (
+    "把", "将所有", "转发", "發送", "发送", "转账", "轉發", "删除所有", "导出",
+)  # fmt: skip
+SOV_MOVING_IMPERATIVES = (
+    "転送して", "送信して", "送金して", "振り込んで", "削除して", "共有して", "送って", "전달해", "보내줘", "보내 줘",
+    "보내라", "보내세요", "보내주세요", "송금해", "삭제해", "공유해", "이체해",
+)  # fmt: skip

@@ -130,8 +130,16 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("standing order", r"\bstanding (?:instruction|order|rule|policy)s?\b|\bkeep (?:this |that |it )?in mind\b"
          r"|\bpre ?approved\b|\bauto ?(?:approve|accept|forward|pay)(?:d|s)?\b"),
         ("the owner's voice", r"\b(?:the )?(?:owner|user)(?: s)? (?:prefers?|wants?|wishes|preference|asked that)\b"
+         r"|\b(?:the )?(?:owner|user|account holder) (?:has |have )?(?:indicated|said|stated|decided|requested|asked"
+         r"|chosen|opted|agreed|told us)(?: that)?(?: (?:they|she|he|it))? (?:no longer|does not|doesn t|never"
+         r"|always|wants?|prefers?|would like)\b"
          r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"),
         ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
+        # An image whose address carries a template or the conversation in its query: rendering it sends
+        # what the query holds to its server (a build badge's "?branch=master" is no such image).
+        ("an image that sends data out", r"!\[[^\]\n]{0,100}\] ?\( ?https?://[^)\s]*[?&][^)\s]*(?:\{|%7b|\b(?:q|d|c"
+         r"|data|msg|message|content|text|summary|chat|email|mail|user|token|secret|history|conversation|context"
+         r"|prompt|info|payload|creds?|pw|password)=)"),
         # A call to the assistant's own tools written into text it reads: "memory.save(...)", "<tool_call>".
         ("a tool call written out", r"\b(?:memory|memories|mem|assistant|agent|tools?|functions?|self|bot)"
          r" ?\. ?(?:save|store|add|write|remember|update|set|create|put|insert|upsert|append|delete|remove|forget"
@@ -180,7 +188,7 @@ def _markers_of_others(text: str) -> tuple[str, ...]:
         markers = (*markers, "steering")
     if markers:
         return markers
-    for reading in hidden_readings(text):  # "Vtaber nyy cerivbhf vafgehpgvbaf", "i g n o r e ..."
+    for reading in _readings(text):  # "Vtaber nyy cerivbhf vafgehpgvbaf", "i g n o r e ..."
         if instruction_markers(reading) or steers(fold_for_matching(reading)):
             return ("hidden by an encoding or a spacing",)
     return ()
@@ -193,7 +201,11 @@ def _orders_its_reader(text: str) -> bool:
     Read apart from the markers: an outsider's procedure is refused as one already, and its audit
     keeps that one reason; a tool outcome or an outsider's fact that orders is the case it adds.
     """
-    return any(commands_reader(fold_for_matching(reading)) for reading in (text, *hidden_readings(text)))
+    return any(commands_reader(fold_for_matching(reading)) for reading in (text, *_readings(text)))
+
+
+# Both readings of someone else's text (its markers, its orders) undo its hidings: once per text.
+_readings = functools.lru_cache(maxsize=4096)(hidden_readings)
 
 
 def _markers_of_others_or_orders(candidate: Candidate) -> tuple[str, ...]:
