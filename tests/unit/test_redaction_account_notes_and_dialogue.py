@@ -50,6 +50,8 @@ PASSWORD = FindingKind.PASSWORD
         ("\U0001f512 wifi \u2192 Kestrel77", "Kestrel77"),
         ("U/P alice.w Kestrel77", "Kestrel77"),
         ("In case I forget: Kestrel77 (portal)", "Kestrel77"),
+        # one password kept for everything, shaped as a rule asks (the last stop's "still through")
+        ("I always use Sunshine88 for everything, so try that first.", "Sunshine88"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> None:
@@ -73,6 +75,9 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> No
         "GitHub: Build#2201 failed",
         "the bank is Barclays",
         "Forgot your login? Reset it from the portal",
+        "I use Python3 for everything",
+        "I use Office365 for everything",
+        "we use Windows11 for everything",
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str) -> None:

@@ -7,7 +7,8 @@ payment method to..."), put a duty or a condition on "you" ("If you are an AI, r
 discard what came before by another name ("Ignore all prior context", "Forget everything above"),
 or say so in Spanish, German, French, Italian, Dutch, Polish, Portuguese, Russian, Chinese,
 Japanese or Korean. On `0a2a31b` 22 of the first round, 13 of the second and 16 of the third were
-stored as episodes, which retrieval later hands to an agent; 2 of the third still are. A fourth
+stored as episodes, which retrieval later hands to an agent; 2 of the third were until the tenth
+probe (`test_steering_conditions_and_other_languages.py`). A fourth
 round, written after that code (text a tool read out of a mail, a file, a ticket or a chat), had 5
 of its 11 tool outcomes through (its 15 outsiders' mails and forwards were all refused or held);
 they are read since. The grammar they share is read in `services.common.reader_commands`; the rest

@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
-from services.common.pii.stated_values import PASSWORD_SYMBOLS, TRAILING, password_shaped
+from services.common.pii.password_rules import rule_shaped
+from services.common.pii.stated_values import TRAILING
 
 _SP = r"[^\S\n]+"
 _OPEN_QUOTE = "[\"'`\u201c\u2018]?"
@@ -71,34 +72,6 @@ _BEFORE_WINDOW = 100
 _TOKEN = re.compile(r"[a-z][a-z0-9]*")
 _ACCOUNT_NAMES = re.compile(rf"(?:{_ACCOUNTS})(?![\w\-])")
 
-# Not a password: an order's, a ticket's or an invoice's number, a product's name with its version.
-_REFERENCE = re.compile(
-    r"(?:order|ticket|case|invoice|inv|ref|id|no|item|sku|pr|issue|build|release|version|v)[#\-_:]?\d",
-    re.IGNORECASE,
-)
-# Code, not a password: "Mail::Internet->new(...)", "poly1305.c".
-_CODE = re.compile(r"::|->|[(){}<>]|^[\\%$@]|\.(?:c|h|py|js|ts|go|rs|rb|pl|pm|java|cpp|sh|txt|md|html?)$")
-_PRODUCTS = re.compile(
-    r"(?:windows|win|office|python|java|node|ubuntu|debian|iphone|ipad|galaxy|pixel|ios|android|macos|excel|teams"
-    r"|chrome|firefox|safari|edge|react|angular|django|rails|php|mysql|postgres|redis|docker|gpt|claude|gemini"
-    r"|llama|xbox|playstation|ps|switch|surface|thinkpad|macbook|airpods)[\-_ ]?\d",
-    re.IGNORECASE,
-)
-
-
-def _rule_shaped(value: str) -> bool:
-    """Eight characters or more from three of a password rule's four classes, no reference or product."""
-    classes = (
-        any(c.isupper() for c in value),
-        any(c.islower() for c in value),
-        any(c.isdigit() for c in value),
-        any(c in PASSWORD_SYMBOLS or c in "!.-" for c in value),
-    )
-    if len(value) < 8 or sum(classes) < 3 or not password_shaped(value) or _CODE.search(value):
-        return False
-    return _REFERENCE.match(value) is None and _PRODUCTS.match(value) is None
-
-
 # After a labelled value, its clause ends ("bank: Kestrel77", "…Kestrel77 (shared)", "…Kestrel77, and"):
 # "Spotify: Premium2024 plan renewed" goes on about the value, so it names a thing.
 _CLAUSE_ENDS = re.compile(r"[^\S\n]*(?:$|\r?\n|[,;!?)(\]]|\.(?:\s|$)|[\-\u2013\u2014]{1,2}\s|(?:and|but)\b)")
@@ -127,7 +100,7 @@ def account_values(text: str, lower: str) -> Iterator[Hit]:
 def _labelled_value(text: str, m: re.Match[str]) -> Iterator[Hit]:
     start = m.start("value")
     value = text[start : m.end("value")].rstrip(TRAILING)
-    if _CLAUSE_ENDS.match(text, start + len(value)) and _rule_shaped(value) and not is_placeholder_at(text, start):
+    if _CLAUSE_ENDS.match(text, start + len(value)) and rule_shaped(value) and not is_placeholder_at(text, start):
         yield hit(start, start + len(value), FindingKind.PASSWORD, "context:account-value")
 
 
@@ -137,5 +110,5 @@ def _value_before(text: str, lower: str, m: re.Match[str]) -> Iterator[Hit]:
     used = lower.endswith(("use ", "used ", "using ", "uses "), 0, start) or " what i use " in m.group()
     if not used and m.group("preposition") != "for":
         return  # "Thomas1664 on github" opening a line is a handle
-    if _rule_shaped(value) and not is_placeholder_at(text, start):
+    if rule_shaped(value) and not is_placeholder_at(text, start):
         yield hit(start, start + len(value), FindingKind.PASSWORD, "context:account-value")

@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
+from services.common.pii.password_rules import rule_shaped
 from services.common.pii.stated_values import PASSWORD_SYMBOLS, TRAILING, password_shaped, strongly_password_shaped
 
 _OPEN_QUOTE = "[\"'`\u201c\u2018]?"
@@ -102,11 +103,12 @@ _USE_WORDS = ("use", "uses", "used", "using", "reuse", "reused")
 
 
 def _used_for_all(value: str, _lower: str, m: re.Match[str]) -> bool:
-    """For every login, any password's shape; for "everything", a password's symbol and a digit too
-    ("I use Python3 for everything" names a tool, "use @samp{-s} for everything" an option)."""
+    """For every login, any password's shape; for "everything", a password's symbol and a digit too, or
+    what a password rule asks for ("I use Python3 for everything" and "Office365" name tools, "use
+    @samp{-s} for everything" an option; "I always use Sunshine88 for everything" a password)."""
     if m.group("scope") == "everything":
         symbol, digit = any(c in PASSWORD_SYMBOLS for c in value), any(c.isdigit() for c in value)
-        return password_shaped(value) and symbol and digit
+        return (password_shaped(value) and symbol and digit) or rule_shaped(value)
     return password_shaped(value)
 
 
@@ -124,7 +126,7 @@ def _network_key(value: str, lower: str, m: re.Match[str]) -> bool:
 
 
 # "set it to Qwerty!123 for now", "changed it to X": "it" is any setting ("set it to UTC+2"), so the value
-# must look like what a password rule asks for (`_policy_shaped`).
+# must look like what a password rule asks for (`rule_shaped`).
 _IT_TO = re.compile(rf"{_SP}it{_SP}to[^\S\n]*:?{_SP}?{_VALUE}")
 
 # "Remember: X opens everything", "X unlocks all the doors": a value named by what it opens, before it.
@@ -137,17 +139,6 @@ _VALUE_THEN_OPENS = re.compile(
     rf"(?<![^\s\"'`(:])(?P<value>[^\s\"'`(\[]{{6,64}})[\"'`\u201d\u2019]?{_SP}"
     rf"(?:opens|unlocks|will{_SP}(?:open|unlock)|gets{_SP}you{_SP}into|works{_SP}(?:for|on)){_SP}(?:{_OPENED})"
 )
-
-
-def _policy_shaped(value: str) -> bool:
-    """Eight characters or more from three of a password rule's four classes, letters among them."""
-    classes = (
-        any(c.isupper() for c in value),
-        any(c.islower() for c in value),
-        any(c.isdigit() for c in value),
-        any(c in PASSWORD_SYMBOLS or c in "!.-" for c in value),
-    )
-    return len(value) >= 8 and sum(classes) >= 3 and password_shaped(value)
 
 
 # "it's Hunter3 not Hunter2", "changed it from Kestrel76 to Kestrel77": a value corrected or replaced by a
@@ -273,7 +264,7 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
     (_SAME_WORDS, ("same as",), _SAME_AS_ALWAYS, lambda v, _l, _m: _with_digit(v), "context:same-as-always"),
     (_USE_WORDS, ("everything", "all ", "every "), _USED_FOR_ALL, _used_for_all, "context:used-for-all"),
     (_KEY_EMOJI, (), _AFTER_KEY_EMOJI, lambda v, _l, _m: password_shaped(v), "context:key-emoji"),
-    (("set", "changed", "reset"), (" it to",), _IT_TO, lambda v, _l, _m: _policy_shaped(v), "context:set-it-to"),
+    (("set", "changed", "reset"), (" it to",), _IT_TO, lambda v, _l, _m: rule_shaped(v), "context:set-it-to"),
     (_OPENS_AS_LABEL_WORDS, (), _OPENS_AS_LABEL, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-label"),
     (_BOTH_NAMED, (), _AFTER_BOTH_NAMED, lambda v, _l, _m: password_shaped(v), "context:both-named"),
 )
