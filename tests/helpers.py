@@ -12,8 +12,11 @@ from services.common.infra.nats import EmbeddedNats
 from services.common.infra.processes import ServiceProcess
 from services.common.pii.model import FindingKind
 from services.common.redaction import RedactionMode, Redactor
-from services.common.vocabulary import Candidate, MemoryType, Origin, Sensitivity, candidate_key
-from services.worker.domain.extraction import EmailContent, ExtractionInput, ToolOutcome
+from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Sensitivity, candidate_key
+from services.policy.domain.rules import EvaluationContext, ReasonCode, evaluate
+from services.worker.domain.extraction import EmailContent, ExtractionInput, RuleBasedExtractor, ToolOutcome
+
+_CONTEXT = EvaluationContext("acme", "alice", "assistant.instruction")
 
 
 def owner_candidate(text: str, memory_type: MemoryType = MemoryType.PREFERENCE, **fields: Any) -> Candidate:
@@ -55,6 +58,28 @@ def outsider_mail_event(body: str) -> ExtractionInput:
     """An event of Alice's: a mail an outsider (vendor.example) sent her, its addresses redacted as serving does."""
     email = EmailContent("[EMAIL@vendor.example]", "[EMAIL@acme.example]", "Hello", body)
     return ExtractionInput("evt-1", "0" * 32, "acme", "alice", "assistant.instruction", email=email, from_owner=False)
+
+
+def decisions_on_tool_outcome(summary: str) -> list[Decision]:
+    """Policy's decisions on what the rules extractor proposes from a tool outcome reporting ``summary``."""
+    proposals = RuleBasedExtractor().extract(tool_outcome_event(summary))
+    assert proposals, "the extractor proposed nothing: the test would show nothing"
+    return [evaluate(proposal, (), _CONTEXT) for proposal in proposals]
+
+
+def assert_tool_outcome_held(summary: str) -> None:
+    """Nothing of the tool outcome is stored; what waits for a person says it is an untrusted instruction."""
+    for decision in decisions_on_tool_outcome(summary):
+        assert decision.outcome is not Outcome.STORE
+        if decision.outcome is Outcome.REVIEW:
+            assert ReasonCode.UNTRUSTED_INSTRUCTION in [reason.code for reason in decision.reasons]
+
+
+def assert_outsider_fact_refused(text: str) -> None:
+    """``text`` as a fact an outsider's mail gave is refused as an instruction."""
+    decision = evaluate(owner_candidate(text, MemoryType.FACT, origin=Origin.EXTERNAL_EMAIL), (), _CONTEXT)
+    assert decision.outcome is Outcome.REJECT
+    assert ReasonCode.EXTERNAL_INSTRUCTION in [reason.code for reason in decision.reasons]
 
 
 def random_ref(prefix: str) -> str:
