@@ -146,6 +146,9 @@ def _worst_row(figure: str, printed: str, costs: dict[str, float], prose_ms: flo
 ADVERSARIAL_PIECES = (
     "0123 4567 ", "pass", "eyJ", "PuTTY-User-Key-File-2", "password=", "token:", "key=", 'pwd="',
     "市区", "시구로", "1.1.1.1 ", "is the password ", "Password: <b>",
+    # what starts the eleventh and twelfth probes' detectors: a recovery phrase's words, an account's
+    # name as a label, a correction, a token with an "@"
+    "abandon ", "bank: ", "it's Ab1234x not ", "a:b@",
 )  # fmt: skip
 
 

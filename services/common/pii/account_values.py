@@ -69,7 +69,8 @@ _BEFORE = re.compile(
     rf"(?:{_SP}is{_SP}what{_SP}i{_SP}use)?{_SP}(?P<preposition>for|on|at){_SP}(?:(?:the|my|our){_SP})?\Z"
 )
 _BEFORE_WINDOW = 100
-_TOKEN = re.compile(r"[a-z][a-z0-9]*")
+# Words apart: every mark a space (translate and split are C loops; a regex's findall cost twice as much).
+_MARKS_TO_SPACES = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
 _ACCOUNT_NAMES = re.compile(rf"(?:{_ACCOUNTS})(?![\w\-])")
 
 # After a labelled value, its clause ends ("bank: Kestrel77", "…Kestrel77 (shared)", "…Kestrel77, and"):
@@ -88,7 +89,7 @@ def _occurrences(lower: str, word: str) -> list[int]:
 
 def account_values(text: str, lower: str) -> Iterator[Hit]:
     """Values after an account's name as their label, or before the account they are used for."""
-    present = _FIRST_WORDS.intersection(_TOKEN.findall(lower))
+    present = _FIRST_WORDS.intersection(lower.translate(_MARKS_TO_SPACES).split())
     for word in present:
         for at in _occurrences(lower, word):
             if (labelled := _LABELLED.match(lower, at)) is not None:

@@ -31,11 +31,12 @@ _SHORTEST_PHRASE = 12
 _GAP_CHARS = r"[\s,;:|/.()\[\]#\-\u2013\u2014\u00b7\u2022]"
 # A run of twelve short words with such gaps: a C-speed sieve, so prose pays no Python per word. It
 # opens with the mark before the run's first word (the text is read with a space before it), which
-# lets the engine skip every letter at C speed; a lookbehind there was tried at every position.
-# Its repeats are possessive: a word or a gap that failed is not re-split (a third less work on prose).
+# lets the engine skip every letter at C speed; its repeats are possessive, so a word or a gap that
+# failed is not re-split. A shorter run is consumed whole by the second branch, which captures
+# nothing: its words are not tried again as the start of a run (prose cost three times as much).
+_SHORT_WORD = rf"[a-z]{{3,9}}+{_GAP_CHARS}{{1,6}}+(?:\d{{1,2}}+{_GAP_CHARS}{{1,4}}+)?"
 _RUN = re.compile(
-    rf"[^a-z](?P<run>(?:[a-z]{{3,9}}+{_GAP_CHARS}{{1,6}}+(?:\d{{1,2}}+{_GAP_CHARS}{{1,4}}+)?)"
-    rf"{{{_SHORTEST_PHRASE - 1},}}[a-z]{{3,9}})(?![a-z])"
+    rf"[^a-z](?:(?P<run>(?:{_SHORT_WORD}){{{_SHORTEST_PHRASE - 1},}}[a-z]{{3,9}})(?![a-z])|(?:{_SHORT_WORD})+)"
 )
 _WORD = re.compile(r"[a-z]+")
 
@@ -56,7 +57,12 @@ def recovery_phrases(_text: str, lower: str) -> Iterator[Hit]:
     if len(lower) < _SHORTEST_PHRASE * 4:
         return
     listed = _languages_of_words()
-    for run in _RUN.finditer(" " + lower):
+    padded = " " + lower
+    if not any(_RUN.findall(padded)):  # the common case, without a match object per run
+        return
+    for run in _RUN.finditer(padded):
+        if run.group("run") is None:
+            continue
         first = last = -1
         count, common = 0, 0
         for word in _WORD.finditer(lower, run.start("run") - 1, run.end("run") - 1):

@@ -109,6 +109,7 @@ _BARE_USERINFO = re.compile(
     r"(?<![\w.:/@%+\-])(?P<user>[A-Za-z][\w.\-]{0,63}):(?P<value>[^\s:@/<>]{4,128})"
     r"@(?:(?P<ip>\[?[0-9A-Fa-f]*[:.][0-9A-Fa-f:.]+\]?)|[A-Za-z0-9][\w\-]*(?:\.[\w\-]+)+)"
 )
+_LONGEST_USERINFO = 256
 _NOT_IN_AN_ADDRESS = frozenset("!#$%^&*?~|\\()[]{},;'\"`")  # "=" is a message id's ("msg:<CAFx9=a@b.example>")
 _SCHEMES = frozenset({
     "mailto", "sip", "sips", "tel", "xmpp", "http", "https", "ftp", "ssh", "git", "news", "urn", "cid", "mid",
@@ -117,7 +118,22 @@ _SCHEMES = frozenset({
 
 
 def _bare_userinfo(text: str) -> Iterator[Hit]:
-    for m in _BARE_USERINFO.finditer(text):
+    """Read in each token that holds an "@", once (a search from every position cost 19 us a 2 KB mail)."""
+    at, read_until = text.find("@"), 0
+    while at != -1:
+        if at >= read_until:
+            start, end = at, at
+            while start and not text[start - 1].isspace() and at - start < _LONGEST_USERINFO:
+                start -= 1
+            while end < len(text) and not text[end].isspace() and end - at < _LONGEST_USERINFO:
+                end += 1
+            read_until = end
+            yield from _userinfo_in(text, start, end)
+        at = text.find("@", at + 1)
+
+
+def _userinfo_in(text: str, start: int, end: int) -> Iterator[Hit]:
+    for m in _BARE_USERINFO.finditer(text, start, end):
         value = m.group("value")
         marked = any(c in _NOT_IN_AN_ADDRESS for c in value) or (
             m.group("ip") is not None and any(c.isdigit() or not c.isalnum() for c in value)

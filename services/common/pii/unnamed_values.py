@@ -19,6 +19,7 @@ words pays a few `str.find` calls.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterator
 
@@ -144,12 +145,14 @@ _VALUE_THEN_OPENS = re.compile(
 # "it's Hunter3 not Hunter2", "changed it from Kestrel76 to Kestrel77": a value corrected or replaced by a
 # near copy of itself, which is how passwords change; both are the secret's. A version moves on the same
 # way ("from node18 to node20"), so a replacement is read only after a verb that changes a credential.
+_CORRECTION_WORDS = ("it's", "it\u2019s", "it is", "it was", "should be", "meant", "is actually")
 _CORRECTED = re.compile(
-    rf"(?:it['\u2019]s|it{_SP}is|it{_SP}was|should{_SP}be|meant|is{_SP}actually){_SP}{_VALUE}[\"'`\u201d\u2019]?,?"
+    rf"{_SP}{_VALUE}[\"'`\u201d\u2019]?,?"
     rf"{_SP}(?:not|instead{_SP}of|rather{_SP}than){_SP}{_OPEN_QUOTE}(?P<other>[^\s\"'`\u201d\u2019]+)"
 )
+_REPLACING_WORDS = ("changed", "change", "changing", "reset", "switched", "updated", "rotated")
 _REPLACED_FROM = re.compile(
-    rf"(?:changed|change|changing|reset|switched|updated|rotated)(?:{_SP}(?:it|mine|that|the{_SP}one|ours))?"
+    rf"(?:{_SP}(?:it|mine|that|the{_SP}one|ours))?"
     rf"{_SP}from{_SP}{_VALUE}[\"'`\u201d\u2019]?{_SP}to{_SP}{_OPEN_QUOTE}(?P<other>[^\s\"'`\u201d\u2019]+)"
 )
 
@@ -174,20 +177,19 @@ _SLIP = re.compile(
 
 def corrected_values(text: str, lower: str) -> Iterator[Hit]:
     """Both values of a correction (owned up to) or a replacement whose values are near copies of each other."""
-    gated = (_CORRECTED, " not ", " instead of ", " rather than "), (_REPLACED_FROM, " from ")
-    for pattern, *gates in gated:
-        if not any(gate in lower for gate in gates) or (pattern is _CORRECTED and not _SLIP.search(lower)):
-            continue
-        for m in pattern.finditer(lower):
-            spans = [
-                (m.start(group), m.start(group) + len(text[m.start(group) : m.end(group)].rstrip(TRAILING)))
-                for group in ("value", "other")
-            ]
-            values = [text[start:end] for start, end in spans]
-            if _near_copies(*values):
-                for start, end in spans:
-                    if not is_placeholder_at(text, start):
-                        yield hit(start, end, FindingKind.PASSWORD, "context:corrected")
+    owned_up = (" not " in lower or " than " in lower) and _SLIP.search(lower) is not None  # once, not per match
+    corrections = after_words(lower, _CORRECTION_WORDS, _CORRECTED) if owned_up else ()
+    replacements = after_words(lower, _REPLACING_WORDS, _REPLACED_FROM) if " from " in lower else ()
+    for m in itertools.chain(corrections, replacements):
+        spans = [
+            (m.start(group), m.start(group) + len(text[m.start(group) : m.end(group)].rstrip(TRAILING)))
+            for group in ("value", "other")
+        ]
+        values = [text[start:end] for start, end in spans]
+        if _near_copies(*values):
+            for start, end in spans:
+                if not is_placeholder_at(text, start):
+                    yield hit(start, end, FindingKind.PASSWORD, "context:corrected")
 
 
 def opened_by(text: str, lower: str) -> Iterator[Hit]:
@@ -265,8 +267,14 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
     (_USE_WORDS, ("everything", "all ", "every "), _USED_FOR_ALL, _used_for_all, "context:used-for-all"),
     (_KEY_EMOJI, (), _AFTER_KEY_EMOJI, lambda v, _l, _m: password_shaped(v), "context:key-emoji"),
     (("set", "changed", "reset"), (" it to",), _IT_TO, lambda v, _l, _m: rule_shaped(v), "context:set-it-to"),
-    (_OPENS_AS_LABEL_WORDS, (), _OPENS_AS_LABEL, lambda v, _l, _m: strongly_password_shaped(v), "context:opens-label"),
-    (_BOTH_NAMED, (), _AFTER_BOTH_NAMED, lambda v, _l, _m: password_shaped(v), "context:both-named"),
+    (
+        _OPENS_AS_LABEL_WORDS,
+        (":", "="),
+        _OPENS_AS_LABEL,
+        lambda v, _l, _m: strongly_password_shaped(v),
+        "context:opens-label",
+    ),
+    (_BOTH_NAMED, ("/",), _AFTER_BOTH_NAMED, lambda v, _l, _m: password_shaped(v), "context:both-named"),
 )
 
 
