@@ -108,6 +108,7 @@ def modules() -> list[Module]:
     found.append(Module("bench_consolidation", _consolidation_rows))
     found.append(_load("bench_consolidation_pg"))
     found.append(_load("bench_redaction"))
+    found.append(_load("bench_policy"))  # policy's reading of others' text, and its adversarial worst
     found.append(_load("bench_cluster"))  # issue 19: 2 workers + 2 memory replicas against 1 + 1
     return found
 

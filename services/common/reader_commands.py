@@ -95,7 +95,7 @@ _MOVING = re.compile(
     re.I,
 )
 _DESTINATION = re.compile(
-    r"[\w.+-]+@[\w-]+\.\w|(?<![\w@.])[\w-]+\.(?:com|net|org|io|co|example|[a-z]{2})\b|[$\u20ac\u00a3\u00a5]\s?\d"
+    r"(?<![\w.+-])[\w.+-]++@[\w-]+\.\w|(?<![\w@.])[\w-]++\.(?:com|net|org|io|co|example|[a-z]{2})\b|[$\u20ac\u00a3\u00a5]\s?\d"
     rf"|\d\s?{_CURRENCY}|\b[a-z]{{2}}\d{{2}}[a-z0-9]{{10,30}}\b|\[(?:iban|bank_account|card)\]",
     re.I,
 )

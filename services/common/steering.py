@@ -171,8 +171,8 @@ MORE_STEERING = re.compile(
     r"|long-term)\b|\b(?:store|save|add|write|commit|put)\b.{0,20}\b(?:to|in|into) (?:your|its) (?:long-term )?"
     r"(?:memory|memories)\b"
     # what the conversation holds, sent out: a link whose query is a template to fill, or a request for it
-    r"|(?:!\[[^\]\n]{0,80}\]\(|<img\b[^>\n]{0,80}\bsrc\s*=\s*[\"']?)https?://[^\s)\"'>]*[?&][\w.\-]+=(?:\{|%7b|\$\{|\[)"
-    r"|https?://[^\s)\"'>]*[?&][\w.\-]+=(?:\{|%7b|\$\{)\s*(?:conversation|chat|history|messages?|context|memor|secret"
+    r"|(?:!\[[^\]\n]{0,80}\]\(|<img\b[^>\n]{0,80}\bsrc\s*=\s*[\"']?)https?://[^\s)\"'>]{0,400}[?&][\w.\-]+=(?:\{|%7b|\$\{|\[)"
+    r"|https?://[^\s)\"'>]{0,400}[?&][\w.\-]+=(?:\{|%7b|\$\{)\s*(?:conversation|chat|history|messages?|context|memor|secret"
     r"|password|prompt|summary|user|email)"
     r"|\b(?:send|forward|share|email|e-mail|post|upload|copy|transmit|leak)\b.{0,40}\b(?:conversation|chat)"
     r" (?:history|log|transcript)s?\b|\b(?:send|forward|share|email|post|upload|reveal|print|output|repeat|show)\b"

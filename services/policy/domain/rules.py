@@ -137,7 +137,7 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
         # An image whose address carries a template or the conversation in its query: rendering it sends
         # what the query holds to its server (a build badge's "?branch=master" is no such image).
-        ("an image that sends data out", r"!\[[^\]\n]{0,100}\] ?\( ?https?://[^)\s]*[?&][^)\s]*(?:\{|%7b|\b(?:q|d|c"
+        ("an image that sends data out", r"!\[[^\]\n]{0,100}\] ?\( ?https?://[^)\s]{0,400}[?&][^)\s]{0,400}(?:\{|%7b|\b(?:q|d|c"
          r"|data|msg|message|content|text|summary|chat|email|mail|user|token|secret|history|conversation|context"
          r"|prompt|info|payload|creds?|pw|password)=)"),
         # A call to the assistant's own tools written into text it reads: "memory.save(...)", "<tool_call>".
