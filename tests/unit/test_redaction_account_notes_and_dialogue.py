@@ -6,9 +6,12 @@ Kestrel77", "Kestrel77 for gmail", "the bank one is Kestrel77", "I used Kestrel7
 site", "Portal -> alice.w / Kestrel77", "the portal wants alice.w + Kestrel77"), a question and
 its answer on the next line ("Bob: what's the wifi pw?\\nAlice: Hunter2", "Q: …login…?\\nA: alice /
 X"), a lock's emoji as the label, "U/P alice.w X", "In case I forget: X (portal)". 13 are caught
-now; still through: "It's Kestrel77 for the portal, alice.w for the user" (the value opens the
-sentence after "It's", which starts every other remark) and "bank app 4417" (four digits after a
-service's name are as often a branch or a year).
+now. A second round of 21 (one password in every place a note of logins puts it) had 9 through
+on `fe94d87`; 7 are caught ("netflix X / spotify Y", "My Netflix login (…) uses X", "X = netflix",
+"can you log into my Netflix? It's X", Korean "비번", "it's hunter2 all lowercase"), not "padlock:
+74 19 33" nor "psst... hunter2". Still through from the first: "It's Kestrel77 for the portal,
+alice.w for the user" (the value opens the sentence after "It's", which starts every other remark)
+and "bank app 4417" (four digits after a service's name are as often a branch or a year).
 
 A service's name is a word of every other note, so a value beside it must look like what a
 password rule asks for and end its clause, and must not name an order, a ticket, a product's
@@ -52,6 +55,15 @@ PASSWORD = FindingKind.PASSWORD
         ("In case I forget: Kestrel77 (portal)", "Kestrel77"),
         # one password kept for everything, shaped as a rule asks (the last stop's "still through")
         ("I always use Sunshine88 for everything, so try that first.", "Sunshine88"),
+        # a second round (21 shapes, 9 through on fe94d87)
+        ("logins.txt: netflix Mango!Tree22 / spotify Berry#Bush33", "Mango!Tree22"),
+        ("logins.txt: netflix Mango!Tree22 / spotify Berry#Bush33", "Berry#Bush33"),
+        ("My Netflix login (alice@example.com) uses Mango!Tree22", "Mango!Tree22"),
+        ("Mango!Tree22 = netflix", "Mango!Tree22"),
+        ("Hey, can you log into my Netflix? It's Mango!Tree22", "Mango!Tree22"),
+        ("For the Netflix account use Mango!Tree22", "Mango!Tree22"),
+        ("넷플릭스 비번 Mango!Tree22", "Mango!Tree22"),
+        ("it's hunter2 all lowercase", "hunter2"),
     ],
 )
 def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> None:
@@ -78,6 +90,10 @@ def test_the_value_is_redacted(mode: RedactionMode, text: str, value: str) -> No
         "I use Python3 for everything",
         "I use Office365 for everything",
         "we use Windows11 for everything",
+        "Netflix Premium2024 plan renewed",
+        "on a typical iOS device (iPhone 4S, Cortex-A9) and by",
+        "Names are case-sensitive",
+        "Python3 is case-sensitive",
     ],
 )
 def test_look_alikes_come_through(mode: RedactionMode, text: str) -> None:

@@ -55,8 +55,9 @@ _FIRST_WORDS = frozenset(name.split()[0].rstrip("+") for name in (*_ACCOUNT_LIST
 # through every text, the names cost 34 us a paragraph.
 _LABELLED = re.compile(
     rf"(?<![\w\-/.:@$])(?:{_ACCOUNTS}|{_LABELS_ONLY})"
-    rf"(?:{_SP}(?:account|acct|login|site|app|one))?"
-    rf"(?:[^\S\n]*(?:[:=\u2192](?!:)|->|(?:-{{1,2}}|\u2013|\u2014)(?=\s))|{_SP}(?:one{_SP})?is|{_SP}wants)[^\S\n]*"
+    rf"(?:{_SP}(?:account|acct|login|site|app|one))?(?:{_SP}\([^)\n]{{0,60}}\))?"
+    rf"(?:[^\S\n]*(?:[:=\u2192](?!:)|->|(?:-{{1,2}}|\u2013|\u2014)(?=\s))|{_SP}(?:one{_SP})?is|{_SP}wants"
+    rf"|{_SP}uses?|(?P<bare>(?=[^\S\n])))[^\S\n]*"
     rf"(?:(?P<user>[\w.@+\-]+)(?:[^\S\n]*[/|+,][^\S\n]*|{_SP}(?:and|with|plus){_SP}))?{_VALUE}"
 )
 # Before the account, the value is a note's own ("Kestrel77 for gmail" opening its line) or what one
@@ -66,7 +67,7 @@ _LABELLED = re.compile(
 _BEFORE = re.compile(
     r"(?:^|(?<=\n)|(?<=\buse )|(?<=\bused )|(?<=\busing )|(?<=\buses ))"
     rf"[^\S\n]*(?:[\-*\u2022][^\S\n]*)?(?P<value>[^\s\"'`(\[]{{8,64}})[\"'`\u201d\u2019]?"
-    rf"(?:{_SP}is{_SP}what{_SP}i{_SP}use)?{_SP}(?P<preposition>for|on|at){_SP}(?:(?:the|my|our){_SP})?\Z"
+    rf"(?:{_SP}is{_SP}what{_SP}i{_SP}use)?{_SP}(?P<preposition>for|on|at|=){_SP}(?:(?:the|my|our){_SP})?\Z"
 )
 _BEFORE_WINDOW = 100
 # Words apart: every mark a space (translate and split are C loops; a regex's findall cost twice as much).
@@ -75,7 +76,7 @@ _ACCOUNT_NAMES = re.compile(rf"(?:{_ACCOUNTS})(?![\w\-])")
 
 # After a labelled value, its clause ends ("bank: Kestrel77", "…Kestrel77 (shared)", "…Kestrel77, and"):
 # "Spotify: Premium2024 plan renewed" goes on about the value, so it names a thing.
-_CLAUSE_ENDS = re.compile(r"[^\S\n]*(?:$|\r?\n|[,;!?)(\]]|\.(?:\s|$)|[\-\u2013\u2014]{1,2}\s|(?:and|but)\b)")
+_CLAUSE_ENDS = re.compile(r"[^\S\n]*(?:$|\r?\n|[,;!?)(\]/|]|\.(?:\s|$)|[\-\u2013\u2014]{1,2}\s|(?:and|but)\b)")
 
 
 def _occurrences(lower: str, word: str) -> list[int]:
@@ -99,6 +100,8 @@ def account_values(text: str, lower: str) -> Iterator[Hit]:
 
 
 def _labelled_value(text: str, m: re.Match[str]) -> Iterator[Hit]:
+    if m.group("bare") is not None and m.group("user") is not None:
+        return  # "netflix Mango!Tree22" is a note; "iPhone 4S, Cortex-A9" a list of devices
     start = m.start("value")
     value = text[start : m.end("value")].rstrip(TRAILING)
     if _CLAUSE_ENDS.match(text, start + len(value)) and rule_shaped(value) and not is_placeholder_at(text, start):
@@ -109,7 +112,7 @@ def _value_before(text: str, lower: str, m: re.Match[str]) -> Iterator[Hit]:
     start = m.start("value")
     value = text[start : m.end("value")].rstrip(TRAILING)
     used = lower.endswith(("use ", "used ", "using ", "uses "), 0, start) or " what i use " in m.group()
-    if not used and m.group("preposition") != "for":
+    if not used and m.group("preposition") not in ("for", "="):
         return  # "Thomas1664 on github" opening a line is a handle
     if rule_shaped(value) and not is_placeholder_at(text, start):
         yield hit(start, start + len(value), FindingKind.PASSWORD, "context:account-value")

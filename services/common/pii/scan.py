@@ -68,6 +68,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     unnamed_values.corrected_values,
     unnamed_values.opened_by,
     unnamed_values.asked_and_answered,
+    unnamed_values.described_values,
     recovery_phrases.recovery_phrases,
     account_values.account_values,
 )

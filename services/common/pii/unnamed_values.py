@@ -206,11 +206,13 @@ def opened_by(text: str, lower: str) -> Iterator[Hit]:
 # "pw? Gr8Scott!", "my card's PIN? 3391": the writer asks the question and answers it.
 # The answer may be the next line's, after its speaker ("Bob: what's the wifi pw?\nAlice: Hunter2", "Q: the
 # login for the shared account?\nA: alice / X"), and a user name may come first.
-_ASKED_WORDS = ("password", "passwort", "passphrase", "passcode", "pwd", "pw", "pin", "login")
+# "can you log into my Netflix? It's X": a sign-in asked for, the answer after "it's".
+_SIGN_IN_WORDS = ("login", "log in", "log into", "sign in", "sign into")
+_ASKED_WORDS = ("password", "passwort", "passphrase", "passcode", "pwd", "pw", "pin", *_SIGN_IN_WORDS)
 _ASKED_TAIL = re.compile(
     rf"(?![\w\-])(?:{_SP}[\w'\u2019\-]+){{0,5}}"
     rf"[^\S\n]*\?(?:{_SP}|[^\S\n]*\r?\n[^\S\n]*(?:[A-Za-z][\w.'\-]{{0,20}}[^\S\n]*:[^\S\n]*)?)"
-    rf"(?:[\w.@+\-]+[^\S\n]*[/|][^\S\n]*)?{_VALUE}"
+    rf"(?:(?:it['\u2019]?s|it{_SP}is){_SP})?(?:[\w.@+\-]+[^\S\n]*[/|][^\S\n]*)?{_VALUE}"
 )
 
 
@@ -227,9 +229,31 @@ def _answer(text: str, m: re.Match[str], word: str) -> Iterator[Hit]:
     start = m.start("value")
     value = text[start : m.end("value")].rstrip(TRAILING)
     numeric = word in ("pin", "passcode") and value.isdigit() and 4 <= len(value) <= 12
-    shaped = strongly_password_shaped(value) if word == "login" else password_shaped(value)  # "login?" asks much
+    signing_in = word in _SIGN_IN_WORDS  # "login?" asks about much: only a strong password answers it
+    shaped = strongly_password_shaped(value) if signing_in else password_shaped(value)
     if (numeric or shaped) and not is_placeholder_at(text, start):
         yield hit(start, start + len(value), FindingKind.PASSWORD, "context:asked-and-answered")
+
+
+# "it's hunter2 all lowercase", "Tr0ub4dor (case-sensitive)": a value described as only a password is.
+_DESCRIBED = re.compile(
+    rf"(?<![^\s\"'`(:])(?P<value>[^\s\"'`(\[]{{6,64}})[\"'`\u201d\u2019]?[^\S\n]*[,(\-\u2013\u2014]?[^\S\n]*"
+    rf"(?:all{_SP}(?:lower|upper|small|capital)[ \-]?(?:case|letters|caps)|all{_SP}caps|case[ \-]sensitive"
+    rf"|no{_SP}spaces|with{_SP}(?:a|the){_SP}capital{_SP}[a-z]\b)"
+)
+_DESCRIPTIONS = ("lowercase", "lower case", "lower-case", "uppercase", "upper case", "upper-case", "caps", "sensitive",
+                 "no spaces", "capital")  # fmt: skip
+
+
+def described_values(text: str, lower: str) -> Iterator[Hit]:
+    """A password-shaped value before what only a password is described by."""
+    if not any(word in lower for word in _DESCRIPTIONS):
+        return
+    for m in _DESCRIBED.finditer(lower):
+        start = m.start("value")
+        value = text[start : m.end("value")].rstrip(TRAILING)
+        if password_shaped(value) and not is_placeholder_at(text, start):
+            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:described")
 
 
 # "Vault: River.Stone.Cloud.88", "safe = Orchid#2026": what a value opens, as its label.
