@@ -39,8 +39,9 @@ _ACCOUNT_LIST = _names(
 )
 # Devices and mail in general are labels too ("laptop: X"), but "Windows11 on my laptop" and "Office365
 # for email" are how people say what they run: a value before them is not read.
+# ("mac" is left out: "printer MAC 00-1A-2B-3C-4D-5E" names an address.)
 _LABEL_ONLY_LIST = _names(
-    "email mail laptop phone ipad iphone computer pc mac tablet", "work account", "school account"
+    "email mail laptop phone ipad iphone computer pc macbook tablet", "work account", "school account"
 )
 
 

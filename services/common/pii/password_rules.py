@@ -27,6 +27,10 @@ _PRODUCTS = re.compile(
 )
 
 
+# Hex pairs between marks: a MAC address, a key's fingerprint ("00-1A-2B-3C-4D-5E").
+_HEX_GROUPS = re.compile(r"(?:[0-9A-Fa-f]{2}[:\-.]){2,}[0-9A-Fa-f]{2}")
+
+
 def rule_shaped(value: str) -> bool:
     """Eight characters or more from three of a password rule's four classes; no reference, product or code."""
     classes = (
@@ -37,4 +41,4 @@ def rule_shaped(value: str) -> bool:
     )
     if len(value) < 8 or sum(classes) < 3 or not password_shaped(value) or _CODE.search(value):
         return False
-    return _REFERENCE.match(value) is None and _PRODUCTS.match(value) is None
+    return _REFERENCE.match(value) is None and _PRODUCTS.match(value) is None and not _HEX_GROUPS.fullmatch(value)
