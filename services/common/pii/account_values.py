@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from services.common.pii.model import FindingKind, Hit, hit, is_placeholder_at
+from services.common.pii.model import Hit
 from services.common.pii.password_rules import rule_shaped
-from services.common.pii.stated_values import TRAILING
+from services.common.pii.stated_values import password_at, value_of
 
 _SP = r"[^\S\n]+"
 _OPEN_QUOTE = "[\"'`\u201c\u2018]?"
@@ -103,17 +103,15 @@ def account_values(text: str, lower: str) -> Iterator[Hit]:
 def _labelled_value(text: str, m: re.Match[str]) -> Iterator[Hit]:
     if m.group("bare") is not None and m.group("user") is not None:
         return  # "netflix Mango!Tree22" is a note; "iPhone 4S, Cortex-A9" a list of devices
-    start = m.start("value")
-    value = text[start : m.end("value")].rstrip(TRAILING)
-    if _CLAUSE_ENDS.match(text, start + len(value)) and rule_shaped(value) and not is_placeholder_at(text, start):
-        yield hit(start, start + len(value), FindingKind.PASSWORD, "context:account-value")
+    start, value = value_of(text, m)
+    if _CLAUSE_ENDS.match(text, start + len(value)) and rule_shaped(value):
+        yield from password_at(text, start, value, "context:account-value")
 
 
 def _value_before(text: str, lower: str, m: re.Match[str]) -> Iterator[Hit]:
-    start = m.start("value")
-    value = text[start : m.end("value")].rstrip(TRAILING)
+    start, value = value_of(text, m)
     used = lower.endswith(("use ", "used ", "using ", "uses "), 0, start) or " what i use " in m.group()
     if not used and m.group("preposition") not in ("for", "="):
         return  # "Thomas1664 on github" opening a line is a handle
-    if rule_shaped(value) and not is_placeholder_at(text, start):
-        yield hit(start, start + len(value), FindingKind.PASSWORD, "context:account-value")
+    if rule_shaped(value):
+        yield from password_at(text, start, value, "context:account-value")

@@ -10,9 +10,10 @@ shaped like a password ("the password I use everywhere is Summer2024"). Words ab
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from services.common.pii.credential_words import DIGIT_NAMES
-from services.common.pii.model import FindingKind, character_classes, is_placeholder_at
+from services.common.pii.model import FindingKind, Hit, character_classes, hit, is_placeholder_at
 
 
 def _words(text: str) -> frozenset[str]:
@@ -45,6 +46,19 @@ BARE = re.compile(r"[ \t]+(?:\([^)\n]{0,30}\)[ \t]+)?")
 _QUOTES = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019", "\u00ab": "\u00bb", "\u201e": "\u201c"}
 
 TRAILING = ".,;:)]}\"'\u201d\u2019\u00bb>"
+
+
+def value_of(text: str, m: re.Match[str], group: str = "value") -> tuple[int, str]:
+    """Where a match's value starts, and the value without the marks that close its sentence."""
+    start = m.start(group)
+    return start, text[start : m.end(group)].rstrip(TRAILING)
+
+
+def password_at(text: str, start: int, value: str, detector: str) -> Iterator[Hit]:
+    """The value as a password, unless redaction's own placeholder stands there."""
+    if not is_placeholder_at(text, start):
+        yield hit(start, start + len(value), FindingKind.PASSWORD, detector)
+
 
 # More values after a plural word's first: "backup codes 1234 5678, 9012 3456".
 _LIST_ITEM = re.compile(r"[,;]?\s+(?:and\s+)?(?P<item>[A-Za-z0-9\-]{4,40})(?![\w\-])")

@@ -23,9 +23,15 @@ import itertools
 import re
 from collections.abc import Callable, Iterator
 
-from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
+from services.common.pii.model import Hit, after_words
 from services.common.pii.password_rules import rule_shaped
-from services.common.pii.stated_values import PASSWORD_SYMBOLS, TRAILING, password_shaped, strongly_password_shaped
+from services.common.pii.stated_values import (
+    PASSWORD_SYMBOLS,
+    password_at,
+    password_shaped,
+    strongly_password_shaped,
+    value_of,
+)
 
 _OPEN_QUOTE = "[\"'`\u201c\u2018]?"
 _VALUE = rf"{_OPEN_QUOTE}(?P<value>[^\s\"'`\u201d\u2019]+)"
@@ -181,15 +187,10 @@ def corrected_values(text: str, lower: str) -> Iterator[Hit]:
     corrections = after_words(lower, _CORRECTION_WORDS, _CORRECTED) if owned_up else ()
     replacements = after_words(lower, _REPLACING_WORDS, _REPLACED_FROM) if " from " in lower else ()
     for m in itertools.chain(corrections, replacements):
-        spans = [
-            (m.start(group), m.start(group) + len(text[m.start(group) : m.end(group)].rstrip(TRAILING)))
-            for group in ("value", "other")
-        ]
-        values = [text[start:end] for start, end in spans]
-        if _near_copies(*values):
-            for start, end in spans:
-                if not is_placeholder_at(text, start):
-                    yield hit(start, end, FindingKind.PASSWORD, "context:corrected")
+        (start, value), (other_start, other) = value_of(text, m), value_of(text, m, "other")
+        if _near_copies(value, other):
+            yield from password_at(text, start, value, "context:corrected")
+            yield from password_at(text, other_start, other, "context:corrected")
 
 
 def opened_by(text: str, lower: str) -> Iterator[Hit]:
@@ -197,10 +198,9 @@ def opened_by(text: str, lower: str) -> Iterator[Hit]:
     if not any(verb in lower for verb in (" opens ", " unlocks ", " open ", " unlock ", " gets you ", " works ")):
         return
     for m in _VALUE_THEN_OPENS.finditer(lower):
-        start = m.start("value")
-        value = text[start : m.end("value")].rstrip(TRAILING)
-        if strongly_password_shaped(value) and not is_placeholder_at(text, start):
-            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:opens-what")
+        start, value = value_of(text, m)
+        if strongly_password_shaped(value):
+            yield from password_at(text, start, value, "context:opens-what")
 
 
 # "pw? Gr8Scott!", "my card's PIN? 3391": the writer asks the question and answers it.
@@ -226,13 +226,12 @@ def asked_and_answered(text: str, lower: str) -> Iterator[Hit]:
 
 
 def _answer(text: str, m: re.Match[str], word: str) -> Iterator[Hit]:
-    start = m.start("value")
-    value = text[start : m.end("value")].rstrip(TRAILING)
+    start, value = value_of(text, m)
     numeric = word in ("pin", "passcode") and value.isdigit() and 4 <= len(value) <= 12
     signing_in = word in _SIGN_IN_WORDS  # "login?" asks about much: only a strong password answers it
     shaped = strongly_password_shaped(value) if signing_in else password_shaped(value)
-    if (numeric or shaped) and not is_placeholder_at(text, start):
-        yield hit(start, start + len(value), FindingKind.PASSWORD, "context:asked-and-answered")
+    if numeric or shaped:
+        yield from password_at(text, start, value, "context:asked-and-answered")
 
 
 # "it's hunter2 all lowercase", "Tr0ub4dor (case-sensitive)": a value described as only a password is.
@@ -250,10 +249,9 @@ def described_values(text: str, lower: str) -> Iterator[Hit]:
     if not any(word in lower for word in _DESCRIPTIONS):
         return
     for m in _DESCRIBED.finditer(lower):
-        start = m.start("value")
-        value = text[start : m.end("value")].rstrip(TRAILING)
-        if password_shaped(value) and not is_placeholder_at(text, start):
-            yield hit(start, start + len(value), FindingKind.PASSWORD, "context:described")
+        start, value = value_of(text, m)
+        if password_shaped(value):
+            yield from password_at(text, start, value, "context:described")
 
 
 # "Vault: River.Stone.Cloud.88", "safe = Orchid#2026": what a value opens, as its label.
@@ -308,7 +306,6 @@ def unnamed_values(text: str, lower: str) -> Iterator[Hit]:
         if gates and not any(gate in lower for gate in gates):
             continue
         for m in after_words(lower, words, tail):
-            start = m.start("value")
-            value = text[start : m.end("value")].rstrip(TRAILING)
-            if shaped(value, lower, m) and not is_placeholder_at(text, start):
-                yield hit(start, start + len(value), FindingKind.PASSWORD, detector)
+            start, value = value_of(text, m)
+            if shaped(value, lower, m):
+                yield from password_at(text, start, value, detector)
