@@ -149,6 +149,8 @@ ADVERSARIAL_PIECES = (
     # what starts the eleventh and twelfth probes' detectors: a recovery phrase's words, an account's
     # name as a label, a correction, a token with an "@"
     "abandon ", "bank: ", "it's Ab1234x not ", "a:b@",
+    # and the thirteenth's: a user and password joined by a colon, a password flag, a digit word read out
+    "ab:Ab1!cdefgh ", "--xpass ", "cvv one ",
 )  # fmt: skip
 
 

@@ -47,6 +47,12 @@ BANK_ACCOUNT, GOV_ID = FindingKind.BANK_ACCOUNT, FindingKind.GOV_ID
         ("mi telefono es seis uno dos tres cuatro cinco seis", PHONE, "seis uno dos tres"),
         ("Account number is one two three four five six seven eight", BANK_ACCOUNT, "one two three four five"),
         ("Social is one two three, four five, six seven eight nine", GOV_ID, "one two three, four five"),
+        # a lock's combination read in numbers, a card's security code (three digits), a PIN in Chinese
+        ("the combination is twelve, thirty-four, fifty-six", SECRET, "twelve, thirty-four, fifty-six"),
+        ("cvv is one two three", PASSWORD, "one two three"),
+        ("CVC: seven three seven", PASSWORD, "seven three seven"),
+        ("暗证号码是4471", PASSWORD, "4471"),
+        ("PIN码：884213", PASSWORD, "884213"),  # noqa: RUF001 - a full-width colon, as Chinese writes it
         # spelt a letter at a time
         ("the wifi password is capital T, r, o, u, t, 4, 2", PASSWORD, "r, o, u, t, 4, 2"),
         ("PIN: 7 3 1 6", PASSWORD, "7 3 1 6"),
@@ -110,6 +116,9 @@ def test_an_address_spelt_a_letter_at_a_time_goes_whole(mode: RedactionMode, tex
         "zip code nine oh two one oh",
         "The pin on the map is one of three.",
         "call me at four or five tomorrow",
+        "the code is twenty, thirty or forty",
+        "twenty twenty was a year of twists",
+        "the cvv one of two checks at checkout",
         # single letters that are not a spelling
         "Options a, b, c or d are open.",
         "U.S.A. and U.K. teams met",

@@ -44,6 +44,17 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
         ("PGPASSWORD=PgEnv!6 psql -h db", FindingKind.PASSWORD, ["PgEnv!6"]),
         ("wifi password? it's Lemonade77", FindingKind.PASSWORD, ["Lemonade77"]),
         ("password \u2192 Arrow!Pw11", FindingKind.PASSWORD, ["Arrow!Pw11"]),
+        # more command lines (a probe of 36 config and command-line shapes: these 4 came through)
+        ("keytool -storepass Ch4ng3d!t -keystore app.jks", FindingKind.PASSWORD, ["Ch4ng3d!t"]),
+        ("smbclient //srv/share -U alice%Hx5*kP9m", FindingKind.PASSWORD, ["Hx5*kP9m"]),
+        ("net user admin Pa55word!x /add", FindingKind.PASSWORD, ["Pa55word!x"]),
+        ("echo 'Qw3Er4Ty5' | sudo -S apt update", FindingKind.PASSWORD, ["Qw3Er4Ty5"]),
+        ("echo Tk7#pW2q | docker login -u alice --password-stdin", FindingKind.PASSWORD, ["Tk7#pW2q"]),
+        ("backup.sh --db-password Vr5!nK8m --host db", FindingKind.PASSWORD, ["Vr5!nK8m"]),
+        # a user name and its password joined by a colon, with no host after them
+        ("jdoe:Gr8Scott!", FindingKind.PASSWORD, ["Gr8Scott!"]),
+        ("the default is admin:Password123! until first login", FindingKind.PASSWORD, ["Password123!"]),
+        ("use bob:Summer2024 on the NAS", FindingKind.PASSWORD, ["Summer2024"]),
     ],
 )
 def test_the_values_are_replaced_by_their_kind(
@@ -80,6 +91,22 @@ def test_the_values_are_replaced_by_their_kind(
         "the password? it's required",
         "Step 1 \u2192 Step 2",
         "ssh-keygen -p -f key",
+        "run it with --bypass cache",
+        "mytool --password $DB_PASS --verbose",
+        "net user alice /delete",
+        "echo $PW | sudo -S ls",
+        "echo hello | grep h",
+        "the -U flag sets 50% of users",
+        "use --passes 3 for a finer grid",
+        "Certtool now accepts --password for --key-info and encrypted keys.",
+        "(gpg --change-passphrase your-user-id)",
+        "specify -onepass (for djpeg) to reduce memory usage",
+        "socat ABSTRACT-LISTEN:temp,accept-timeout=0.1,user=$USER FILE:/dev/null",
+        "Note:Important!",
+        "Fwd:Invoice#4411",
+        "FROM python:3.12-slim",
+        "see class:MyClass2D in the docs",
+        "time 12:30:45",
     ],
 )
 def test_tables_and_prose_that_only_look_like_it_stay(mode: RedactionMode, text: str) -> None:

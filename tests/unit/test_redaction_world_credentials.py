@@ -21,6 +21,8 @@ MODES = pytest.mark.parametrize("mode", list(RedactionMode))
     ("text", "kind", "value"),
     [
         # Password words in scripts the Latin stems do not read, with a colon or the language's "is".
+        # a digest beside a credential's word is one, even where the text also speaks of commits
+        ("passwd hash for the build 9fceb02d0ae598e95dc970b74767f19372d61af8", FindingKind.SECRET, "9fceb02d0ae5"),
         ("كلمة المرور: Nile2026!", FindingKind.PASSWORD, "Nile2026!"),
         ("كلمة السر الجديدة هي Falafel#77", FindingKind.PASSWORD, "Falafel#77"),
         ("رمز عبور من Tehran1404 است", FindingKind.PASSWORD, "Tehran1404"),
@@ -99,6 +101,9 @@ def test_the_value_is_replaced_by_its_kind(mode: RedactionMode, text: str, kind:
         "The seed words for this chapter are listed below.",
         "Random seed: 42 for reproducibility.",
         "tx hash 0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318",
+        # a build's "passed" and a test's "passing" beside a commit id ("pass" is a credential's stem)
+        "Build passed: commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "Tests passing on commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
         "Security question answers are stored hashed.",
         "First pet: none yet.",
         "identifiant client : voir facture",

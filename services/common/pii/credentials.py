@@ -90,7 +90,8 @@ _P_SLASH_W = re.compile(r"(?<![\w/])p/w(?![\w/])")
 _LEET_PASSWORD = re.compile(r"p[a4@][s5$]{2}(?:w[o0]rd|phr[a4@][s5$]e)")
 # Scripts written without spaces between words: the word, a particle or a colon, then the value.
 # Matched on folded text, where the Japanese voicing marks are gone (パスワード is seen as ハスワート).
-_CJK_WORDS = "|".join(map(fold_words, ("パスワード", "暗証番号", "密码", "密碼", "口令", "비밀번호", "비번", "암호")))
+_CJK_PASSWORD_WORDS = ("パスワード", "暗証番号", "暗证号码", "暗證號碼", "密码", "密碼", "口令", "PIN码", "PIN碼")
+_CJK_WORDS = "|".join(map(fold_words, (*_CJK_PASSWORD_WORDS, "비밀번호", "비번", "암호")))
 _CJK_LINKS = "|".join(map(fold_words, ("は", "が", "是", "为", "為", "는", "은", "를", ":", "=")))
 _CJK_PASSWORD = re.compile(rf"(?:{_CJK_WORDS})\s*(?:{_CJK_LINKS})?\s*[「『\"]?(?P<value>[!-~]{{3,}})")
 

@@ -107,6 +107,26 @@ _COMBINATION = re.compile(
     rf"\b(?:{_LOCK_THING})[^\S\n]+(?:opens|unlocks|releases)[^\S\n]+(?:with|using|on)[^\S\n]+"
     r"(?P<value>\d{1,2}(?:-\d{1,2}){2,3})(?![\w\-])"
 )
+# The same numbers stated for a thing only a combination opens: "safe = 24-11-08", "padlock: 74 19 33", "my
+# locker's combo, if you need it, is 19-23-7" (a remark between commas may stand before the link).
+_COMBINATION_THINGS = (
+    "safe",
+    "padlock",
+    "locker",
+    "lockbox",
+    "strongbox",
+    "vault",
+    "bike lock",
+    "combo",
+    "combination",
+)
+_STATED_COMBINATION = (
+    re.compile(  # read after each of the things (`after_words`): ten words tried everywhere cost 90 µs
+        r"(?![a-z])(?:['\u2019]s)?(?: (?:combo|combination|code|numbers))?(?:,[^,\n]{1,30},)?"
+        r"(?:[^\S\n]*[:=]|[^\S\n]+(?:is|was|is now|are))[^\S\n]*"
+        r"(?P<value>\d{1,2}(?:-\d{1,2}){2,3}|\d\d(?:[^\S\n]\d\d){2,3})(?![\w\-:./])" + _NOT_A_MEASURE
+    )
+)
 
 # A second code in the same list, after a first one was read: "the alarm is 2468 and the side gate 1357",
 # "Front door 1122, back door 3344". The thing needs no link here; the list gave it one.
@@ -164,6 +184,8 @@ def handed_over_values(text: str, lower: str) -> Iterator[Hit]:
     if "opens" in lower or "unlocks" in lower or "releases" in lower:
         for m in _COMBINATION.finditer(lower):
             yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:combination")
+    for m in after_words(lower, _COMBINATION_THINGS, _STATED_COMBINATION):
+        yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:combination")
     yield from _handed_over(text, lower)
     yield from _noted_values(text, lower)
     yield from _next_line_values(text, lower)

@@ -24,6 +24,11 @@ _DNI_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
 _CODICE_FISCALE = re.compile(r"[A-Z]{6}\d\d[A-EHLMPR-T]\d\d[A-Z]\d{3}[A-Z]")
 _NIR = re.compile(r"[12] ?\d\d ?(?:0[1-9]|1[0-2]|[2-9]\d) ?(?:\d\d|2[AB]) ?\d{3} ?\d{3} ?\d\d")
 _CPF = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d\d")
+# Mexico's RFC (tax id): four letters of the name, the birth date, a three-character suffix. "RFC" alone also
+# names every internet standard ("RFC 2616 section 10"), so the value's own shape is required after it.
+_MX_RFC = re.compile(
+    r"(?i:\brfc)\b[\s:#=\-]{0,4}(?:(?i:is|es)\s+)?(?P<value>[A-ZÑ&]{3,4}\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[A-Z\d]{3})\b"
+)
 
 # Labels in scripts without spaces (longest first: "身份证号码" before "身份证"), and Russian ones, folded as
 # the text is (Cyrillic look-alikes become Latin letters).
@@ -54,6 +59,9 @@ _ID_LABELS = (
     r"|emirates id|teudat zehut|israeli id|cnic\b|nik\b|ktp\b|rut\b|cuil\b|cuit\b|tckn\b|kimlik"
     r"|ahv\b|cnp\b|egn\b|oib\b|jmbg\b|rodne cislo|fodselsnummer|personal (?:id|identity|identification)"
     r"|voter id|umid\b|philhealth|sss\b|carte vitale"
+    r"|rijksregister|registre national|niss\b|insz\b|isikukood|asmens kodas|personas kods|emso\b|taj\b"
+    r"|mykad\b|ic (?:number|no)|thai id|cccd\b|can cuoc|cmnd\b|nhi\b|ird (?:number|no)|mbi\b"
+    r"|beneficiary (?:identifier|id)|known travell?er|ktn\b|redress (?:number|no)|global entry|nexus (?:id|number)"
     r"|"
     + _IN_OTHER_SCRIPTS
     # numbers an employer, a school or an insurer gives a person: each names one person to whoever holds it
@@ -67,8 +75,8 @@ _LABEL = re.compile(_ID_LABELS)
 _LABELLED_VALUE = re.compile(
     r"(?i:(?:\s+(?:details|info|information|data|document|doc|booklet)[:,]?)?"
     r"(?:(?:\s+[a-z]+){1,3}?(?=\s+(?:number|nummer|numero|numer|no\.|nr\.?)\b))?"
-    r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:))*"
-    r"(?:\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#)]))*)\s*"
+    r"(?:\s*(?:number|numbers|nr\.?|no\.?|num\.?|#|card|id|numero|nummer|numer|n°|no:|szam)"
+    r"|\s*(?:(?:is|was|est|ist|lautet|es|e|reads)(?=\s)|['\u2019]s(?=\s)|[:=\-(#)]))*)\s*"
     r"(?P<value>(?:[A-Z]{1,3}[ \-])?(?i:[A-Z]{0,5}\d[A-Z0-9]{0,17}"
     r"(?:[ \-./](?:[A-Z]{0,2}\d[A-Z0-9]*|[A-Z](?=[ \-./]\d))){0,7}"
     r"(?:[ \-][A-Z](?![A-Za-z0-9]))?))(?![A-Za-z0-9])"
@@ -154,6 +162,8 @@ def national_ids(text: str) -> Iterator[Hit]:
         for m in regex.finditer(text):
             if bounded(text, m.start(), m.end()) and check(m.group()):
                 yield hit(m.start(), m.end(), FindingKind.GOV_ID, name)
+    for m in _MX_RFC.finditer(text) if "RFC" in text or "rfc" in text or "Rfc" in text else ():
+        yield hit(m.start("value"), m.end("value"), FindingKind.GOV_ID, "id:mx-rfc")
 
 
 _DIGIT_RUN = re.compile(r"\d{2,}")

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from services.common.pii.contact import emails
 from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
+from services.common.pii.password_rules import rule_shaped
 from services.common.pii.stated_values import (
     NAMED_NUMBER,
     TRAILING,
@@ -48,6 +49,8 @@ _SPACE_THEN_LAST_VALUE = re.compile(r"[ \t]+(?P<value>[^\s\"'<>]{6,64})[ \t]*(?=
 _LABEL_BEFORE_ADDRESS = 40
 # A wireless network's name, then its key: "SSID HomeNet key Lighthouse88", "wifi: Cafe5G, psk X".
 _NETWORKS = ("ssid", "wifi", "wi-fi", "wlan")
+# "WiFi: HomeNet / BlueKettle2024": a network's name, then its key after a slash.
+_NETWORK_SLASH = re.compile(r"[^\S\n]*[:=][^\S\n]*[\w.\-]+[^\S\n]*/[^\S\n]*(?P<value>[^\s/]+)")
 _NETWORK_KEY = re.compile(
     r"\b[^\S\n]*[:=]?[^\S\n]*[\"'\u201c]?[\w.\-]+[\"'\u201d]?[,;]?[^\S\n]+"
     r"(?:(?:wpa2?|network|wifi)[^\S\n]+)?(?:key|psk|passkey)\b[^\S\n]*[:=]?[^\S\n]*(?P<value>\S+)"
@@ -56,6 +59,18 @@ _NETWORK_KEY = re.compile(
 # A user name, a slash and a password: "admin / Cobalt8124!", "root | toor99".
 _USER_SLASH_PASSWORD = re.compile(
     r"\b(?:admin|administrator|root|user|username|login|benutzer|utilisateur|usuario|utente)\s+[/|]\s+(?P<value>\S+)"
+)
+# "jdoe:Gr8Scott!", "admin:Password123!": a user name and its password joined by a colon, with no host after them.
+# "Note:Important!", "Fwd:Invoice#4411" and "python:3.12-slim" share the shape, so the value must be what a password
+# rule asks for, and the pair must name a usual account, have all four classes, or follow a word of logging in.
+_COLON_VALUE = re.compile(r":(?P<value>[^\s:@/\\]{8,64})(?!\S)")
+_USER_BEFORE = re.compile(r"(?:^|(?<=[^\w@/.:\-#]))[A-Za-z][\w.\-]{1,30}\Z")
+_USUAL_ACCOUNTS = frozenset(
+    ["admin", "administrator", "root", "user", "guest", "test", "sa", "postgres", "oracle", "pi", "ubuntu", "ftp"]
+)
+_NOT_A_USER = frozenset(["re", "fwd", "fw", "aw", "wg", "tr", "sv", "rv", "ref", "note", "subject", "tel", "fax"])
+_LOGGING_IN = re.compile(
+    r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|creds|credentials|account|login|use|ssh|ftp|sftp|rdp|vpn|connect)\b"
 )
 # "u: alice p: Summer2024!": the one-letter shorthand of a user name and a password.
 _SHORT_PAIR = re.compile(
@@ -76,6 +91,22 @@ _COMMAND_LINE = re.compile(
     r"|\b(?:redis-cli\b[^\n]*?\s-a|sshpass\b[^\n]*?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
     r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
 )
+# More command lines: any flag named for a password with its value after a space ("keytool -storepass X",
+# "--db-password X"; a value that opens with "$" or "<" is a variable's or a placeholder's), Samba's
+# "-U user%password", Windows' "net user admin X", and a password piped into the tool that reads it. Each
+# opens with its literal, so the engine skips ahead to it, and runs only where its gate is in the text.
+_MORE_COMMAND_LINES = (
+    ("pass", re.compile(
+        r"--?(?!by|com|sur)[a-z]{0,12}-?pass(?:word|wd|phrase)?[ =]['\"]?(?P<value>[^\s'\"\-$%<{][^\s'\"]{2,})", re.I
+    )),
+    ("-u", re.compile(r"-U\s*['\"]?[^\s%'\"]+%(?P<value>[^\s'\"]{3,})")),
+    ("net user", re.compile(r"net\s+user\s+[^\s/*]+\s+(?P<value>[^\s/*][^\s]{2,})", re.I)),
+    ("echo", re.compile(
+        r"echo\s+(?:-n\s+)?['\"]?(?P<value>(?!\$)[^\s'\"|]{3,})['\"]?\s*\|\s*(?:sudo\b[^\n|]*?\s-S\b|[\w.\-]+\b[^\n|]*?"
+        r"--password-stdin|passwd\b[^\n|]*?--stdin|chpasswd\b|kinit\b)",
+        re.I,
+    )),
+)  # fmt: skip
 # "Use "Orchid#2026" to log in": a value given for signing in, with no word naming it.
 _USE_TO_SIGN_IN = re.compile(  # led by its literal, without \b, so the engine skips ahead to each "use"
     r"use[^\S\n]+[\"'\u201c\u2018]?(?P<value>[^\s\"'\u201d\u2019]{6,64})[\"'\u201d\u2019]?[^\S\n]+(?:to|for)"
@@ -207,6 +238,10 @@ def sign_in_values(text: str, lower: str) -> Iterator[Hit]:
             value = _value(text, m)
             if strongly_password_shaped(value) and not is_placeholder_at(text, m.start("value")):
                 yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:pair")
+    for m in after_words(lower, _NETWORKS, _NETWORK_SLASH) if "/" in lower else ():
+        value = _value(text, m)
+        if strongly_password_shaped(value) and not is_placeholder_at(text, m.start("value")):
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:network-key")
     for m in after_words(lower, _NETWORKS, _NETWORK_KEY) if ("key" in lower or "psk" in lower) else ():
         value = _value(text, m)
         if password_shaped(value) and not is_placeholder_at(text, m.start("value")):
@@ -214,10 +249,51 @@ def sign_in_values(text: str, lower: str) -> Iterator[Hit]:
     for m in _COMMAND_LINE.finditer(text):
         group = next(name for name in ("value", "mysql", "flag") if m.group(name))
         yield hit(m.start(group), m.end(group), FindingKind.PASSWORD, "context:command-line")
+    yield from _more_command_lines(text, lower)
+    yield from _colon_pairs(text, lower)
     for m in _USER_SLASH_PASSWORD.finditer(lower):
         value = _value(text, m)
         if plausible(value, False, FindingKind.PASSWORD, False) and any(c.isdigit() for c in value):
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:user-password")
+
+
+def _password_flag_value(value: str) -> bool:
+    return password_shaped(value) and _WORDS_AND_DASHES.fullmatch(value) is None
+
+
+_WORDS_AND_DASHES = re.compile(r"[a-z\-_.()]+")
+
+
+def _more_command_lines(text: str, lower: str) -> Iterator[Hit]:
+    for gate, pattern in _MORE_COMMAND_LINES:
+        for m in pattern.finditer(text) if gate in lower else ():
+            if m.start() and not text[m.start() - 1].isspace():
+                continue  # "ab-pass x", "magnet user": the flag or the command must start its word
+            if gate == "pass" and not _password_flag_value(m.group("value")):
+                continue  # "--password for --key-info", "-onepass (for djpeg)", "--change-passphrase your-user-id"
+            if not is_placeholder_at(text, m.start("value")):
+                yield hit(m.start("value"), m.end("value"), FindingKind.PASSWORD, "context:command-line")
+
+
+def _colon_pairs(text: str, lower: str) -> Iterator[Hit]:
+    for m in _COLON_VALUE.finditer(text):
+        before = _USER_BEFORE.search(text, max(0, m.start() - 31), m.start())
+        if before is None:
+            continue
+        value, user = m.group("value").rstrip(".,;"), before.group().lower()
+        if user in _NOT_A_USER or "=" in value or "," in value or not rule_shaped(value):
+            continue  # "LISTEN:temp,accept-timeout=0.1": options, not a password
+        if is_placeholder_at(text, m.start("value")):
+            continue
+        all_classes = (
+            any(c.isupper() for c in value)
+            and any(c.islower() for c in value)
+            and any(c.isdigit() for c in value)
+            and not value.isalnum()
+        )
+        logging_in = _LOGGING_IN.search(lower, max(0, before.start() - 40), before.start()) is not None
+        if user in _USUAL_ACCOUNTS or all_classes or logging_in:
+            yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:colon-pair")
 
 
 def _referred_values(text: str, lower: str) -> Iterator[Hit]:

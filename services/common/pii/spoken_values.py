@@ -22,11 +22,17 @@ from services.common.pii.credential_words import DIGIT_NAMES
 from services.common.pii.model import FindingKind, Hit, after_words, hit
 
 _DIGIT = rf"(?:{'|'.join(DIGIT_NAMES)})(?![a-z])"
+# A lock's combination is read in numbers, not digits ("twelve, thirty-four, fifty-six"): each word counts as
+# the one digit it is at least, so such a run must still be as long as a code to be one.
+_TENS = (
+    r"(?:ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty"
+    r"|fifty|sixty|seventy|eighty|ninety)(?![a-z])"
+)
 _REPEAT = r"(?:(?:double|triple)[\s\-]+)"
 _JOIN = r"(?:\s*,\s*|\s+|\s*-\s*)(?:and\s+)?"
 # One unit of a value read out: a digit word ("double-oh", "nine hundred"), or a few typed digits
 # among the words ("four 4 one 9", "7 three 1 six": written half and half to slip past a filter).
-_UNIT = rf"(?:{_REPEAT}?{_DIGIT}(?:[\s\-]+(?:hundred|thousand)(?![a-z]))?|\d{{1,4}}(?![\w]))"
+_UNIT = rf"(?:{_REPEAT}?{_DIGIT}(?:[\s\-]+(?:hundred|thousand)(?![a-z]))?|{_TENS}|\d{{1,4}}(?![\w]))"
 _RUN = rf"{_UNIT}(?:{_JOIN}{_UNIT}){{0,40}}"
 _A_DIGIT_WORD = re.compile(_DIGIT)
 # Letters and digits one at a time, each maybe named upper or lower case ("capital T, r, o, u, t").
@@ -53,12 +59,14 @@ _PHONE = (
 )  # fmt: skip
 _ACCOUNT = ("account number", "account no", "routing number", "sort code", "kontonummer")
 _GOV_ID = ("social", "ssn", "social security", "national insurance", "passport", "tax id")
+_CARD_CODE = ("cvv", "cvc", "cvv2", "cvc2", "csc", "card security code", "card verification")  # three digits
 _LABELS: tuple[tuple[tuple[str, ...], FindingKind, int], ...] = (
     (_CODE, FindingKind.SECRET, 4),
     (_PASSWORD, FindingKind.PASSWORD, 4),
     (_ACCOUNT, FindingKind.BANK_ACCOUNT, 6),
     (_GOV_ID, FindingKind.GOV_ID, 6),
     (_PHONE, FindingKind.PHONE, 7),
+    (_CARD_CODE, FindingKind.PASSWORD, 3),
 )
 # A code that names a place or a phone's prefix is no secret ("zip code is nine oh two one oh"); a
 # bank's sort code is an account's, read by its own label.
@@ -82,7 +90,7 @@ def _digits(run: str) -> int:
 
 
 # What the gates look for in the text's words (commas and hyphens split them: "four-one", "t, r").
-_DIGIT_WORDS = frozenset((*DIGIT_NAMES, "double", "triple"))
+_DIGIT_WORDS = frozenset((*DIGIT_NAMES, "double", "triple", *re.findall(r"[a-z]+", _TENS)))
 _NEXT_DIGIT = re.compile(rf"{_JOIN}{_UNIT}")
 _SINGLE_CHARACTERS = frozenset("bcdefghjklmnopqrstuvwxyz0123456789")  # "a" and "i" are words
 

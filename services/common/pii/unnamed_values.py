@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from services.common.pii.model import Hit, after_words
 from services.common.pii.password_rules import rule_shaped
 from services.common.pii.stated_values import (
+    ABOUT_PASSWORDS,
     PASSWORD_SYMBOLS,
     password_at,
     password_shaped,
@@ -84,7 +85,7 @@ _LOGIN_THEN_IT = re.compile(
     rf"|[\w.@+\-]+)[,;]?{_SP}(?:(?:and|with|plus|/){_SP}(?:{_IT_IS})?|{_IT_IS})"
     rf"{_VALUE}"
 )
-_LOGIN_WORDS = ("login", "log-in", "username", "user name", "user", "user id")
+_LOGIN_WORDS = ("login", "log-in", "username", "user name", "user", "user id", "apple", "account", "email", "e-mail")
 
 # "set the new one to X", "changed mine to X".
 _REPLACED_TO = re.compile(rf"{_SP}(?:the{_SP}new{_SP}one|mine|the{_SP}new{_SP}code){_SP}to[^\S\n]*:?{_SP}?{_VALUE}")
@@ -269,6 +270,16 @@ _AFTER_KEY_EMOJI = re.compile(
 _BOTH_NAMED = ("u/p", "user/pass", "user/pw", "user/pwd", "usr/pwd", "login/pw", "login/pass", "id/pw", "id/pass")
 _AFTER_BOTH_NAMED = re.compile(rf"(?:word)?[^\S\n]*[:=\-]?[^\S\n]*[\w.@+\-]+(?:[^\S\n]*[/|,][^\S\n]*|{_SP}){_VALUE}")
 
+# "PW for the shared drive hasn't changed (Winter2025!)": the value in brackets later in the credential's
+# sentence. "password manager (Bitwarden2)" speaks of passwords, so no word about them may stand between.
+_IN_BRACKETS_WORDS = ("pw", "password", "passwort", "passcode")
+_IN_BRACKETS_AFTER = re.compile(r"[^.\n()]{0,60}?\((?P<value>[^\s()]{8,64})\)")
+
+
+def _bracketed(value: str, _lower: str, m: re.Match[str]) -> bool:
+    return rule_shaped(value) and ABOUT_PASSWORDS.isdisjoint(m.group().split())
+
+
 _Check = Callable[[str, str, re.Match[str]], bool]
 # Each phrase: the words that start it, substrings it cannot do without (looked for first: "it",
 # "use" and "set" are in most mails), its tail, what its value must look like, its detector's name.
@@ -297,6 +308,7 @@ _PHRASES: tuple[tuple[tuple[str, ...], tuple[str, ...], re.Pattern[str], _Check,
         "context:opens-label",
     ),
     (_BOTH_NAMED, ("/",), _AFTER_BOTH_NAMED, lambda v, _l, _m: password_shaped(v), "context:both-named"),
+    (_IN_BRACKETS_WORDS, ("(",), _IN_BRACKETS_AFTER, _bracketed, "context:in-brackets"),
 )
 
 
