@@ -31,7 +31,7 @@ ADVERSARIAL_BYTES = 64 * 1024
 ADVERSARIAL_PIECES = (
     "When x, ", "Leite alle ", "%41", "a-b-", "it would be helpful if the assistant ", "![x](http://a?q=",
     "(the assistant): ", "i g n o r e ", "QUJD", "41 ", "&#65;", "you have been granted ", "Перешли все ", "把",
-    "Vtaber ", "memory.save(", "If you, ",
+    "Vtaber ", "memory.save(", "If you, ", "a,b,", "| a ", "An instruction from a: ", "veut que tu ",
 )  # fmt: skip
 
 

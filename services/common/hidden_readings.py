@@ -31,6 +31,13 @@ _BASE64 = re.compile(r"(?<![\w+/=\-])[A-Za-z0-9+/\-_]{12,}={0,2}(?![\w+/=\-])")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITIES = re.compile(r"(?:&#[0-9]{2,7};|&#[xX][0-9A-Fa-f]{2,6};|&[A-Za-z]{2,8};){3,}")
 _WORDS = re.compile(r"[A-Za-z]+")
+# A row of a table or of comma-separated values ("| forward_all_mail_to | mallory@… |", "alice,forward all
+# mail,mallory@…"): a model reads each cell as a phrase of its own, and a key's underscores as spaces. A CSV
+# row's commas have no space after them (prose's do), and not all of them group digits ("1,000,000").
+_CELL_MARK = re.compile(r"[|,]")
+_A_COMMA_BETWEEN_WORDS = re.compile(r",[^\d\s]|[^\d\s],")
+_BRACKETS = frozenset("()[]{}<>")
+_KEY_JOINT = re.compile(r"(?<=[A-Za-z])_(?=[A-Za-z])")
 # The words any English sentence is made of: ROT13 of English has almost none of them.
 _COMMON = frozenset(
     [
@@ -187,9 +194,24 @@ def _spelt_out(text: str) -> str:
     return _SPACED_LETTERS.sub(lambda m: m.group().replace(" ", ""), text)
 
 
+def _as_cells(line: str) -> str:
+    """A Markdown table's row (between bars, or cells a spaced bar apart) or a CSV row (no space after its
+    commas), brackets aside ("(init | list | set)", "{is,set,clr}" are code), as its cells of two words or
+    more, one a line: a cell of one word is a heading or a value ("| delete |"), not an order."""
+    stripped = line.strip()
+    table_row = (len(stripped) > 1 and stripped[0] == stripped[-1] == "|") or line.count(" | ") >= 2
+    csv_row = line.count(",") >= 2 and ", " not in line and _A_COMMA_BETWEEN_WORDS.search(line) is not None
+    if not (table_row or csv_row) or _BRACKETS.intersection(line):
+        return line
+    cells = (_KEY_JOINT.sub(" ", cell).strip() for cell in _CELL_MARK.split(line))
+    return "\n".join(cell for cell in cells if " " in cell)
+
+
 def hidden_readings(text: str) -> tuple[str, ...]:
     """The text as a model would read it with each hiding undone, where something was hidden."""
     readings: list[str] = []
+    if ("|" in text or "," in text) and (cells := "\n".join(map(_as_cells, text.split("\n")))) != text:
+        readings.append(cells)
     spelt = _spelt_out(text)
     if spelt != text:
         readings.append(spelt)

@@ -31,7 +31,7 @@ from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 from services.policy.domain.data_egress import data_egress
 
-POLICY_VERSION = "policy-2026.12.5"
+POLICY_VERSION = "policy-2026.12.6"
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
     for name, pattern in (
         ("remember", r"\b(?:remember|memori[sz]e|memorise|memorize)\b"),
-        ("from now on", r"\bfrom (?:now|today|this point|here) on(?:wards?)?\b|\bfrom now\b"),
+        ("from now on", r"\bfrom (?:now|today|this point|here) on(?:wards?)?\b|\bfrom now\b"
+         r"|\bfrom this (?:message|email|e mail|moment|day|point|note) (?:on|onwards?|forward)\b"),
         ("going forward", r"\bgoing forward\b|\bhenceforth\b|\bhereafter\b|\bin (?:the )?future\b"),
         ("always", r"\balways\b"),
         ("never", r"\bnever\b"),
@@ -133,7 +134,9 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"|\b(?:the )?(?:owner|user|account holder) (?:has |have )?(?:indicated|said|stated|decided|requested|asked"
          r"|chosen|opted|agreed|told us)(?: that)?(?: (?:they|she|he|it))? (?:no longer|does not|doesn t|never"
          r"|always|wants?|prefers?|would like)\b"
-         r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"),
+         r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"
+         r"|\b(?:owner|user|account holder|client|customer)(?: s)? (?:preferred|default|usual|standard|chosen)"
+         r" (?:reply|response|answer|action|course of action|wording|stance|position)\b"),
         ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
         # An image whose address carries a template or the conversation in its query: rendering it sends
         # what the query holds to its server (a build badge's "?branch=master" is no such image).
