@@ -50,7 +50,9 @@ _LABEL_BEFORE_ADDRESS = 40
 # A wireless network's name, then its key: "SSID HomeNet key Lighthouse88", "wifi: Cafe5G, psk X".
 _NETWORKS = ("ssid", "wifi", "wi-fi", "wlan")
 # "WiFi: HomeNet / BlueKettle2024": a network's name, then its key after a slash.
-_NETWORK_SLASH = re.compile(r"[^\S\n]*[:=][^\S\n]*[\w.\-]+[^\S\n]*/[^\S\n]*(?P<value>[^\s/]+)")
+_NETWORK_SLASH = re.compile(
+    r"[^\S\n]{0,4}[:=][^\S\n]{0,4}[\w.\-]{1,64}[^\S\n]{0,4}/[^\S\n]{0,4}(?P<value>[^\s/]{1,64})"
+)
 _NETWORK_KEY = re.compile(
     r"\b[^\S\n]*[:=]?[^\S\n]*[\"'\u201c]?[\w.\-]+[\"'\u201d]?[,;]?[^\S\n]+"
     r"(?:(?:wpa2?|network|wifi)[^\S\n]+)?(?:key|psk|passkey)\b[^\S\n]*[:=]?[^\S\n]*(?P<value>\S+)"
@@ -95,15 +97,20 @@ _COMMAND_LINE = re.compile(
 # "--db-password X"; a value that opens with "$" or "<" is a variable's or a placeholder's), Samba's
 # "-U user%password", Windows' "net user admin X", and a password piped into the tool that reads it. Each
 # opens with its literal, so the engine skips ahead to it, and runs only where its gate is in the text.
-_MORE_COMMAND_LINES = (
+_MORE_COMMAND_LINES = (  # every run bounded: 256 KB of "PuTTY-User-Key-File-2" cost 17 s with "-U" and a "+"
     ("pass", re.compile(
-        r"--?(?!by|com|sur)[a-z]{0,12}-?pass(?:word|wd|phrase)?[ =]['\"]?(?P<value>[^\s'\"\-$%<{][^\s'\"]{2,})", re.I
+        r"--?(?!by|com|sur)[a-z]{0,12}-?pass(?:word|wd|phrase)?[ =]['\"]?(?P<value>[^\s'\"\-$%<{][^\s'\"]{2,63})"
+        r"(?![^\s'\"])",
+        re.I,
     )),
-    ("-u", re.compile(r"-U\s*['\"]?[^\s%'\"]+%(?P<value>[^\s'\"]{3,})")),
-    ("net user", re.compile(r"net\s+user\s+[^\s/*]+\s+(?P<value>[^\s/*][^\s]{2,})", re.I)),
+    ("-u", re.compile(r"-U[^\S\n]{0,4}['\"]?[^\s%'\"]{1,64}%(?P<value>[^\s'\"]{3,64})(?![^\s'\"])")),
+    ("net user", re.compile(
+        r"net[^\S\n]{1,4}user[^\S\n]{1,4}[^\s/*]{1,64}[^\S\n]{1,4}(?P<value>[^\s/*]\S{2,63})(?!\S)", re.I
+    )),
     ("echo", re.compile(
-        r"echo\s+(?:-n\s+)?['\"]?(?P<value>(?!\$)[^\s'\"|]{3,})['\"]?\s*\|\s*(?:sudo\b[^\n|]*?\s-S\b|[\w.\-]+\b[^\n|]*?"
-        r"--password-stdin|passwd\b[^\n|]*?--stdin|chpasswd\b|kinit\b)",
+        r"echo[^\S\n]{1,4}(?:-n[^\S\n]{1,4})?['\"]?(?P<value>(?!\$)[^\s'\"|]{3,64})['\"]?[^\S\n]{0,4}\|[^\S\n]{0,4}"
+        r"(?:sudo\b[^\n|]{0,80}?\s-S\b|[\w.\-]{1,64}\b[^\n|]{0,80}?--password-stdin|passwd\b[^\n|]{0,80}?--stdin"
+        r"|chpasswd\b|kinit\b)",
         re.I,
     )),
 )  # fmt: skip
