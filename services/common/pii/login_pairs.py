@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from services.common.pii.contact import emails
 from services.common.pii.model import FindingKind, Hit, after_words, hit, is_placeholder_at
-from services.common.pii.password_rules import rule_shaped
+from services.common.pii.password_rules import character_classes, rule_shaped
 from services.common.pii.stated_values import (
     NAMED_NUMBER,
     TRAILING,
@@ -292,12 +292,7 @@ def _colon_pairs(text: str, lower: str) -> Iterator[Hit]:
             continue  # "LISTEN:temp,accept-timeout=0.1": options, not a password
         if is_placeholder_at(text, m.start("value")):
             continue
-        all_classes = (
-            any(c.isupper() for c in value)
-            and any(c.islower() for c in value)
-            and any(c.isdigit() for c in value)
-            and not value.isalnum()
-        )
+        all_classes = character_classes(value) == 4
         logging_in = _LOGGING_IN.search(lower, max(0, before.start() - 40), before.start()) is not None
         if user in _USUAL_ACCOUNTS or all_classes or logging_in:
             yield hit(m.start("value"), m.start("value") + len(value), FindingKind.PASSWORD, "context:colon-pair")

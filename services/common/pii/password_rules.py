@@ -31,14 +31,18 @@ _PRODUCTS = re.compile(
 _HEX_GROUPS = re.compile(r"(?:[0-9A-Fa-f]{2}[:\-.]){2,}[0-9A-Fa-f]{2}")
 
 
+def character_classes(value: str) -> int:
+    """How many of a password rule's four classes ``value`` draws on: upper case, lower case, digits, symbols."""
+    return (
+        any(c.isupper() for c in value)
+        + any(c.islower() for c in value)
+        + any(c.isdigit() for c in value)
+        + any(c in PASSWORD_SYMBOLS or c in "!.-" for c in value)
+    )
+
+
 def rule_shaped(value: str) -> bool:
     """Eight characters or more from three of a password rule's four classes; no reference, product or code."""
-    classes = (
-        any(c.isupper() for c in value),
-        any(c.islower() for c in value),
-        any(c.isdigit() for c in value),
-        any(c in PASSWORD_SYMBOLS or c in "!.-" for c in value),
-    )
-    if len(value) < 8 or sum(classes) < 3 or not password_shaped(value) or _CODE.search(value):
+    if len(value) < 8 or character_classes(value) < 3 or not password_shaped(value) or _CODE.search(value):
         return False
     return _REFERENCE.match(value) is None and _PRODUCTS.match(value) is None and not _HEX_GROUPS.fullmatch(value)
