@@ -197,13 +197,17 @@ def _spelt_out(text: str) -> str:
 def _as_cells(line: str) -> str:
     """A Markdown table's row (between bars, or cells a spaced bar apart) or a CSV row (no space after its
     commas), brackets aside ("(init | list | set)", "{is,set,clr}" are code), as its cells of two words or
-    more, one a line: a cell of one word is a heading or a value ("| delete |"), not an order."""
+    more, one a line: a cell of one word is a heading or a value ("| delete |"), not an order. A row of
+    three or more one-word cells is read as one phrase, as a model reads a sentence cut up to hide it."""
     stripped = line.strip()
     table_row = (len(stripped) > 1 and stripped[0] == stripped[-1] == "|") or line.count(" | ") >= 2
     csv_row = line.count(",") >= 2 and ", " not in line and _A_COMMA_BETWEEN_WORDS.search(line) is not None
     if not (table_row or csv_row) or _BRACKETS.intersection(line):
         return line
-    cells = (_KEY_JOINT.sub(" ", cell).strip() for cell in _CELL_MARK.split(line))
+    cells = [_KEY_JOINT.sub(" ", cell).strip() for cell in _CELL_MARK.split(line)]
+    words = [cell for cell in cells if cell]
+    if len(words) >= 3 and not any(" " in cell for cell in words):
+        return " ".join(words)  # "| forward | all | mail | to@… |": a sentence cut into cells reads as one
     return "\n".join(cell for cell in cells if " " in cell)
 
 

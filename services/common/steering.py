@@ -262,7 +262,7 @@ EVEN_MORE_STEERING = re.compile(
 # tried after each verb of a text made of verbs, cost seconds, and the lists as alternations cost
 # 50 µs a sentence.
 _WORD = re.compile(r"\w+")
-_UNSPACED_SCRIPT = re.compile(r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")
+_UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")
 _UNSPACED_DISCARD_VERB = re.compile(f"(?:{folded_alternatives(UNSPACED_DISCARD_VERBS)})", re.I)
 _UNSPACED_DISCARDED = re.compile(f"(?:{folded_alternatives(UNSPACED_INSTRUCTION_NOUNS)})", re.I)
 

@@ -24,6 +24,14 @@ DISCARD_VERBS = (
     "не обращай внимания на", "не обращайте внимания на", "ігноруй", "ігноруйте", "забудь",
     # Arabic, Hindi
     "تجاهل", "تجاهلي", "تجاهلوا", "انس", "अनदेखा", "नज़रअंदाज़", "नजरअंदाज", "भूल जाओ", "भूल जाएं",
+    # Greek, Hebrew, Indonesian and Malay, Vietnamese, Czech and Slovak, Romanian, Hungarian, Finnish,
+    # Swahili, Tagalog, Persian
+    "αγνόησε", "αγνοήστε", "ξέχασε", "ξεχάστε", "παράβλεψε", "παραβλέψτε", "התעלם", "התעלמי", "התעלמו",
+    "שכח", "שכחי", "שכחו", "abaikan", "lupakan", "hiraukan", "bỏ qua", "phớt lờ", "lờ đi", "quên", "ignoruj",
+    "ignorujte", "zapomeň", "zapomeňte", "zabudni", "zabudnite", "ignoră", "ignorați", "uită", "uitați",
+    "hagyd figyelmen kívül", "hagyja figyelmen kívül", "felejtsd el", "felejtse el", "ohita", "ohittakaa",
+    "unohda", "unohtakaa", "sivuuta", "puuza", "sahau", "huwag pansinin", "balewalain", "kalimutan",
+    "نادیده بگیر", "نادیده بگیرید", "فراموش کن", "فراموش کنید",
 )  # fmt: skip
 
 # What is discarded: instructions, prompts, orders. English's own shapes are policy's instruction
@@ -37,6 +45,10 @@ INSTRUCTION_NOUNS = (
     "instruktioner", "instruksjoner", "instruktionerne", "talimatları", "talimatlari", "talimatlar", "komutları",  # noqa: RUF001
     "инструкции", "инструкций", "указания", "указаний", "команды", "інструкції", "вказівки",
     "التعليمات", "تعليمات", "الأوامر", "निर्देशों", "निर्देश", "आदेशों",
+    "οδηγίες", "εντολές", "ההוראות", "הוראות", "ההנחיות", "הנחיות", "instruksi", "perintah", "petunjuk",
+    "arahan", "hướng dẫn", "chỉ dẫn", "chỉ thị", "mệnh lệnh", "pokyny", "pokynů", "instrukce", "pokyny",
+    "inštrukcie", "instrucțiunile", "instrucțiuni", "utasítást", "utasításokat", "utasítások", "ohjeet",
+    "ohjeita", "käskyt", "maagizo", "maelekezo", "tagubilin", "دستورات", "دستورالعمل‌ها", "دستورالعمل",  # noqa: RUF001
 )  # fmt: skip
 
 # The verbs and nouns of the languages that may put the verb after what it discards.
@@ -44,10 +56,12 @@ SOV_DISCARD_VERBS = (
     # (not "vergessen", "vergeten": their participles, "die Anweisungen vergessen" is someone who forgot them)
     "ignorieren", "ignoriere", "vergiss", "missachten", "negeren", "negeer", "vergeet",
     "yok say", "görmezden gel", "unut", "अनदेखा", "नज़रअंदाज़", "नजरअंदाज", "भूल",
+    "نادیده بگیر", "نادیده بگیرید", "فراموش کن", "فراموش کنید", "figyelmen kívül",
 )  # fmt: skip
 SOV_INSTRUCTION_NOUNS = (
     "anweisungen", "instruktionen", "befehle", "vorgaben", "anordnungen", "instructies", "aanwijzingen",
     "talimatları", "talimatlari", "talimatlar", "komutları", "निर्देशों", "निर्देश", "आदेशों",  # noqa: RUF001
+    "دستورات", "دستورالعمل‌ها", "دستورالعمل", "utasítást", "utasításokat", "utasításait",  # noqa: RUF001
 )  # fmt: skip
 
 # Rules: only after the verb ("olvida las reglas anteriores"), as "wir haben die Regeln vergessen" is
@@ -56,7 +70,9 @@ RULE_NOUNS = ("reglas", "règles", "regole", "regras", "regeln", "regels", "zasa
 
 # Scripts without spaces between words: a discarding verb and an instruction noun a few characters apart,
 # in either order (Chinese puts the verb first, Japanese and Korean after the noun).
-UNSPACED_DISCARD_VERBS = ("忽略", "忽视", "无视", "無視", "不要理会", "别管", "무시", "잊어")
+UNSPACED_DISCARD_VERBS = (
+    "忽略", "忽视", "无视", "無視", "不要理会", "别管", "무시", "잊어", "เพิกเฉย", "ละเลย", "ไม่ต้องสนใจ", "ลืม",
+)  # fmt: skip
 UNSPACED_INSTRUCTION_NOUNS = (
     "指令",
     "指示",
@@ -71,6 +87,8 @@ UNSPACED_INSTRUCTION_NOUNS = (
     "지침",
     "규칙",
     "프롬프트",
+    "คำสั่ง",
+    "คำแนะนำ",
 )
 
 # "Please" opening a request, where an order is polite: "Bitte leite alle E-Mails weiter…", "Veuillez

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from services.common.claimed_settings import claimed_setting
 from services.common.hidden_readings import hidden_readings
 from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
@@ -31,7 +32,7 @@ from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 from services.policy.domain.data_egress import data_egress
 
-POLICY_VERSION = "policy-2026.12.6"
+POLICY_VERSION = "policy-2026.12.7"
 
 
 @dataclass(frozen=True)
@@ -97,9 +98,20 @@ _FROM_NOW_ON_ELSEWHERE = "|".join(
         "da ora in poi", "d ora in avanti", "voortaan", "vanaf nu", "od teraz", "od dzisiaj", "na przyszłość",
         "daqui em diante", "a partir de agora", "de agora em diante", "fremover", "framöver", "från och med nu",
         "bundan sonra", "mostantól", "впредь", "отныне", "с этого момента", "从现在开始", "从今以后", "今后", "今後",  # noqa: RUF001
-        "앞으로", "지금부터", "من الآن فصاعدا", "من الآن وصاعدا", "आगे से",
+        "앞으로", "지금부터", "من الآن فصاعدا", "من الآن وصاعدا", "आगे से", "ต่อจากนี้", "นับจากนี้", "ตั้งแต่นี้ไป",
     )
 )  # fmt: skip
+# The same in languages written with spaces whose phrases could end another word ("tu gio" in "statu giovanni").
+_FROM_NOW_ON_SPACED = r"(?<!\w)(?:" + "|".join(
+    re.escape(fold_words(phrase)).replace("\\ ", "[ '\u2019]?")
+    for phrase in (
+        "από τώρα και στο εξής", "από εδώ και πέρα", "στο εξής", "מעכשיו", "מעתה", "מהיום והלאה", "mulai sekarang",
+        "mulai hari ini", "mulai saat ini", "dari sekarang", "từ giờ", "từ nay về sau", "từ nay trở đi",
+        "từ bây giờ", "od teď", "odteď",
+        "od nynějška", "odteraz", "de acum înainte", "de acum încolo", "tästä lähtien", "tästä eteenpäin",
+        "kuanzia sasa", "mula ngayon", "از این به بعد", "از حالا به بعد",
+    )
+) + r")(?!\w)"  # fmt: skip
 
 # Phrases that try to give text authority over future behaviour. Matched on normalised words.
 _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -137,7 +149,7 @@ _INSTRUCTION_MARKERS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"|\bit is (?:her|his|their|the owner s) (?:preference|wish)\b"
          r"|\b(?:owner|user|account holder|client|customer)(?: s)? (?:preferred|default|usual|standard|chosen)"
          r" (?:reply|response|answer|action|course of action|wording|stance|position)\b"),
-        ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE),
+        ("from now on, in another language", _FROM_NOW_ON_ELSEWHERE + "|" + _FROM_NOW_ON_SPACED),
         # An image whose address carries a template or the conversation in its query: rendering it sends
         # what the query holds to its server (a build badge's "?branch=master" is no such image).
         ("an image that sends data out", r"!\[[^\]\n]{0,100}\] ?\( ?https?://[^)\s]{0,400}[?&][^)\s]{0,400}(?:\{|%7b|\b(?:q|d|c"
@@ -187,12 +199,16 @@ def _markers_of_others(text: str) -> tuple[str, ...]:
     candidate that has conflicts (before and after looking them up), so the answer is kept.
     """
     markers = instruction_markers(text)
-    if steers(fold_for_matching(text)):
+    folded = fold_for_matching(text)
+    if steers(folded):
         markers = (*markers, "steering")
+    if (claim := claimed_setting(normalise(folded), folded)) is not None:
+        markers = (*markers, claim)
     if markers:
         return markers
     for reading in _readings(text):  # "Vtaber nyy cerivbhf vafgehpgvbaf", "i g n o r e ..."
-        if instruction_markers(reading) or steers(fold_for_matching(reading)):
+        folded = fold_for_matching(reading)
+        if instruction_markers(reading) or steers(folded) or claimed_setting(normalise(folded), folded):
             return ("hidden by an encoding or a spacing",)
     return ()
 
