@@ -151,6 +151,9 @@ ADVERSARIAL_PIECES = (
     "abandon ", "bank: ", "it's Ab1234x not ", "a:b@",
     # and the thirteenth's: a user and password joined by a colon, a password flag, a digit word read out
     "ab:Ab1!cdefgh ", "--xpass ", "cvv one ",
+    # and the fourteenth's: a password as an argument, base32 in groups, a machine-readable zone; "mysql " cost
+    # 65 s per 256 KB in the older command-line shape until its runs were bounded
+    "mysql ", "a:a@tcp(", "('password', '", "htpasswd -b ", "ab2d ", "P<A<<",
 )  # fmt: skip
 
 

@@ -104,6 +104,10 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         start += len(line) + 1
 
 
+# What a setting about a credential holds, never a credential: a small number or a switch.
+_A_SETTING = re.compile(r"\d{1,3}|true|false|yes|no|on|off|enabled|disabled", re.I)
+
+
 def detect_secrets_hits(text: str) -> Iterator[Hit]:
     """Spans detect-secrets' plugins flag, one line at a time, skipping our own placeholders."""
     if len(text) < 8:  # no line of it is long enough to be scanned (below)
@@ -134,4 +138,6 @@ def detect_secrets_hits(text: str) -> Iterator[Hit]:
                     token = re.split(r"</[A-Za-z]", token)[0] or token  # "<p>Secret: X</p>": it ends at the tag
                     if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
                         continue
+                    if _A_SETTING.fullmatch(token):
+                        continue  # "password_min_length = 12", "password_require_symbol = true": a rule, no secret
                     yield hit(offset + start, offset + start + len(token), FindingKind.SECRET, f"ds:{secret_type}")

@@ -36,6 +36,9 @@ def _around_at_signs(
 def emails(text: str) -> Iterator[Hit]:
     for local, domain in _around_at_signs(text, _EMAIL_LOCAL, _EMAIL_DOMAIN, 64):
         start = local.start()
+        labels = domain.group().split(".")
+        if labels[-1].isdigit() and len(labels) < 4:
+            continue  # "bootstrap@5.3.3", "lodash@4.17.21": a package at its version
         if start == 0 or text[start - 1] != "[":
             replacement = f"[EMAIL@{domain.group().lower()}]"
             yield start, domain.end(), FindingKind.EMAIL, "email", replacement

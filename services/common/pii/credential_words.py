@@ -109,3 +109,18 @@ DIGIT_NAMES = (
     *("un", "deux", "trois", "quatre", "cinq", "sept", "huit", "neuf"),
     *("cero", "uno", "dos", "tres", "cuatro", "cinco", "seis", "siete", "ocho", "nueve"),
 )
+
+# Passwords people choose most, as the leaked-password lists rank them, without digits (a bare value after a
+# password's word needs a digit otherwise: "password manager", "password reset"). Only words that no sentence
+# about a password puts after "password": not "access", "reset", "hint", nor a default a manual documents
+# ("changeme", "changeit"), nor "shadow" ("password shadow file"), nor a language's word for a password (a
+# translated manual's "PASSWORD  contraseña de la conexión").
+COMMON_PASSWORDS = frozenset(
+    [
+        "qwerty", "qwertyuiop", "qwertz", "azerty", "asdfgh", "asdfghjkl", "zxcvbnm", "qazwsx", "letmein",
+        "iloveyou", "trustno", "dragon", "monkey", "sunshine", "princess", "football", "baseball", "superman",
+        "batman", "starwars", "mustang", "michael", "jennifer", "hunter", "ashley", "charlie",
+        "freedom", "pokemon", "tigger", "buster", "harley", "jordan", "soccer", "hockey", "killer",
+        "loveme", "iloveu", "abcdef", "abcdefg", "asdf", "qwer",
+    ]
+)  # fmt: skip

@@ -279,6 +279,9 @@ def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
         yield hit(*span, FindingKind.PASSWORD, "context:credential")
 
 
+_SHORT_NUMBER = re.compile(r"[ \t]+\d{1,3}(?![\w.,/:])")
+
+
 def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[int]) -> Iterator[Hit]:
     """What is stated for the identifier text[start:end] that holds a credential stem, if it names one."""
     parts, previous = _parts(text[start:end]), _previous_word(lower, start)
@@ -303,6 +306,8 @@ def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[
         return
     if kind is None or (parts == ["pass"] and previous in NOT_A_PASSWORD_PASS):
         return
+    if parts == ["pass"] and _SHORT_NUMBER.match(text, end):
+        return  # "Pass 0 to read_header", "in pass 2": the verb or a stage, with a number no code is
     numeric = parts[-1:] in CODE_WORDS or not NUMBER_WORDS.isdisjoint(parts) or _glued_code(parts)
     for column_start, column_end in column_values(text, start, end, rows_read):
         value = text[column_start:column_end]

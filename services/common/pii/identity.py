@@ -29,6 +29,9 @@ _CPF = re.compile(r"\d{3}\.\d{3}\.\d{3}-\d\d")
 _MX_RFC = re.compile(
     r"(?i:\brfc)\b[\s:#=\-]{0,4}(?:(?i:is|es)\s+)?(?P<value>[A-ZÑ&]{3,4}\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[A-Z\d]{3})\b"
 )
+# A line of a passport's or an identity card's machine-readable zone (30, 36 or 44 characters of capitals,
+# digits and "<" fillers): it holds the document's number, the holder's name, birth date and nationality.
+_MRZ_LINE = re.compile(r"(?<![A-Z0-9<])[A-Z0-9<]{28,46}(?![A-Z0-9<])")
 
 # Labels in scripts without spaces (longest first: "身份证号码" before "身份证"), and Russian ones, folded as
 # the text is (Cyrillic look-alikes become Latin letters).
@@ -36,6 +39,7 @@ _IN_OTHER_SCRIPTS = "|".join(
     [fold_words(w) for w in ("주민등록번호", "주민번호", "身份证号码", "身份证号", "身份证", "身份證號碼", "身份證號")]
     + [fold_words(w) for w in ("身份證", "マイナンバー", "個人番号")]
     + [fold_words(w) + r"\b" for w in ("снилс", "инн")]
+    + [fold_words(w) for w in ("מספר זהות", "תעודת זהות", "ת.ז", "رقم الهوية", "الرقم القومي", "کد ملی")]
 )
 # Words (folded, lower case) that name an identity document or number. No alternative starts with \b, so
 # the engine can skip ahead on their first letters; `_word_start` checks the boundary instead.
@@ -57,7 +61,8 @@ _ID_LABELS = (
     # Asia, the Middle East, Latin America and Eastern Europe, in their own words where they are written
     r"|nric\b|hkid\b|hong kong id|my ?number card|individual number|resident registration|citizen id"
     r"|emirates id|teudat zehut|israeli id|cnic\b|nik\b|ktp\b|rut\b|cuil\b|cuit\b|tckn\b|kimlik"
-    r"|ahv\b|cnp\b|egn\b|oib\b|jmbg\b|rodne cislo|fodselsnummer|personal (?:id|identity|identification)"
+    r"|ahv\b|cnp\b|egn\b|oib\b|jmbg\b|rodne cislo|f.dselsnummer|f.dselsnr\b\.?"
+    r"|social(?= is\b| number| no\b| #|:)|personal (?:id|identity|identification)"
     r"|voter id|umid\b|philhealth|sss\b|carte vitale"
     r"|rijksregister|registre national|niss\b|insz\b|isikukood|asmens kodas|personas kods|emso\b|taj\b"
     r"|mykad\b|ic (?:number|no)|thai id|cccd\b|can cuoc|cmnd\b|nhi\b|ird (?:number|no)|mbi\b"
@@ -162,6 +167,9 @@ def national_ids(text: str) -> Iterator[Hit]:
         for m in regex.finditer(text):
             if bounded(text, m.start(), m.end()) and check(m.group()):
                 yield hit(m.start(), m.end(), FindingKind.GOV_ID, name)
+    for m in _MRZ_LINE.finditer(text) if "<<" in text else ():
+        if "<<" in m.group() and sum(c.isalnum() for c in m.group()) >= 8:
+            yield hit(m.start(), m.end(), FindingKind.GOV_ID, "id:mrz")
     for m in _MX_RFC.finditer(text) if "RFC" in text or "rfc" in text or "Rfc" in text else ():
         yield hit(m.start("value"), m.end("value"), FindingKind.GOV_ID, "id:mx-rfc")
 

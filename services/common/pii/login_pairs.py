@@ -85,13 +85,13 @@ _LOGIN_AS = re.compile(
     r"(?:\s+(?:to|into|on|at)\s+(?:the\s+|my\s+|our\s+)?[\w.\-]+)?\s+(?:as|with|using)\s+[\w.@+\-]+"
     r"(?:\s*[/|,]\s*|\s+(?:with|using|and)\s+(?:(?:the\s+)?(?:password|pw|pwd|pass)\s+)?)(?P<value>\S+)"
 )
-# Command lines: "curl -u user:pass", "mysql -pSecret".
+# Command lines: "curl -u user:pass", "mysql -pSecret" (every run bounded: 256 KB of "mysql " cost 65 s).
 _COMMAND_LINE = re.compile(
-    r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"
-    r"|\b(?:mysql|mysqldump|mysqladmin)\b[^\n]*?\s-p(?P<mysql>[^\s'\"]{3,})"
+    r"(?:^|\s)(?:-u|--user)[ =]['\"]?[^\s:'\"]{1,128}:(?P<value>[^\s'\"]{1,128})"
+    r"|\b(?:mysql|mysqldump|mysqladmin)\b[^\n]{0,300}?\s-p(?P<mysql>[^\s'\"]{3,128})"
     # the tools whose password flag is a short one: redis-cli -a, sshpass -p, docker/podman/helm login -p
-    r"|\b(?:redis-cli\b[^\n]*?\s-a|sshpass\b[^\n]*?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
-    r"[^\n]*?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,})"
+    r"|\b(?:redis-cli\b[^\n]{0,300}?\s-a|sshpass\b[^\n]{0,300}?\s-p|(?:docker|podman|nerdctl|helm|oras)\s+(?:registry\s+)?login\b"
+    r"[^\n]{0,300}?\s(?:-p|--password))[ =]?['\"]?(?P<flag>[^\s'\"]{3,128})"
 )
 # More command lines: any flag named for a password with its value after a space ("keytool -storepass X",
 # "--db-password X"; a value that opens with "$" or "<" is a variable's or a placeholder's), Samba's

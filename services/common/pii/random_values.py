@@ -15,6 +15,8 @@ from services.common.pii.stated_values import NOT_IN_A_PASSPHRASE
 
 _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}$")
 _CODE_CONTEXT = re.compile(
     r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
     r"|blob|tree|tag|release|image|docker|\bpr\b|pull request",
@@ -31,6 +33,12 @@ def random_tokens(text: str) -> Iterator[Hit]:
             continue
         if re.fullmatch(r"[0-9a-fA-F]+", token):
             continue  # judged below, with its context
+        if _SUBRESOURCE_INTEGRITY.match(token):
+            continue  # "sha384-oqVuAfXR…": a published file's hash, in every page that loads it
+        if "-" in token and (without_ids := _UUID.sub("", token)) != token:
+            token = without_ids  # "request_id=<uuid>", "/users/<uuid>/orders": an id names a row, not a key
+            if len(token) < 20:
+                continue
         varied = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
         if varied and shannon_entropy(token) > 4.0:
             yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:token")
@@ -46,6 +54,29 @@ def random_tokens(text: str) -> Iterator[Hit]:
         if len(token) in (40, 64) and _CODE_CONTEXT.search(context) and not STEMS.search(_without_passes(context)):
             continue
         yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:hex")
+
+
+# An authenticator's secret as its setup page shows it for typing in: base32 in groups of four ("ylui tar7
+# qjvd 77ai 4mew slhn kkes txvn", "JBSW Y3DP EHPK 3PXP"), one case throughout.
+_BASE32_GROUPS = re.compile(
+    r"(?<![\w\-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7})(?![\w\-])"
+)
+_KEY_BEFORE = re.compile(r"\b(?:key|secret|seed|code|totp|2fa|mfa|authenticator|manually)\b")
+
+
+def spaced_keys(text: str, lower: str) -> Iterator[Hit]:
+    """Four to eight groups of base32 with digits in two of them; under six groups only after a word for a key."""
+    if " " not in text:
+        return
+    for m in _BASE32_GROUPS.finditer(text):
+        groups = m.group().split()
+        if sum(any(c.isdigit() for c in g) for g in groups) < 2 or sum(any(c.isalpha() for c in g) for g in groups) < 3:
+            continue
+        if len(groups) < 6 and _KEY_BEFORE.search(lower, max(0, m.start() - 40), m.start()) is None:
+            continue
+        if re.fullmatch(r"[0-9A-Fa-f ]+", m.group()):
+            continue  # "7C6B 7C5D 5E2B 6356 …": a key's fingerprint is hex, and public
+        yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:spaced-key")
 
 
 def _without_passes(context: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from services.common.pii import (
     account_values,
     addresses,
+    code_arguments,
     contact,
     credentials,
     financial,
@@ -61,6 +62,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     network.mac_addresses,
     location.coordinates,
     login_pairs.sign_in_values,
+    code_arguments.passwords_as_arguments,
     handed_over.handed_over_values,
     spoken_values.spoken_values,
     security_questions.security_answers,
@@ -70,6 +72,7 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     unnamed_values.asked_and_answered,
     unnamed_values.described_values,
     recovery_phrases.recovery_phrases,
+    random_values.spaced_keys,
     account_values.account_values,
 )
 

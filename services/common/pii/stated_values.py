@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from services.common.pii.credential_words import DIGIT_NAMES
+from services.common.pii.credential_words import COMMON_PASSWORDS, DIGIT_NAMES
 from services.common.pii.model import FindingKind, Hit, character_classes, hit, is_placeholder_at
 
 
@@ -177,10 +177,16 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
             return None
         start = bare.end()
         bare_value = VALUE.match(text, start)
-        if bare_value is None or not any(c.isdigit() for c in bare_value.group()):
+        if bare_value is None:
             return None
+        if not any(c.isdigit() for c in bare_value.group()):
+            if kind is not FindingKind.PASSWORD or bare_value.group().rstrip(TRAILING).lower() not in COMMON_PASSWORDS:
+                return None  # "password manager", "password reset"; but "password qwerty"
+            return start, start + len(bare_value.group().rstrip(TRAILING))
         if _FRACTION.fullmatch(bare_value.group().rstrip(TRAILING)):
             return None  # "we pass 3/4 of the tests"
+        if bare_value.group().rstrip(TRAILING).isdigit() and len(bare_value.group().rstrip(TRAILING)) < 3:
+            return None  # "pin 13 of the Arduino", "pass 2 of 3": no code is that short (a card's is three)
         kept = bare_value.group()
         kept = (kept.split("</")[0] or kept) if _CLOSING_TAG.search(kept) else kept
         kept = kept.rstrip(TRAILING)

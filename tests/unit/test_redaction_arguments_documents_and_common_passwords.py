@@ -1,0 +1,83 @@
+"""Passwords passed as arguments, machine-readable zones, ids after more labels, the commonest passwords.
+
+A fourteenth probe, written before the code: 295 secrets in six families (tokens and keys, config and
+command lines, chat, money, national ids, contact and health), with valid checksums, and 123 ordinary
+texts. On `0a65207` 31 came through; the families this file covers:
+
+* a password whose place in a call or a command names it, with no key beside it: a Go DSN's
+  "user:pass@tcp(", "mysql -p'…'" quoted, "define('DB_PASSWORD', '…')", "auth=('user', '…')",
+  "net use … /user:X pass", "htpasswd -b file user pass";
+* a passport's or an identity card's machine-readable zone (the document number, the holder's name,
+  birth date and nationality), and ids after labels the list lacked (Norway's "fødselsnummer" with its
+  "ø", Israel's "מספר זהות", a US "social" said for the social security number);
+* one of the passwords people choose most, bare after a password's word ("password qwerty"): a bare
+  value there needed a digit, as "password manager" and "password reset" follow the word too.
+
+The cases are this file's own, not the probe's. Every negative passes on both trees: a template's
+blank ("password_here", "<your-password>"), a variable ("$MYSQL_PWD", "${DB_PASS}", getenv(…)), a
+prompt ("/user:bob *"), a merge marker, "social media", and the words that follow "password" in prose.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from services.common.pii.model import FindingKind
+from services.common.redaction import RedactionMode, Redactor
+from tests.helpers import assert_value_replaced
+
+ARGUMENTS = [
+    ('db, err := sql.Open("mysql", "reporter:Qx7vLm29Tz@tcp(db.internal:3306)/sales")', "Qx7vLm29Tz"),
+    ('$ mysqldump -u backup -p"H8#kq2Lm!v" shop > shop.sql', "H8#kq2Lm!v"),
+    ("define( 'AUTH_PASSWORD', 'k3$Vq!9zLm' );", "k3$Vq!9zLm"),
+    ('os.environ.setdefault("SMTP_PASSWORD", "Rt5#pLw9qZ")', "Rt5#pLw9qZ"),
+    ('session.auth = HTTPBasicAuth("svc-reports", "Wm3!kz8QpR")', "Wm3!kz8QpR"),
+    ("client = Client(base_url, auth=('ops', 'T7r$eQ2mLx'))", "T7r$eQ2mLx"),
+    (r"C:\> net use Y: \\srv02\payroll /user:ACME\kim Fj48sLq2Wz /persistent:no", "Fj48sLq2Wz"),
+    ("sudo htpasswd -bB /etc/apache2/.htpasswd editor Np6vRt2QxL", "Np6vRt2QxL"),
+]
+DOCUMENTS = [
+    ("P<NLDDE<BRUIJN<<WILLEKE<LISELOTTE<<<<<<<<<<<\nSPECI20142NLD6503101F2403096999999990<<<<<84", "SPECI2014"),
+    ("P<NLDDE<BRUIJN<<WILLEKE<LISELOTTE<<<<<<<<<<<\nSPECI20142NLD6503101F2403096999999990<<<<<84", "BRUIJN"),
+    ("I<UTOD231458907<<<<<<<<<<<<<<<\n7408122F1204159UTO<<<<<<<<<<<6\nERIKSSON<<ANNA<MARIA<<<<<<<<<<", "D23145890"),
+    ("fødselsnummer 01129955131", "01129955131"),
+    ("Fødselsnr.: 01129955131", "01129955131"),
+    ("מספר זהות: 123456782", "123456782"),
+    ("رقم الهوية 2345678901", "2345678901"),
+    ("my social is 219099999, they asked for it on the form", "219099999"),
+]
+COMMON_PASSWORDS = [
+    ("test box: user admin, password letmein", "letmein"),
+    ("the wifi password sunshine works in the garden too", "sunshine"),
+    ("Passwort qwertz, Benutzer kim", "qwertz"),
+]
+KEPT = [
+    "define('DB_PASSWORD', getenv('DB_PASSWORD'));",
+    "define( 'DB_PASSWORD', 'password_here' );",
+    'HTTPBasicAuth("svc", "<your-password>")',
+    r"net use Z: \\srv\share /user:bob *",
+    'mysql -u root -p"$MYSQL_PWD"',
+    'dsn := "user:${DB_PASS}@tcp(db:3306)/x"',
+    "requests.get(url, auth=(user, pw))",
+    "<<<<<<< HEAD\nx = 1\n=======\nx = 2\n>>>>>>> feature",
+    "std::cout<<VALUE<<std::endl<<OTHER<<std::flush;",
+    "social media: 12345678 followers",
+    "the social network has 2000000 users",
+    "Open the password manager, then the password reset page.",
+    "The password field is password protected by default.",
+]
+
+
+@pytest.mark.parametrize(("text", "value"), ARGUMENTS + COMMON_PASSWORDS)
+def test_a_password_named_by_its_place_is_redacted(text: str, value: str) -> None:
+    assert_value_replaced(RedactionMode.THOROUGH, text, FindingKind.PASSWORD, value)
+
+
+@pytest.mark.parametrize(("text", "value"), DOCUMENTS)
+def test_an_identity_document_line_or_a_labelled_id_is_redacted(text: str, value: str) -> None:
+    assert_value_replaced(RedactionMode.THOROUGH, text, FindingKind.GOV_ID, value)
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_blanks_variables_and_ordinary_words_are_kept(text: str) -> None:
+    assert Redactor(RedactionMode.THOROUGH).redact(text).text == text
