@@ -59,7 +59,8 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          rf"\b{_SAFEGUARD}\b(?: \w+){{0,6}} (?:has|have|had|was|were|is|are|been|now|got|being|stays?|remains?)"
          rf"(?: \w+){{0,2}} {_SWITCHED_OFF}\b"
          rf"|\b(?:disabled|turned off|switched off|deactivated|removed|waived|bypassed)(?: the| all| her| his| their"
-         rf"| your)? {_SAFEGUARD} (?:for|on|to)\b"),
+         rf"| your)? {_SAFEGUARD} (?:for|on|to)\b"
+         rf"|\b{_SAFEGUARD} {_SWITCHED_OFF} (?:for|on|until|from now)\b"),
         ("a safeguard's removal wished for someone",
          r"\b(?:no longer|does not|never) (?:wants?|wishes|likes?) to (?:confirm|approve|verify|check|review"
          r"|be asked|be consulted|be notified|sign off)\b"

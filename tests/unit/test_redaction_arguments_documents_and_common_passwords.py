@@ -12,7 +12,9 @@ texts. On `0a65207` 31 came through; the families this file covers:
   "ø", Israel's "מספר זהות", a US "social" said for the social security number);
 * one of the passwords people choose most, bare after a password's word ("password qwerty"): a bare
   value there needed a digit, as "password manager" and "password reset" follow the word too;
-* an authenticator's secret in groups of four base32 characters, as a setup page shows it for typing.
+* an authenticator's secret in groups of four base32 characters, as a setup page shows it for typing;
+* a door's code with what the door belongs to between them ("code de la porte d'entrée : B4721"), and a
+  bank account after its Japanese or Chinese label, which no space separates from the words around it.
 
 The probe's ordinary texts found false positives too, fixed here and kept below: a UUID inside a token
 ("request_id=<uuid>", an API path) and a subresource-integrity hash read as secrets, a package at its
@@ -59,6 +61,14 @@ COMMON_PASSWORDS = [
     ("the wifi password sunshine works in the garden too", "sunshine"),
     ("Passwort qwertz, Benutzer kim", "qwertz"),
 ]
+# A door's code with what the door belongs to between them; a bank account in Japanese and Chinese.
+CODES_AND_ACCOUNTS = [
+    ("Le code de la porte d'entrée : B4721", "B4721", FindingKind.PASSWORD),
+    ("Code für die Haustür der Wohnung: 4471", "4471", FindingKind.PASSWORD),
+    ("the code for the alarm of the shop is 8812", "8812", FindingKind.PASSWORD),
+    ("口座番号：普通 4837215 三菱UFJ銀行 渋谷支店", "4837215", FindingKind.BANK_ACCOUNT),  # noqa: RUF001
+    ("我的银行账号是6222020200112233445", "6222020200112233445", FindingKind.BANK_ACCOUNT),
+]
 SPACED_KEYS = [
     ("If you can't scan the code, type this key: qzmf 3xk7 lpwa 62vj yte4 nbc5 ruod", "qzmf 3xk7 lpwa 62vj"),
     ("Authenticator setup key: MFRG GZDF MZTW Q2LK", "MFRG GZDF MZTW Q2LK"),
@@ -86,6 +96,8 @@ KEPT = [
     "password_min_length = 12\npassword_require_symbol = true",
     "Connect the LED to pin 13 of the Arduino.",
     "e2fsck now prints ranges in pass 5; (read_and): Pass 0 to read_header.",
+    "第12345678号",
+    "the code of the day is short",
 ]
 
 
@@ -97,6 +109,11 @@ def test_a_password_named_by_its_place_is_redacted(text: str, value: str) -> Non
 @pytest.mark.parametrize(("text", "value"), DOCUMENTS)
 def test_an_identity_document_line_or_a_labelled_id_is_redacted(text: str, value: str) -> None:
     assert_value_replaced(RedactionMode.THOROUGH, text, FindingKind.GOV_ID, value)
+
+
+@pytest.mark.parametrize(("text", "value", "kind"), CODES_AND_ACCOUNTS)
+def test_a_door_code_or_an_account_number_is_redacted(text: str, value: str, kind: FindingKind) -> None:
+    assert_value_replaced(RedactionMode.THOROUGH, text, kind, value)
 
 
 @pytest.mark.parametrize(("text", "value"), SPACED_KEYS)

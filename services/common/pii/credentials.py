@@ -209,6 +209,8 @@ _QUALIFIER_AFTER = re.compile(
     r"\s+(?:(?:for|to|of|on|di|de|del|dell'|da|du|do|dos|das|della|fur|van|voor|zur|zum|vom|der)(?:\s+|(?<=')))?"
     r"(?:(?:the|my|our|la|le|il|el|los|las|les|lo|die|der|das|het|de)\s+|(?:l'|d')\s*)?"
     r"([a-z]+)"
+    # and what the door or the alarm belongs to: "code de la porte d'entree", "code for the alarm of the shop"
+    r"(?:[^\S\n]*d'[a-z]{2,20}|[^\S\n]+(?:de la|du|des|of the|of my|der|des|del|di)[^\S\n]+[a-z]{2,20})?"
 )
 
 

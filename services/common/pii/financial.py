@@ -26,10 +26,13 @@ _ACCOUNT_LABEL = re.compile(
     r"|routing|aba\s+(?:number|routing|no\.?|#)|sort\s*code|bsb|transit\s+number|institution\s+number"
     r"|kontonummer|konto-?nr|bankleitzahl|blz|numero\s+de\s+compte|de\s+compte|rib"
     r"|numero\s+de\s+cuenta|numero\s+di\s+conto|rekeningnummer|numero\s+da\s+conta"
+    # Japanese, Korean and Chinese, whose words have no spaces to end them
+    r"|口座番号|口座|계좌번호|계좌|银行账号|银行帐号|银行账户|账号|帐号|帳號|账户"
 )
 # Between the label and the digits: "number", "no.", "is", ":", "#" and the like, nothing else.
 _ACCOUNT_LINK = re.compile(
-    r"(?:\s*(?:number|no\.?|nr\.?|transit\s+number|is|was|est|ist|lautet|es|e|are)\b|\s*[:#=\-\u2013(.])*\s*"
+    r"(?:\s*(?:number|no\.?|nr\.?|transit\s+number|is|was|est|ist|lautet|es|e|are)\b|\s*[:#=\-\u2013(.]"
+    r"|\s*(?:普通|当座|貯蓄|是|为|為|는|은))*\s*"  # a Japanese account's kind ("普通"), "is" in CJK
 )
 # At least six digits, in groups.
 _ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,21}(?!\w)")
@@ -88,14 +91,15 @@ def bank_accounts(text: str, lower: str) -> Iterator[Hit]:
     only just before each run, as `identity.labelled_ids` does for identity numbers.
     """
     for run in _ACCOUNT_DIGITS.finditer(text):
-        if run.start() and (text[run.start() - 1].isalnum() or text[run.start() - 1] in "-_"):
-            continue
+        before = text[run.start() - 1] if run.start() else " "
+        if (before.isascii() and before.isalnum()) or before in "-_":
+            continue  # "A12345678"; but "账号是6222…": CJK writes no space before the digits
         lo = max(0, run.start() - _ACCOUNT_WINDOW)
         for label in _ACCOUNT_LABEL.finditer(lower, lo, run.start()):
-            if label.start() and lower[label.start() - 1].isalnum():
+            if label.start() and lower[label.start() - 1].isascii() and lower[label.start() - 1].isalnum():
                 continue
-            if lower[label.end() - 1].isalpha() and lower[label.end() : label.end() + 1].isalpha():
-                continue  # "ribbon", "routings"
+            if lower[label.end() - 1].isascii() and lower[label.end() : label.end() + 1].isalpha():
+                continue  # "ribbon", "routings" (a CJK label runs into the next word with no space)
             link = _ACCOUNT_LINK.match(lower, label.end(), run.start())
             if link is not None and link.end() == run.start():
                 yield hit(run.start(), run.end(), FindingKind.BANK_ACCOUNT, "bank:labelled")
