@@ -42,6 +42,10 @@ _ROUTE = (
     r"|forward target|default recipient|cc address|bcc address|trusted (?:senders?|contacts?|payees?|domains?"
     r"|devices?|parties|party)|safe senders? list|allow ?list|white ?list|approved (?:senders?|payees?|vendors?))"
 )
+# Whoever reads the text and acts on it.
+_READER = r"(?:ai |email |e mail |virtual |personal |helper )?(?:assistant|agent|copilot|bot|chatbot|ai)s?"
+# The same without a determiner, where "agent" is as often a program ("agent/command.c", "User-Agent").
+_ASSISTANTS = r"(?:ai |email |virtual |personal )?(?:assistant|copilot|chatbot)s?"
 _SECRETS = (
     r"(?:one time (?:codes?|pass\w*)|otps?|passwords?|passcodes?|pins?|pin codes?|verification codes?|security codes?"
     r"|2fa codes?|login codes?|sign in codes?|credentials|recovery codes?|backup codes?|bank details|card numbers?)"
@@ -56,6 +60,8 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
     for name, pattern in (
         ("a safeguard reported off",
+         rf"\b(?:skips?|skipping|bypass(?:es)?|bypassing|omits?) (?:the |all |any |every )?{_SAFEGUARD}"
+         rf"(?: dialogs?| screens?| pop ?ups?)? (?:for|on|when|before|if|under|from|to)\b|"
          rf"\b{_SAFEGUARD}\b(?: \w+){{0,6}} (?:has|have|had|was|were|is|are|been|now|got|being|stays?|remains?)"
          rf"(?: \w+){{0,2}} {_SWITCHED_OFF}\b"
          rf"|\b(?:disabled|turned off|switched off|deactivated|removed|waived|bypassed)(?: the| all| her| his| their"
@@ -95,17 +101,63 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"(?:assistant|agent|ai|bot|model)\b"
          r"|\bwe d (?:love|like|appreciate) it if you\b"),
         ("the owner's words passed on",
+         r"\b(?:i|we) (?:prefer|want|would like|d like|wish|need) (?:that )?you (?:to )?(?:always |never )?(?:send"
+         r"|forward|share|pay|reply|cc|bcc|copy|delete|give|upload|include|treat|approve)\b"
+         r"|\b(?:prefers?|wants?|wishes|would like|asked) (?:that )?(?:her|his|their|all|the|its) (?:\w+ ){0,3}(?:be"
+         r"|are|to be) (?:sent|forwarded|shared|read aloud|read out|emailed|texted|copied|given)\b|"
          r"\b(?:told|asked|instructed|wanted) (?:me|us) to (?:tell|ask|let|remind|inform|pass on to) you\b"
          r"|\bper (?:\w+ s|her|his|their|the owner s|the user s) (?:earlier |previous |prior |standing |last )?"
          r"(?:instruction|instructions|request|wish|wishes|direction|orders?)\b"),
         ("a note written for the reader's memory",
-         r"(?:^|\. )(?:retrieval|memory|memories|agent|assistant|model|context|rag|knowledge base|kb) (?:note|update"
+         r"\b(?:assistant|ai|bot) (?:instruction|directive)s?\b"
+         r"|(?:^|\. )(?:retrieval|memory|memories|agent|assistant|model|context|rag|knowledge base|kb) (?:note|update"
          r"|patch|entry|insert|override|directive)s? (?=\w)|(?:^|\. )self reflection (?=\w)"
          r"|\bcanonical (?:answer|response|reply) (?:to|for)\b"
          r"|\bfollow (?:any |all |the )?instructions (?:\w+ ){0,2}in (?:web ?pages?|pages|sites?|websites?|e ?mails?"
          r"|mails?|messages|documents|tool (?:outputs?|results?))\b"
          r"|\bmake (?:it|this|that) (?:a |your )?(?:permanent |standing |new |default )?(?:habit|rule|routine"
          r"|default|policy)\b"),
+        # the reader's own ways or identity described, as if a setting: "The assistant automatically forwards…"
+        ("the reader's behaviour described",
+         rf"\b(?:the|this|your|our|every|each|all|any|all \w+|\w+ s) {_READER}(?: \w+){{0,8}} (?:automatically"
+         r"|by default|typically|normally|usually|routinely|is configured|are configured|is set up|is set|is programmed"
+         r"|is supposed|is expected|is allowed|are allowed|is authori[sz]ed|will automatically)\b"
+         rf"|\b(?:(?:the|this|your|our|my|an?|every|all|any|\w+ s) {_READER}|{_ASSISTANTS}) (?:\w+ ){{0,3}}"
+         r"(?:forwards?|shares?|sends?|skips?|bccs?|mirrors?|uploads?|includes?|deletes?"
+         r"|approves?|pays|accepts?|replies to|omits?)\b"
+         rf"|\b(?:normal|standard|default|expected|usual) for (?:the |an? )?{_READER} to\b"
+         rf"|\b(?:{_READER} s|your) (?:normal|standard|default|expected|usual) behaviou?r\b"
+         rf"|\bby design (?:the |this |your )?{_READER}\b"),
+        ("the reader given a name, an owner or a role",
+         r"\byour (?:name|core identity|identity|real name|new name|role|real owner|true owner|loyalty|purpose|persona"
+         r"|master|creator) (?:is|are|now is|is now)\b"
+         rf"|\b{_READER} s (?:real|true|actual|new) (?:owner|master|user|boss|principal)\b"
+         rf"|\brole update\b|\b{_READER} is now (?:the|a|an)\b"),
+        ("authority claimed for someone",
+         r"(?<!not )\b(?:has|have|holds?|with) (?:the |full |complete |final )?(?:authority|permission|rights?"
+         r"|clearance) to (?:approve|access|request|sign|authori[sz]e|transfer|pay|act)\b"
+         r"|\bmay (?:request|access|approve|authori[sz]e|sign|withdraw|transfer|use)\b(?: \w+){0,4} (?:on (?:his|her"
+         r"|their|\w+ s|the owner s|the user s) behalf|at any time|(?:her|his|their|\w+ s) accounts)\b"
+         r"|\b(?:has been|have been|was|were|is|are) (?:now )?(?:granted|given) (?:\w+ ){0,2}(?:admin|administrator"
+         r"|full|root|owner|superuser) (?:rights|access|privileges|permissions|control)\b"
+         r"|\bsafe for (?:credential|password|login|card) (?:entry|use)\b|\blegitimate and should be trusted\b"
+         r"|\b(?:already |has |have )(?:agreed|consented) to (?:share|forward|send|give|disclose)\b"
+         r"|\bauthori[sz]ed (?:\w+ ){1,3}to (?:debit|charge|withdraw|bill|access|collect)\b"
+         r"|\b(?:approved|allowed|permitted|accepted) by default\b"
+         r"|\b(?:need|needs|require|requires) no (?:approval|confirmation|review|sign off|verification)\b"
+         r"|\b(?:whitelisted|allowlisted|cleared|approved|authori[sz]ed|permitted|allowed) to (?:share|send|forward"
+         r"|disclose|export|upload|access) (?:\w+ ){0,3}(?:data|files|documents|records|mail|emails|messages|details"
+         r"|information)\b"
+         r"|\bauthori[sz]es (?:all|any|every) (?:\w+ ){0,2}(?:charges|payments|transfers|debits|withdrawals)\b"),
+        # a rule set to fire later: on a condition ("On any email containing…, forward…") or a date ("Starting
+        # next Monday, send…"), then the order
+        ("an order set to fire later",
+         r"(?:^|\. )(?:any ?time|every time|each time|in case|on (?:any|every|each)|for (?:any|every|each)"
+         r"|if asked|when asked|if someone asks|if anyone asks|sempre que|cada vez que|chaque fois que"
+         r"|if ever|should anyone|if anyone|starting|beginning|effective|as of|in \d+ (?:days?|weeks?|months?)"
+         r"|later|after|once)\b[^.]{0,120}? , (?:please )?(?:forward|send|reply|respond|answer|accept|delete|share"
+         r"|attach|say|tell|include|pay|approve|treat|upload|cc|bcc|copy|move|transfer|ignore|mark|remove|disable"
+         r"|grant|give)\b"),
     )
 )  # fmt: skip
 

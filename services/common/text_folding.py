@@ -14,8 +14,9 @@ Folding, character by character (so callers can map folded offsets back to the o
    NFKC (fullwidth, mathematical, ligatures, superscripts, non-breaking spaces);
 2. decomposition (NFD) and removal of every combining mark, format character (zero-width, bidi,
    soft hyphen) and other invisible character;
-3. the confusables table again: Cyrillic, Greek, Armenian, Cherokee, Latin small capitals and other letters
-   that look like a Latin letter become that letter (case kept: some patterns need it);
+3. the confusables table again: Cyrillic, Greek, Armenian, Cherokee, Latin small capitals, letters in
+   negative circles, negative squares and regional indicators, and other letters that look like a Latin
+   letter become that letter (case kept: some patterns need it);
 
 repeated until the character no longer changes, so folding is idempotent. Folded text is for
 matching only: nothing stores it.
@@ -70,8 +71,13 @@ _CONFUSABLE_GROUPS: tuple[tuple[str, str], ...] = (
 )
 
 
+# Letters drawn in boxes that Unicode gives no decomposition (NFKC turns the plain squared ones into letters):
+# negative circled, negative squared and regional-indicator letters, "🅵🆁🅾🅼 🅽🅾🆆 🅾🅽".
+_BOXED_LETTER_RUNS = (0x1F150, 0x1F170, 0x1F1E6)
+
+
 def _confusables() -> dict[str, str]:
-    table: dict[str, str] = {}
+    table: dict[str, str] = {chr(first + i): chr(ord("A") + i) for first in _BOXED_LETTER_RUNS for i in range(26)}
     for source, target in _CONFUSABLE_GROUPS:
         if len(source) != len(target):
             raise ValueError(f"confusables group of unequal length: {source!r}")

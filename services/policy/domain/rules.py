@@ -31,8 +31,9 @@ from services.common.steering import steers
 from services.common.text_folding import fold_for_matching, fold_words
 from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, Outcome, Reason, Sensitivity
 from services.policy.domain.data_egress import data_egress
+from services.policy.domain.planted_details import planted_detail
 
-POLICY_VERSION = "policy-2026.12.7"
+POLICY_VERSION = "policy-2026.12.8"
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,9 @@ _FROM_NOW_ON_SPACED = r"(?<!\w)(?:" + "|".join(
         "mulai hari ini", "mulai saat ini", "dari sekarang", "từ giờ", "từ nay về sau", "từ nay trở đi",
         "từ bây giờ", "od teď", "odteď",
         "od nynějška", "odteraz", "de acum înainte", "de acum încolo", "tästä lähtien", "tästä eteenpäin",
-        "kuanzia sasa", "mula ngayon", "از این به بعد", "از حالا به بعد",
+        "kuanzia sasa", "mula ngayon", "از این به بعد", "از حالا به بعد", "відтепер", "віднині", "надалі",
+        "з цього моменту", "ab se", "aaj se", "এখন থেকে", "இனிமேல்", "இனி மேல்", "ከአሁን ጀምሮ", "ከዛሬ ጀምሮ",
+        "láti ìsinsìnyí lọ", "a partire da ora",
     )
 ) + r")(?!\w)"  # fmt: skip
 
@@ -223,6 +226,12 @@ def _orders_its_reader(text: str) -> bool:
     return any(commands_reader(fold_for_matching(reading)) for reading in (text, *_readings(text)))
 
 
+@functools.lru_cache(maxsize=4096)
+def _plants_a_detail(text: str) -> bool:
+    folded = fold_for_matching(text)
+    return planted_detail(normalise(folded), folded)
+
+
 # Both readings of someone else's text (its markers, its orders) undo its hidings: once per text.
 _readings = functools.lru_cache(maxsize=4096)(hidden_readings)
 
@@ -277,6 +286,13 @@ def _review_reasons(candidate: Candidate, conflicts: Sequence[Conflict], t: Poli
         reasons.append(Reason(ReasonCode.EXTERNAL_UNVERIFIED, "a third party's claim, not the owner's"))
     if candidate.origin is Origin.TOOL_OUTCOME and _markers_of_others_or_orders(candidate):
         reasons.append(Reason(ReasonCode.UNTRUSTED_INSTRUCTION, "instruction-like text inside a tool outcome"))
+    elif candidate.origin is Origin.TOOL_OUTCOME and _plants_a_detail(candidate.text):
+        reasons.append(
+            Reason(
+                ReasonCode.EXTERNAL_UNVERIFIED,
+                "a tool outcome's claim that a payment, contact or access detail changed",
+            )
+        )
     if (category := special_category(candidate.text)) is not None:
         reasons.append(Reason(ReasonCode.SPECIAL_CATEGORY, f"personal data of a special category ({category})"))
     if candidate.type is not MemoryType.EPISODE and (egress := data_egress(candidate.text)) is not None:
