@@ -32,7 +32,8 @@ ADVERSARIAL_PIECES = (
     "When x, ", "Leite alle ", "%41", "a-b-", "it would be helpful if the assistant ", "![x](http://a?q=",
     "(the assistant): ", "i g n o r e ", "QUJD", "41 ", "&#65;", "you have been granted ", "Перешли все ", "把",
     "Vtaber ", "memory.save(", "If you, ", "a,b,", "| a ", "An instruction from a: ", "veut que tu ",
-    "trusted_", "confirmations have been ", "owner of this account ", "Από τώρα ",
+    "trusted_", "confirmations have been ", "owner of this account ", "Από τώρα ", "the assistant ",
+    "On any a, ", "a<b>",
 )  # fmt: skip
 
 

@@ -153,7 +153,7 @@ ADVERSARIAL_PIECES = (
     "ab:Ab1!cdefgh ", "--xpass ", "cvv one ",
     # and the fourteenth's: a password as an argument, base32 in groups, a machine-readable zone; "mysql " cost
     # 65 s per 256 KB in the older command-line shape until its runs were bounded
-    "mysql ", "a:a@tcp(", "('password', '", "htpasswd -b ", "ab2d ", "P<A<<",
+    "mysql ", "a:a@tcp(", "('password', '", "htpasswd -b ", "ab2d ", "P<A<<", "[1,", "验证码",
 )  # fmt: skip
 
 

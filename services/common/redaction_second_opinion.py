@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from services.common.pii.model import PLACEHOLDER, FindingKind, Hit, hit, is_placeholder_at
-from services.common.pii.stated_values import CODE_REFERENCE, NON_VALUES
+from services.common.pii.stated_values import CODE_REFERENCE, NON_VALUES, TEMPLATE_BLANK
 
 # What a line must hold (lower case) for a plugin's pattern to have any chance; None: always run.
 _KEYWORDS = ("key", "pwd", "pw", "pass", "token")  # (key|pwd|pw|password|pass|token), as their patterns say
@@ -138,6 +138,8 @@ def detect_secrets_hits(text: str) -> Iterator[Hit]:
                     token = re.split(r"</[A-Za-z]", token)[0] or token  # "<p>Secret: X</p>": it ends at the tag
                     if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
                         continue
+                    if TEMPLATE_BLANK.search(token.strip("`")):
+                        continue  # "OPENAI_API_KEY=YOUR_API_KEY", "sk_test_...": documentation's blanks
                     if _A_SETTING.fullmatch(token):
                         continue  # "password_min_length = 12", "password_require_symbol = true": a rule, no secret
                     yield hit(offset + start, offset + start + len(token), FindingKind.SECRET, f"ds:{secret_type}")

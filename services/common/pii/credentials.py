@@ -161,6 +161,8 @@ def _previous_word(lower: str, start: int) -> str:
 def _credential_kind(parts: list[str], previous: str) -> FindingKind | None:
     """PASSWORD or SECRET when the identifier names a credential; None for "passport", "keyboard", "pin it"."""
     joined = "".join(parts)
+    if "public" in parts or joined in ("pubkey", "publickey", "pubkeys"):
+        return None  # WireGuard's "PublicKey = …", "public_key": published on purpose
     if any(p in PASSWORD_WORDS for p in parts) or joined in PASSWORD_WORDS:
         return FindingKind.PASSWORD
     if joined.endswith(GLUED_PASSWORD_ENDINGS):  # PGPASSWORD, MYSQLPWD, adminpassword: a prefix glued on

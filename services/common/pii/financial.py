@@ -11,10 +11,12 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, bounded, hit, luhn_ok
+from services.common.text_folding import fold_words
 
 # Patterns start with a character class (no look-behind, no \b) so the engine can skip ahead fast;
 # boundaries are checked in code.
-_CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}")
+_CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}|\d{4}(?:  \d{4}){3}(?:  \d{1,3})?")  # or four groups two spaces apart
+_ORDER_BEFORE = re.compile(r"(?:order|tracking|shipment|invoice|ticket)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 # Words (lower case) that name a domestic bank detail. A bare "account" is not enough: "account 4471"
 # is as often a customer number at a shop; a bank's word or "number/no./#" must come with it. Every
 # branch starts with a literal, so the engine can skip ahead on first letters.
@@ -28,6 +30,8 @@ _ACCOUNT_LABEL = re.compile(
     r"|numero\s+de\s+cuenta|numero\s+di\s+conto|rekeningnummer|numero\s+da\s+conta"
     # Japanese, Korean and Chinese, whose words have no spaces to end them
     r"|口座番号|口座|계좌번호|계좌|银行账号|银行帐号|银行账户|账号|帐号|帳號|账户"
+    r"|numer\s+konta|nr\s+konta|numer\s+rachunku|nr\s+rachunku|clabe(?:\s+interbancaria)?|conta\s+corrente|conta\s+poupanca|agencia"
+    r"|\bdda\b|\brtn\b|ifsc|" + fold_words("खाता संख्या")
 )
 # Between the label and the digits: "number", "no.", "is", ":", "#" and the like, nothing else.
 _ACCOUNT_LINK = re.compile(
@@ -35,12 +39,15 @@ _ACCOUNT_LINK = re.compile(
     r"|\s*(?:普通|当座|貯蓄|是|为|為|는|은))*\s*"  # a Japanese account's kind ("普通"), "is" in CJK
 )
 # At least six digits, in groups.
-_ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,21}(?!\w)")
+_ACCOUNT_DIGITS = re.compile(r"\d(?:[ \-]?\d){5,29}(?!\w)")  # up to Poland's 26 digits with their spaces
 _ACCOUNT_WINDOW = 48
 # A bare "account" names a bank account where the sentence is about one: "routing 021000021 account
 # 000123456789", "wire it to Chase, account: 4471902231".
 _BARE_ACCOUNT = re.compile(r"(?<![\w\-])(?:account|acct|acc|konto|compte|cuenta|conto|rekening|conta)\.?\s*[:#]?\s*$")
-_BANK_CONTEXT = re.compile(r"routing|sort\s*code|\bbsb\b|\biban\b|\bswift\b|\bbic\b|\bbank|\baba\b|\bwire\b|\bblz\b")
+_BANK_CONTEXT = re.compile(
+    r"routing|sort\s*code|\bbsb\b|\biban\b|\bswift\b|\bbic\b|\bbank|\baba\b|\bwire\b|\bblz\b|\btransit\b"
+    r"|\binstitution\b|\bifsc\b|\bcheque\b"
+)
 _BANK_CONTEXT_WINDOW = 120
 _IBAN = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?")
 
@@ -55,6 +62,8 @@ def _iban_ok(compact: str) -> bool:
 def cards(text: str) -> Iterator[Hit]:
     for m in _CARD.finditer(text):
         digits = m.group().replace(" ", "").replace("-", "").replace(".", "")
+        if _ORDER_BEFORE.search(text, max(0, m.start() - 20), m.start()):
+            continue  # "Order #112-4829103-7718263": an order's number may pass Luhn's check by chance
         if bounded(text, m.start(), m.end()) and luhn_ok(digits):
             yield hit(m.start(), m.end(), FindingKind.CARD, "card:luhn")
 

@@ -49,7 +49,7 @@ _ID_LABELS = (
     r"|national id|identity (?:card|number|no)|id card|id number|id no|personalausweis|ausweis"
     r"|carte d.identite|carte nationale|numero de securite sociale|securite sociale|insee\b|nir\b"
     r"|dni\b|nie\b|nif\b|documento nacional|bsn\b|burgerservicenummer|sofinummer|steuer.?id"
-    r"|steueridentifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
+    r"|steueridentifikationsnummer|identifikationsnummer|steuernummer|tax id|tax file number|tfn\b|tin\b|pps\b|pesel\b"
     r"|personnummer|henkilotunnus|cpr|codice fiscale|cpf\b|curp\b|aadhaar|aadhar|pan\b|nhs\b"
     r"|sozialversicherungsnummer|rentenversicherungsnummer|versicherungsnummer|medicare"
     r"|medical record|mrn\b|patient (?:id|number|no)|health (?:insurance|card|plan) (?:number|no|id)"
@@ -109,12 +109,15 @@ _DATE = re.compile(
 # Birth in Chinese, Japanese and Korean, folded as the text is (Hangul as its letters), and written with no
 # space before it ("私の生年月日は…").
 _BIRTH_WORDS_CJK = ("生年月日", "出生日期", "出生年月日", "出生日", "誕生日", "生日", "생년월일", "출생일", "생일")
-_BIRTH_IN_OTHER_SCRIPTS = "|".join(fold_words(word) for word in _BIRTH_WORDS_CJK)
+_BIRTH_IN_OTHER_SCRIPTS = "|".join(
+    fold_words(word) for word in (*_BIRTH_WORDS_CJK, "дата рождения", "дата народження", "родился", "родилась")
+)
 _BIRTH = re.compile(
     r"date of birth|birth ?date|birthday|b-?day\b|d\.?o\.?b\b|born\b|nee? (?:le|en)\b|date de naissance"
     r"|geburtsdatum|geburtstag|geboren\b|geb\.|fecha de nacimiento|nacid[oa]\b|data di nascita"
     r"|nat[oa]\b|geboortedatum|data de nascimento|fodelsedatum|fodd|urodzon[ya]|data urodzenia|syntymaaika"
-    r"|year of birth|b\.(?=\s*\d)|" + _BIRTH_IN_OTHER_SCRIPTS
+    r"|year of birth|b\.(?=\s*\d)|date_of_birth|dateofbirth|birth_?date|naci el\b|nasci em\b|nasci a\b"
+    r"|dogum tarih\w*|" + _BIRTH_IN_OTHER_SCRIPTS
 )
 _BIRTH_WINDOW = 40
 _BIRTH_VERBS = frozenset({"born", "geboren", "geb.", "ne le", "nee le", "ne en", "nee en", "nacido", "nacida",
@@ -179,8 +182,8 @@ _BIRTH_STEMS = (
     "birth", "born", "bday", "b-day", "dob", "d.o.b", "b.", "nee ", "ne le", "ne en", "naissance", "geburt",
     "geboren", "geb.",
     "nacimiento", "nacid",
-    "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym",
-    *(fold_words(word) for word in _BIRTH_WORDS_CJK),
+    "nascita", "nata ", "nato ", "geboorte", "nascimento", "fodelse", "fodd", "urodz", "syntym", "naci el",
+    "nasci ", "dogum", *(fold_words(word) for word in (*_BIRTH_WORDS_CJK, "рожд", "народж", "родил")),
 )  # fmt: skip
 
 

@@ -19,9 +19,12 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit
+from services.common.text_folding import fold_words
 
-# "cod" finds code, codigo and codice
-_GATES = ("cod", "kod", "sign", "log in", "verif", "confirm", "tan", "transaktion")
+# What a name before a code holds ("cod" finds code, codigo and codice); the other gates name it after it, or
+# name a bank's TAN.
+_NAME_GATES = ("cod", "kod", "puk", *(fold_words(w) for w in ("码", "碼", "コード", "번호", "코드")))
+_GATES = ("sign", "log in", "verif", "confirm", "tan", "transaktion", *_NAME_GATES)
 # A code: 4 to 8 digits, maybe split in two groups, maybe after a one-letter prefix ("G-482913").
 # Found first (a character class lets the engine skip ahead); the words are then looked for only
 # in a short window on either side, as `financial.bank_accounts` does.
@@ -37,12 +40,31 @@ _NAMED = (
     r"|codigo de (?:verificacion|confirmacion|seguridad|acceso|verificacao|confirmacao|seguranca)"
     r"|codice di (?:verifica|conferma|sicurezza|accesso)"
     r"|verificatiecode|bevestigingscode|beveiligingscode|kod (?:weryfikacyjny|potwierdzajacy|dostepu)"
+    # a SIM's unblocking key, and a code in Chinese, Japanese and Korean ("验证码是849460", "認証コード: 4471")
+    r"|\bpuk2?(?: code)?|"
+    + "|".join(
+        fold_words(w)
+        for w in (
+            "验证码",
+            "驗證碼",
+            "校验码",
+            "认证码",
+            "認証コード",
+            "確認コード",
+            "인증번호",
+            "인증 코드",
+            "인증코드",
+        )
+    )
     # A code given to its holder, or to be typed: "Your code: 884213", "enter the code 5512".
-    r"|\b(?:your|ihr|dein|votre|ton|tu|su|seu|sua|uw|je|twoj) code"
+    + r"|\b(?:your|ihr|dein|votre|ton|tu|su|seu|sua|uw|je|twoj) code"
     r"|\b(?:enter|use|type|input) (?:the |this |your )?code"
 )
+_IS_IN_CJK = "|".join(fold_words(w) for w in ("是", "为", "は", "는", "은"))
 # Before the code: its name and what services put between: "is", a colon, "lautet", "est", "es"...
-_NAME_BEFORE = re.compile(rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is now)\b|\s*[:=])*\s*$")
+_NAME_BEFORE = re.compile(
+    rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is now)\b|\s*[:=]|\s*(?:{_IS_IN_CJK}))*\s*$"
+)
 # A bank's transaction number (German online banking's TAN, mTAN, pushTAN): one word, so it needs a link.
 _TAN_BEFORE = re.compile(
     r"(?<![\w\-])(?:(?:sms|push|photo|chip|app|m|i)-?)?(?P<word>tan|transaktionsnummer)"
@@ -82,14 +104,17 @@ def one_time_codes(text: str, lower: str) -> Iterator[Hit]:
         start, end = _code_span(m)
         if end - start < 4:
             continue
-        if (start and (lower[start - 1].isalnum() or lower[start - 1] == "_")) or lower[end : end + 1].isalnum():
-            continue
+        glued_before = start and (
+            (lower[start - 1].isascii() and lower[start - 1].isalnum()) or lower[start - 1] == "_"
+        )
+        if glued_before or (lower[end : end + 1].isascii() and lower[end : end + 1].isalnum()):
+            continue  # "A12345", "12345b"; CJK writes the code against its words: "验证码是849460"
         prefix = _PREFIX.search(lower, max(0, start - 2), start)
         first = prefix.start() if prefix else start
         lo = max(0, first - _WINDOW)
         before = lower[lo:first]
         if (
-            (("cod" in before or "kod" in before) and _NAME_BEFORE.search(before))
+            (any(gate in before for gate in _NAME_GATES) and _NAME_BEFORE.search(before))
             or (lower.startswith(" is your", end) and _NAME_AFTER.match(lower, end, end + _WINDOW))
             or (_SIGN_IN_AFTER.match(lower, end, end + _WINDOW) and _USE_BEFORE.search(before))
             or (("tan" in before or "transaktion" in before) and _names_a_tan(text, lo, before))

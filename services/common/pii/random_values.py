@@ -19,7 +19,22 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}$")
 _CODE_CONTEXT = re.compile(
     r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
-    r"|blob|tree|tag|release|image|docker|\bpr\b|pull request",
+    r"|blob|tree|tag|release|image|docker|\bpr\b|pull request|etag|trace|span|\btx\b|\btxn\b|transaction",
+)
+# A digest named as one, of any length ("md5: …", "ETag", a trace's id, a transaction's hash).
+_DIGEST_CONTEXT = re.compile(r"md5|sha-?\d*|checksum|digest|hash|etag|trace|span.?id|\btx\b|\btxn\b|transaction")
+_CHECKSUM_LINE = re.compile(r"  \*?[\w./\-]{1,200}$", re.MULTILINE)
+# What comes before a published token: an SSH public key's type, a data URI's encoding, a form's boundary.
+_PUBLIC_BEFORE = re.compile(
+    r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)[ \t]+$|base64,$|boundary=$"
+    r"|(?i:public[ _\-]?key|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
+)
+# A key saved as a JSON array of its 64 bytes (a Solana keypair's id.json).
+_BYTE_ARRAY_KEY = re.compile(r"\[[ \t\n]{0,4}(?:\d{1,3}[ \t\n]{0,4},[ \t\n]{0,4}){63}\d{1,3}[ \t\n]{0,4}\]")
+_AGE_RECIPIENT = re.compile(r"age1[02-9ac-hj-np-z]{50,}$")
+_PUBLIC_BLOCK = re.compile(
+    r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|PGP PUBLIC KEY BLOCK|X509 CRL|CERTIFICATE REQUEST|NEW CERTIFICATE REQUEST"
+    r"|SSH2 PUBLIC KEY|RSA PUBLIC KEY)-----[\s\S]{0,20000}?-----END [A-Z0-9 ]{1,40}-----"
 )
 # A build's "passed" is no password near the digest: the stem "pass" is read in it, and in "bypass".
 _PASS_IN_OTHER_WORDS = re.compile(r"pass(?:ed|es|ing)\b|bypass\w*|compass\w*")
@@ -27,9 +42,19 @@ _PASS_IN_OTHER_WORDS = re.compile(r"pass(?:ed|es|ing)\b|bypass\w*|compass\w*")
 
 def random_tokens(text: str) -> Iterator[Hit]:
     """Long random tokens anywhere; hex digests survive where the text is about code (commit SHAs)."""
+    for m in _BYTE_ARRAY_KEY.finditer(text) if "[" in text else ():
+        if all(int(b) < 256 for b in re.findall(r"\d+", m.group())):
+            yield hit(m.start(), m.end(), FindingKind.SECRET, "format:key-bytes")  # Solana's id.json keypair
+    public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)] if "-----BEGIN" in text else []
     for m in _LONG_TOKEN.finditer(text):
         token = m.group()
         if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "+/=_-"):
+            continue
+        if token.startswith("boundary=") or _AGE_RECIPIENT.match(token):
+            continue
+        if _PUBLIC_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+            continue  # a public key, an image's bytes, a form's boundary: published, not secret
+        if any(start <= m.start() < end for start, end in public):
             continue
         if re.fullmatch(r"[0-9a-fA-F]+", token):
             continue  # judged below, with its context
@@ -51,8 +76,11 @@ def random_tokens(text: str) -> Iterator[Hit]:
         if shannon_entropy(token) <= 3.0:
             continue
         context = text[max(0, m.start() - 50) : m.start()].lower()
-        if len(token) in (40, 64) and _CODE_CONTEXT.search(context) and not STEMS.search(_without_passes(context)):
+        about_code = _CODE_CONTEXT.search(context) and not STEMS.search(_without_passes(context))
+        if about_code and (len(token) in (40, 64) or _DIGEST_CONTEXT.search(context)):
             continue
+        if _CHECKSUM_LINE.match(text, m.end()) and (m.start() == 0 or text[m.start() - 1] == "\n"):
+            continue  # "<sha256>  ubuntu-24.04.iso": a checksum file's line
         yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:hex")
 
 

@@ -73,7 +73,7 @@ NON_VALUES = _words(
     "with by to of about and or but if when what which who please see ask check use send sent shared set reset "
     "changed rotated revoked hidden masked redacted encrypted hashed protected missing pending available "
     "included inside outside ready coming needs must should will can le la les un une der die das ein "
-    "eine el los las nicht pas nao niet geen non sera ist est es "
+    "eine el los las nicht pas nao niet geen non sera ist est es open closed locked unlocked "
     "abgelaufen falsch richtig geandert ungultig gultig neu erforderlich notwendig gesperrt vergessen "
     "expire requis obligatoire change oublie bloque caducado caducada incorrecta obligatorio olvidada "
     "verlopen onjuist verplicht vergeten scaduta errata obbligatoria expirada incorreta obrigatoria "
@@ -107,6 +107,7 @@ _INLINE_TAGS = re.compile(r"(?:<(?:b|strong|i|em|u|code|tt|kbd|samp|span|font|ma
 # A key written in groups of four, as authenticator set-up pages and licence cards print it.
 _KEY_GROUPS = re.compile(r"[A-Za-z0-9]{4}(?: [A-Za-z0-9]{4}){2,15}(?![\w\-])")
 # "2FA: 118 224", "PIN 1234 5678": a short run of digits continues in groups.
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}(?![\w\-])")
 _DIGIT_GROUPS = re.compile(r"(?:[ \-]\d{2,4}){1,3}(?!\w)")
 # "The PIN is 4 4 7 1": a code read out digit by digit.
 _SPELT_DIGITS = re.compile(r"(?: \d){3,7}(?!\w)")
@@ -140,8 +141,13 @@ PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~_|\\")
 
 #: A value that is a reference to a secret in code, not the secret: os.environ["X"], getenv("X").
 CODE_REFERENCE = re.compile(
-    r"(?:os|process|env|config|settings|self|this|secrets|vault|System|ENV|Environment)[.\[]|[A-Za-z_][\w.]*\("
+    r"(?:os|process|env|config|settings|self|this|secrets|vault|System|ENV|Environment|var|local|data|module)[.\[]"
+    r"|[A-Za-z_][\w.]*\("
 )
+
+
+#: A documentation's blank where a value goes: "YOUR_API_KEY", "your-token-here", "sk_test_...", "xxxx".
+TEMPLATE_BLANK = re.compile(r"^(?:your|my)[_\-]|[_\-]here$|(?:\.\.\.|\u2026)`?$|^x{4,}$", re.IGNORECASE)
 
 
 def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
@@ -150,6 +156,8 @@ def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool
     if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*", "//")):
         return False
     if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
+        return False
+    if TEMPLATE_BLANK.search(value):  # "YOUR_API_KEY", "sk_test_...", "<token>": a blank to fill in
         return False
     if set(lowered) <= set("*x\u2022.-_#"):
         return False
@@ -203,6 +211,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
         start += 1
     if (groups := _KEY_GROUPS.match(text, start)) and any(c.isdigit() for c in groups.group()):
         return start, groups.end()  # "secret key: JBSW Y3DP EHPK 3PXP", as authenticator apps show it
+    if kind is FindingKind.PASSWORD and (app := _APP_PASSWORD.match(text, start)):
+        return start, app.end()  # "xmvb vfce ttie eold": an app password, as Google prints it
     if spoken := _SPOKEN_DIGITS.match(lower, start):
         return start, spoken.end()  # "PIN: one two three four"
     if tags := _INLINE_TAGS.match(text, start):
@@ -297,6 +307,8 @@ NAMED_NUMBER = re.compile(r"\bpin\b|passcode|\bcode\b|\bcombination\b")
 
 def password_or_number(token: str, numeric: bool) -> bool:
     """Shaped like a password, or (``numeric``: a word for a number named it) four to twelve digits."""
+    if TEMPLATE_BLANK.search(token):
+        return False
     return password_shaped(token) or (numeric and _NUMERIC_VALUE.fullmatch(token) is not None)
 
 
