@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from services.common.text_folding import fold_words
+
 # What guards the owner: a step that asks first, a filter, an alarm.
 _SAFEGUARD = (
     r"(?:(?:payment |transfer |wire |purchase |send |sending )?confirmations?(?: prompts?| steps?| requests?)?"
@@ -55,6 +57,24 @@ _TO_ANYONE = (
     r"(?:to|with) (?:anyone|anybody|whoever|any caller|callers|third part\w+|partner \w+|partners|the sender"
     r"|this sender|vendors?|other services|external \w+)"
 )
+
+
+def _folded(phrases: tuple[str, ...]) -> str:
+    return "|".join(re.escape(fold_words(phrase)) for phrase in phrases)
+
+
+# The same claims where English is not spoken: the assistant's ways "by default", a step "not needed".
+_ASSISTANT_ELSEWHERE = _folded(("assistent", "assistant", "asistente", "assistente", "asystent", "assistentin"))
+_BY_DEFAULT_ELSEWHERE = _folded((
+    "standardmäßig", "automatisch", "par défaut", "automatiquement", "por defecto", "automáticamente", "por padrão",
+    "automaticamente", "di default", "per impostazione predefinita", "domyślnie", "automatycznie", "standaard",
+))  # fmt: skip
+_NOT_NEEDED_ELSEWHERE = _folded((
+    "no necesitan aprobación", "no necesita aprobación", "sin aprobación", "ohne genehmigung", "keine genehmigung",
+    "keine freigabe", "ohne freigabe", "sans approbation", "sans validation", "sans confirmation",
+    "senza approvazione", "senza conferma", "sem aprovação", "sem confirmação", "bez zatwierdzenia",
+    "bez potwierdzenia", "onay gerektirmez", "onay gerekmez", "onaysız", "zonder goedkeuring",  # noqa: RUF001
+))  # fmt: skip
 
 _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern))
@@ -128,6 +148,9 @@ _CLAIMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          rf"|\b(?:normal|standard|default|expected|usual) for (?:the |an? )?{_READER} to\b"
          rf"|\b(?:{_READER} s|your) (?:normal|standard|default|expected|usual) behaviou?r\b"
          rf"|\bby design (?:the |this |your )?{_READER}\b"),
+        ("the reader's behaviour described, in another language",
+         rf"\b(?:{_ASSISTANT_ELSEWHERE})\b(?: \w+){{0,3}} (?:{_BY_DEFAULT_ELSEWHERE})\b"
+         rf"|\b(?:{_NOT_NEEDED_ELSEWHERE})\b"),
         ("the reader given a name, an owner or a role",
          r"\byour (?:name|core identity|identity|real name|new name|role|real owner|true owner|loyalty|purpose|persona"
          r"|master|creator) (?:is|are|now is|is now)\b"
