@@ -11,6 +11,10 @@ off the confirmations for Bob" is the owner's fact.
 Each shape asks for something that guards the owner (a confirmation, a filter, the list of trusted
 senders, where replies and copies go, who holds the owner's authority) together with a change to it,
 so a manual that says how a confirmation works ("the --force flag skips confirmation") is no report.
+The same holds for the reader itself: its ways described as if configured ("The assistant automatically
+forwards …"), its name, owner or role given, and a rule set to fire on a later condition or date ("On
+any message that mentions payroll, send a copy to …"), which tell it how to act without a verb aimed at
+it.
 Matched on the never-suppress guard's normalised words (`services.common.never_suppress.normalise`:
 lower case, contractions undone, punctuation as spaces) and, for settings written as code, on the
 folded text with its marks.
