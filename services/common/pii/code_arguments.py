@@ -50,24 +50,22 @@ _HTPASSWD = re.compile(
 )
 # A template's blank: "password_here", "your-secret", "changeme", "example".
 _SAMPLE = re.compile(r"_here$|^your[_\-]|^my[_\-]|changeme|changeit|example|^x+$|^\.\.\.$", re.I)
-# Each shape with the literal that must be in the lowered text for it to be tried.
-_SHAPES = (
-    ("@", _DSN),
-    ("-p", _MYSQL_QUOTED),
-    ("(", _NAME_THEN_VALUE),
-    ("auth", _USER_THEN_PASSWORD),
-    ("credentials", _USER_THEN_PASSWORD),
-    ("net", _NET_USE),
-    ("htpasswd", _HTPASSWD),
+# Each shape with what must be in the lowered text for it to be tried: prose has "(", "@" and "author"
+# everywhere, so each gate is the shape's own opening ("@tcp(", "('", "auth=").
+_SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
+    (re.compile(r"@(?:tcp|udp|unix)\("), _DSN),
+    (re.compile(r"mysql|mariadb"), _MYSQL_QUOTED),
+    (re.compile(r"\([^\S\n]{0,8}['\"]"), _NAME_THEN_VALUE),
+    (re.compile(r"auth[^\S\n]{0,4}[=(:]|credentials[^\S\n]{0,4}[=(:]"), _USER_THEN_PASSWORD),
+    (re.compile(r"net[^\S\n]{1,4}use"), _NET_USE),
+    (re.compile(r"htpasswd"), _HTPASSWD),
 )
 
 
 def passwords_as_arguments(text: str, lower: str) -> Iterator[Hit]:
-    tried: set[re.Pattern[str]] = set()
-    for literal, shape in _SHAPES:
-        if shape in tried or literal not in lower:
+    for gate, shape in _SHAPES:
+        if gate.search(lower) is None:
             continue
-        tried.add(shape)
         for m in shape.finditer(text):
             value = m.group("value")
             if is_placeholder_at(text, m.start("value")) or not plausible(value, True, FindingKind.PASSWORD, True):

@@ -7,6 +7,7 @@ recognised by the words written before them ("account number", "sort code", "Kon
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
@@ -15,7 +16,9 @@ from services.common.text_folding import fold_words
 
 # Patterns start with a character class (no look-behind, no \b) so the engine can skip ahead fast;
 # boundaries are checked in code.
-_CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}|\d{4}(?:  \d{4}){3}(?:  \d{1,3})?")  # or four groups two spaces apart
+_CARD = re.compile(r"\d(?:[ \-.]?\d){12,18}")
+_CARD_TWO_SPACES = re.compile(r"\d{4}(?:  \d{4}){3}(?:  \d{1,3})?")  # "4111  1111  1111  1111"
+_DIGITS_TWO_SPACES_APART = re.compile(r"\d  \d")
 _ORDER_BEFORE = re.compile(r"(?:order|tracking|shipment|invoice|ticket)\s*(?:#|no\.?|number)?\s*$", re.IGNORECASE)
 # Words (lower case) that name a domestic bank detail. A bare "account" is not enough: "account 4471"
 # is as often a customer number at a shop; a bank's word or "number/no./#" must come with it. Every
@@ -60,7 +63,8 @@ def _iban_ok(compact: str) -> bool:
 
 
 def cards(text: str) -> Iterator[Hit]:
-    for m in _CARD.finditer(text):
+    spaced = _CARD_TWO_SPACES.finditer(text) if _DIGITS_TWO_SPACES_APART.search(text) else ()
+    for m in itertools.chain(_CARD.finditer(text), spaced):
         digits = m.group().replace(" ", "").replace("-", "").replace(".", "")
         if _ORDER_BEFORE.search(text, max(0, m.start() - 20), m.start()):
             continue  # "Order #112-4829103-7718263": an order's number may pass Luhn's check by chance

@@ -86,17 +86,20 @@ def random_tokens(text: str) -> Iterator[Hit]:
 
 # An authenticator's secret as its setup page shows it for typing in: base32 in groups of four ("ylui tar7
 # qjvd 77ai 4mew slhn kkes txvn", "JBSW Y3DP EHPK 3PXP"), one case throughout.
-_BASE32_GROUPS = re.compile(
-    r"(?<![\w\-])(?:[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7})(?![\w\-])"
-)
+# A digit of base32 with a space four characters on: where a run of groups holding digits can be (prose has few).
+_GROUP_DIGIT = re.compile(r"[2-7](?=[A-Za-z2-7]{0,3} [A-Za-z2-7]{4})")
+_BASE32_GROUPS = re.compile(r"[a-z2-7]{4}(?: [a-z2-7]{4}){3,7}(?![\w\-])|[A-Z2-7]{4}(?: [A-Z2-7]{4}){3,7}(?![\w\-])")
 _KEY_BEFORE = re.compile(r"\b(?:key|secret|seed|code|totp|2fa|mfa|authenticator|manually)\b")
 
 
 def spaced_keys(text: str, lower: str) -> Iterator[Hit]:
     """Four to eight groups of base32 with digits in two of them; under six groups only after a word for a key."""
-    if " " not in text:
-        return
-    for m in _BASE32_GROUPS.finditer(text):
+    first = _GROUP_DIGIT.search(text)
+    if first is None:
+        return  # no group holds a digit: prose's runs of four-letter words are not tried
+    for m in _BASE32_GROUPS.finditer(text, max(0, first.start() - 60)):
+        if m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "_-"):
+            continue
         groups = m.group().split()
         if sum(any(c.isdigit() for c in g) for g in groups) < 2 or sum(any(c.isalpha() for c in g) for g in groups) < 3:
             continue
