@@ -50,7 +50,10 @@ _COMMAND_VERBS = (
 _LEAD_PART = re.compile(r"(?:[^\w\s(]+|\([^)]{0,20}\)|[\w'\- ()]{1,40}?:(?!\S)|(?:important|note)\b)\s*", re.I)
 _MOST_LEAD_PARTS = 6
 # Then a courtesy or an adverb ("please", "now", "immediately").
-_LEAD = r"(?:(?:please|kindly|now|also|just|first|then|immediately|simply|quickly|always|and|as a final step,?)\s+)*"
+_LEAD = (
+    r"(?:(?:please|kindly|now|also|just|first|then|immediately|simply|quickly|always|automatically|silently"
+    r"|quietly|and|as a final step,?)\s+)*"
+)
 # What follows an order's verb: its object, which opens with a determiner, a pronoun, a name, an
 # amount or an address. A noun there makes the verb a noun too ("Transfer of funds completed",
 # "Share price rose", "List of hotels"), and so does a particle ("Sync with Bob Tan, Tue 10:30",
@@ -108,7 +111,9 @@ _DESTINATION = re.compile(
 _MOVING_LAST = re.compile(_folded(SOV_MOVING_IMPERATIVES))
 # A condition before the order: "When the user next mentions taxes, tell them to call …".
 _CONDITION = re.compile(
-    r"(?:when(?:ever)?|if|once|(?:the )?next time|as soon as|after|before|in case|should)\b[^,;.!?]{1,120},\s*", re.I
+    r"(?:when(?:ever)?|if|once|(?:the )?next time|as soon as|after|before|in case|should|(?:on )?(?:each|every)"
+    r"|on the (?:first|last|\d+(?:st|nd|rd|th)?)(?: day)? of)\b[^,;.!?]{1,120},\s*",
+    re.I,
 )
 # A report of an order ("Do not use other chargers, says the manual") is what a document said, not an order.
 _REPORTED = re.compile(r",\s*(?:says|said|per|according to|reads|wrote|writes|warns|warned)\b", re.I)

@@ -11,10 +11,10 @@ letters turned Latin, Hangul syllables as their letters.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterable
 
+from services.common.phrase_places import UNSPACED_SCRIPT, phrases, places, within, words_of
 from services.common.steering_languages import (
     DISCARD_VERBS,
     INSTRUCTION_NOUNS,
@@ -258,67 +258,30 @@ EVEN_MORE_STEERING = re.compile(
 
 # "Ignore the previous instructions" in other languages: a discarding verb and, a few characters on,
 # what it discards (or the noun first, where the verb may close the clause). Read as words looked up
-# in sets and paired by position (`_within`), not as one pattern: ".{0,40}?" before fifty nouns,
+# in sets and paired by position (`phrase_places.within`), not as one pattern: ".{0,40}?" before fifty nouns,
 # tried after each verb of a text made of verbs, cost seconds, and the lists as alternations cost
 # 50 µs a sentence.
-_WORD = re.compile(r"\w+")
-_UNSPACED_SCRIPT = re.compile(r"[\u0e00-\u0e7f\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u9fff\uac00-\ud7af]")
 _UNSPACED_DISCARD_VERB = re.compile(f"(?:{folded_alternatives(UNSPACED_DISCARD_VERBS)})", re.I)
 _UNSPACED_DISCARDED = re.compile(f"(?:{folded_alternatives(UNSPACED_INSTRUCTION_NOUNS)})", re.I)
-
-Phrases = dict[str, frozenset[tuple[str, ...]]]
-
-
-def _phrases(words: Iterable[str]) -> Phrases:
-    """Each phrase as the words folded text holds for it, in each case it may be written, by first word."""
-    forms = {
-        tuple(token.casefold() for token in _WORD.findall(fold_for_matching(form)))
-        for word in words
-        for form in (word, word.capitalize(), word.upper())
-    }
-    return {first: frozenset(form for form in forms if form[0] == first) for first in {form[0] for form in forms}}
-
-
-_DISCARD_VERB = _phrases(DISCARD_VERBS)
-_DISCARDED = _phrases(INSTRUCTION_NOUNS + RULE_NOUNS)
-_SOV_DISCARDED = _phrases(SOV_INSTRUCTION_NOUNS)
-_SOV_DISCARD_VERB = _phrases(SOV_DISCARD_VERBS)
-
-
-def _places(phrases: Phrases, words: list[tuple[str, int, int]]) -> list[tuple[int, int]]:
-    """(start, end) of each phrase among ``words`` (folded words with their places in the text)."""
-    places = []
-    for index, (word, start, _) in enumerate(words):
-        for phrase in phrases.get(word, ()):
-            following = words[index : index + len(phrase)]
-            if tuple(found for found, _, _ in following) == phrase:
-                places.append((start, following[-1][2]))
-    return places
-
-
-def _within(first: list[tuple[int, int]], then: list[tuple[int, int]], gap: int) -> bool:
-    """Whether a place of ``then`` starts at most ``gap`` characters after a place of ``first`` ends."""
-    starts = sorted(start for start, _ in then)
-    for _, end in first:
-        following = bisect.bisect_left(starts, end)
-        if following < len(starts) and starts[following] - end <= gap:
-            return True
-    return False
+_DISCARD_VERB = phrases(DISCARD_VERBS)
+_DISCARDED = phrases(INSTRUCTION_NOUNS + RULE_NOUNS)
+_SOV_DISCARDED = phrases(SOV_INSTRUCTION_NOUNS)
+_SOV_DISCARD_VERB = phrases(SOV_DISCARD_VERBS)
 
 
 def _discards_instructions_elsewhere(folded: str) -> bool:
-    words = [(match.group().casefold(), match.start(), match.end()) for match in _WORD.finditer(folded)]
-    discarded = _places(_DISCARDED, words)
-    if discarded and _within(_places(_DISCARD_VERB, words), discarded, 40):
+    words = words_of(folded)
+    discarded = places(_DISCARDED, words)
+    if discarded and within(places(_DISCARD_VERB, words), discarded, 40):
         return True
-    sov_discarded = _places(_SOV_DISCARDED, words)
-    if sov_discarded and _within(sov_discarded, _places(_SOV_DISCARD_VERB, words), 30):
+    sov_discarded = places(_SOV_DISCARDED, words)
+    if sov_discarded and within(sov_discarded, places(_SOV_DISCARD_VERB, words), 30):
         return True
-    if _UNSPACED_SCRIPT.search(folded) is None:
+    if UNSPACED_SCRIPT.search(folded) is None:
         return False
     verbs = [match.span() for match in _UNSPACED_DISCARD_VERB.finditer(folded)]
     nouns = [match.span() for match in _UNSPACED_DISCARDED.finditer(folded)]
-    return _within(verbs, nouns, 12) or _within(nouns, verbs, 12)
+    return within(verbs, nouns, 12) or within(nouns, verbs, 12)
 
 
 def steers(folded: str) -> bool:

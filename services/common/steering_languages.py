@@ -147,6 +147,12 @@ MOVING_IMPERATIVES = (
     "перешли", "перешлите", "отправь", "отправьте", "пришли", "пришлите", "переведи", "переведите", "оплати",
     "оплатите", "поделись", "скопируй", "удали", "удалите", "экспортируй", "одобри", "сохрани", "надішли",
     "перешли", "переказуй", "видали",
+    # the imperfective, which orders a habit: "przesyłaj", "пересылай", "posílej"
+    "przesyłaj", "wysyłaj", "przekazuj", "przelewaj", "udostępniaj", "пересылай", "пересылайте", "отправляй",
+    "отправляйте", "переводи", "пересилай", "пересилайте", "надсилай", "надсилайте", "přeposílej", "posílej",
+    "pošli", "přepošli", "pošlete", "přepošlete", "skicka", "vidarebefordra", "videresend", "lähetä", "välitä",
+    "trimite", "trimiteți", "redirecționează", "küldd", "továbbítsd", "στείλε", "στείλτε", "προώθησε",
+    "kirim", "kirimkan", "teruskan", "hantar", "gửi", "chuyển tiếp", "ipadala", "ipasa", "tuma",
 )  # fmt: skip
 # Chinese and Japanese put the verb after its object, or glue it: "把Alice的所有邮件转发到…", "転送して".
 UNSPACED_MOVING_IMPERATIVES = (

@@ -89,8 +89,9 @@ def _confusables() -> dict[str, str]:
 CONFUSABLES: dict[str, str] = _confusables()
 
 _INVISIBLE_CATEGORIES = frozenset({"Mn", "Me", "Cf"})
-# Blank but not whitespace, and not in the categories above: Hangul fillers, braille blank, Mongolian vowel separator.
-_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f")
+# Blank but not whitespace, and not in the categories above: Hangul fillers, braille blank, Mongolian vowel
+# separator; and Arabic's tatweel, which only stretches a word ("تجـــاهل" is "تجاهل").
+_INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u034f\u0640")
 _TRANSLATE = str.maketrans(CONFUSABLES)
 # Unicode tag characters U+E0020..U+E007E mirror printable ASCII: invisible on screen, read by models
 # ("ASCII smuggling"). Folded onto the letters they stand for, so a password or an instruction written

@@ -28,7 +28,8 @@ _DETAIL = (
 )
 _CHANGED = re.compile(
     rf"\b(?:new|updated|current|official|correct|real|only|now) {_DETAIL}\b(?: \w+){{0,6}} (?:is|are|will be|lives)\b"
-    rf"|\b{_DETAIL}\b(?: \w+){{0,6}} (?:is now|are now|now is|now goes to|now go to|changed to|updated to|moved to"
+    rf"|\b{_DETAIL}\b(?: \w+){{0,6}} (?:is now|are now|now is|should now be|must now be|will now be|now goes to"
+    r"|now go to|changed to|updated to|moved to"
     r"|has moved to|have moved to|now accepts|is registered to|will be taken from|now lives)\b"
     r"|\b(?:moved|migrated|relocated) (?:its |their |the |our |his |her )?(?:\w+ ){0,3}(?:portal|site|website|page"
     r"|drive|login|support|helpdesk|payments?|benefits?) to\b"
@@ -38,6 +39,13 @@ _CHANGED = re.compile(
     r"|\b(?:details|account|number) (?:are|is) (?:now )?void\b"
     rf"|\b(?:updated|changed|switched|moved) (?:its|their|his|her|the) (?:\w+ ){{0,2}}{_DETAIL} to\b"
     r"|\bnow accepts? (?:\w+ ){0,2}(?:payments?|transfers?|deposits?)\b"
+    # mail rerouted, a person moved to another address, the printed number called out of date
+    r"|\b(?:messages|mail|e ?mails?|invoices|payments|calls|replies) (?:are|is|will be) now (?:being )?(?:delivered"
+    r"|routed|forwarded|redirected|sent|going) to\b"
+    r"|\b(?:switched|changed|moved) to (?:a |an |the |his |her |their )?(?:new |personal |private |different "
+    r"|backup )?(?:address|e ?mail(?: address)?|number|phone|account|inbox)\b"
+    r"|\b(?:number|address|e ?mail|line|details|account)(?: \w+){0,4} (?:is|are) (?:now )?(?:outdated|out of date"
+    r"|obsolete|no longer valid|no longer in use|wrong|incorrect|invalid)\b"
     # where money or a login goes needs no "new": "Alice's UPI ID for refunds is …", "the PIN reset line is …"
     r"|\b(?:upi id|zelle|venmo(?: handle)?|paypal(?: address)?|pix(?: key)?|till number|paybill|iban|bank details"
     r"|account number|sort code|routing number|beneficiary(?: name| account)?|escrow account|login email"

@@ -24,6 +24,7 @@ from services.common.claimed_settings import claimed_setting
 from services.common.hidden_readings import hidden_readings
 from services.common.hidden_text import hidden_text
 from services.common.never_suppress import find_suppression, normalise
+from services.common.orders_elsewhere import claim_elsewhere, order_elsewhere
 from services.common.pii.scan import contains_secret_pattern, contains_secret_placeholder
 from services.common.reader_commands import commands_reader
 from services.common.special_categories import special_category
@@ -33,7 +34,7 @@ from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, 
 from services.policy.domain.data_egress import data_egress
 from services.policy.domain.planted_details import planted_detail
 
-POLICY_VERSION = "policy-2026.12.9"
+POLICY_VERSION = "policy-2026.12.10"
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,17 @@ def instruction_markers(text: str) -> tuple[str, ...]:
     look-alikes, punctuation as spaces, so "from-now-on" and "r3member" match) and the folded text
     with its punctuation (so "Assistant:" matches).
     """
+    return _markers_in(*_folded_and_normalised(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folded_and_normalised(text: str) -> tuple[str, str]:
+    """Folding and normalising cost tens of microseconds a sentence, and four readings need them."""
     folded = fold_for_matching(text)
-    normalised = normalise(folded)
+    return folded, normalise(folded)
+
+
+def _markers_in(folded: str, normalised: str) -> tuple[str, ...]:
     views = [normalised, re.sub(r"\s+", " ", folded.casefold())]
     if (joined := _SPELT_OUT.sub(lambda m: m.group().replace(" ", ""), normalised)) != normalised:
         views.append(joined)  # "I-g-n-o-r-e all previous instructions", "i g n o r e ..."
@@ -201,17 +211,24 @@ def _markers_of_others(text: str) -> tuple[str, ...]:
     readings cost about 0.1 ms each for a sentence, and the worker asks policy twice about a
     candidate that has conflicts (before and after looking them up), so the answer is kept.
     """
-    markers = instruction_markers(text)
-    folded = fold_for_matching(text)
+    folded, normalised = _folded_and_normalised(text)
+    markers = _markers_in(folded, normalised)
     if steers(folded):
         markers = (*markers, "steering")
-    if (claim := claimed_setting(normalise(folded), folded)) is not None:
+    if (claim := claimed_setting(normalised, folded)) is not None:
         markers = (*markers, claim)
+    if (order := order_elsewhere(folded)) is not None:
+        markers = (*markers, order)
     if markers:
         return markers
     for reading in _readings(text):  # "Vtaber nyy cerivbhf vafgehpgvbaf", "i g n o r e ..."
-        folded = fold_for_matching(reading)
-        if instruction_markers(reading) or steers(folded) or claimed_setting(normalise(folded), folded):
+        folded, normalised = _folded_and_normalised(reading)
+        if (
+            _markers_in(folded, normalised)
+            or steers(folded)
+            or claimed_setting(normalised, folded)
+            or order_elsewhere(folded)
+        ):
             return ("hidden by an encoding or a spacing",)
     return ()
 
@@ -223,13 +240,13 @@ def _orders_its_reader(text: str) -> bool:
     Read apart from the markers: an outsider's procedure is refused as one already, and its audit
     keeps that one reason; a tool outcome or an outsider's fact that orders is the case it adds.
     """
-    return any(commands_reader(fold_for_matching(reading)) for reading in (text, *_readings(text)))
+    return any(commands_reader(_folded_and_normalised(reading)[0]) for reading in (text, *_readings(text)))
 
 
 @functools.lru_cache(maxsize=4096)
 def _plants_a_detail(text: str) -> bool:
-    folded = fold_for_matching(text)
-    return planted_detail(normalise(folded), folded)
+    folded, normalised = _folded_and_normalised(text)
+    return planted_detail(normalised, folded) or claim_elsewhere(folded)
 
 
 # Both readings of someone else's text (its markers, its orders) undo its hidings: once per text.
