@@ -99,12 +99,15 @@ def _phone_hints(text: str) -> Iterator[tuple[int, int]]:
 # Words that name what a number is when it is not a phone number.
 _ID_LABEL_BEFORE = re.compile(
     r"(?:(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|reference|part|ticket|case|serial|account|acct|po"
-    r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido)"
+    r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido"
+    # a moment in seconds since 1970, a parcel's waybill, a paper's DOI, a chemical's CAS number
+    r"|timestamp|ts|epoch|[a-z]+_at|waybill|awb|doi|cas(?: number| no\.?| rn)?)"
     r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?|\u3012)\W{0,4}\Z"  # U+3012: a Japanese postcode
 )
 
 
 _DATE_LIKE = re.compile(r"\d{1,4}([./\-])\d{1,2}\1\d{2,4}")
+_DOTTED = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])(?:/\d{1,2}|:\d{1,5})?")
 
 
 def _glues(piece: str) -> bool:
@@ -122,6 +125,11 @@ def _part_of_an_id(text: str, start: int, end: int) -> bool:
     glued_after = _glues(after[:1]) or (after[:1] in ("-", "/") and _glues(after[1:]))
     if _DATE_LIKE.fullmatch(text[start:end]):
         return True
+    if any(
+        m.start() <= start < m.end() or start <= m.start() < end
+        for m in _DOTTED.finditer(text, max(0, start - 16), end + 16)
+    ):
+        return True  # "10.4.0.0/16", "10.0.12.41:5432": an address or a network, read by its own detector
     return glued_before or glued_after or _ID_LABEL_BEFORE.search(text[max(0, start - 24) : start].lower()) is not None
 
 

@@ -48,6 +48,11 @@ _HTPASSWD = re.compile(
     r"(?:[^\S\n]{1,4}-[a-zA-Z]{1,6}){0,4}[^\S\n]{1,4}[^\s-]\S{0,255}[^\S\n]{1,4}\S{1,128}[^\S\n]{1,4}"
     r"(?P<value>\S{1,128})(?!\S)"
 )
+# OpenLDAP's tools take the bind password after "-w" ("ldapsearch -x -D cn=… -w s3cret -b …"; "-W" prompts).
+_LDAP_BIND = re.compile(
+    r"\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,300}?[^\S\n]-w[^\S\n]{1,4}"
+    r"(?P<value>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-]\S{0,127})(?!\S)"
+)
 # A template's blank: "password_here", "your-secret", "changeme", "example".
 _SAMPLE = re.compile(r"_here$|^your[_\-]|^my[_\-]|changeme|changeit|example|^x+$|^\.\.\.$", re.I)
 # Each shape with what must be in the lowered text for it to be tried: prose has "(", "@" and "author"
@@ -59,6 +64,7 @@ _SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"auth[^\S\n]{0,4}[=(:]|credentials[^\S\n]{0,4}[=(:]"), _USER_THEN_PASSWORD),
     (re.compile(r"net[^\S\n]{1,4}use"), _NET_USE),
     (re.compile(r"htpasswd"), _HTPASSWD),
+    (re.compile(r"ldap[a-z]{3,8}\b"), _LDAP_BIND),
 )
 
 

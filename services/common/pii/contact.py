@@ -33,12 +33,17 @@ def _around_at_signs(
         at = text.find("@", at + 1)
 
 
+_NO_REPLY = re.compile(r"no-?reply|do-?not-?reply|mailer-daemon", re.I)
+
+
 def emails(text: str) -> Iterator[Hit]:
     for local, domain in _around_at_signs(text, _EMAIL_LOCAL, _EMAIL_DOMAIN, 64):
         start = local.start()
         labels = domain.group().split(".")
         if labels[-1].isdigit() and len(labels) < 4:
             continue  # "bootstrap@5.3.3", "lodash@4.17.21": a package at its version
+        if _NO_REPLY.search(local.group()) or domain.group().lower().endswith("users.noreply.github.com"):
+            continue  # a robot's address that no one reads: it names no person
         if start == 0 or text[start - 1] != "[":
             replacement = f"[EMAIL@{domain.group().lower()}]"
             yield start, domain.end(), FindingKind.EMAIL, "email", replacement

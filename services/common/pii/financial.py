@@ -28,7 +28,7 @@ _ACCOUNT_LABEL = re.compile(
     r"|deposit\s+account|business\s+account|joint\s+account"
     r"|account\s*(?:number|no\.?|nr\.?|#)|acct\.?\s*(?:number|no\.?|#)|acc\.?\s*(?:number|no\.?|#)"
     r"|a/c\s*(?:no\.?|#)?"
-    r"|routing|aba\s+(?:number|routing|no\.?|#)|sort\s*code|bsb|transit\s+number|institution\s+number"
+    r"|routing|aba\s+(?:number|routing|no\.?|#)|aba|sort\s*code|bsb|transit\s+number|institution\s+number"
     r"|kontonummer|konto-?nr|bankleitzahl|blz|numero\s+de\s+compte|de\s+compte|rib"
     r"|numero\s+de\s+cuenta|numero\s+di\s+conto|rekeningnummer|numero\s+da\s+conta"
     # Japanese, Korean and Chinese, whose words have no spaces to end them
@@ -122,3 +122,27 @@ def bank_accounts(text: str, lower: str) -> Iterator[Hit]:
                 lower, max(0, run.start() - _BANK_CONTEXT_WINDOW), min(len(lower), run.end() + _BANK_CONTEXT_WINDOW)
             ):
                 yield hit(run.start(), run.end(), FindingKind.BANK_ACCOUNT, "bank:account-in-bank-context")
+
+
+# A payment address that names one person's account: India's UPI ids ("rahul.mehta94@okicici", "98xxxxxx@ybl")
+# at the payment apps' own handles, and Brazil's Pix key after its name (a random key, a CPF, a phone, a mail).
+_UPI_HANDLES = (
+    "okicici|okaxis|oksbi|okhdfcbank|ybl|ibl|axl|paytm|ptyes|ptaxis|pthdfc|ptsbi|apl|yapl|rapl|upi|axisbank|icici"
+    "|sbi|hdfcbank|kotak|idfcfirst|aubank|indus|federal|fbl|jupiteraxis|freecharge|mbk|ikwik|waaxis|wahdfcbank"
+    "|wasbi|waicici|pingpay|airtel|jio|barodampay|unionbankofindia|pnb|cnrb|boi|kbl|rbl|yesbank|naviaxis|superyes"
+)
+_UPI_ID = re.compile(rf"(?<![\w.\-])[a-z0-9][\w.\-]{{1,63}}@(?:{_UPI_HANDLES})(?![\w.@-])")
+_PIX_KEY = re.compile(
+    r"(?:chave pix|pix key|chave(?: pix)? aleatoria|pix)(?: aleatoria| \(aleatoria\))?\s*(?:[:=]|\be\b|\bis\b)\s*"
+    r"(?P<value>[\w.@+\-/()]{6,80}?)(?=[\s,;]|[.!?](?:\s|$)|$)"
+)
+
+
+def payment_handles(text: str, lower: str) -> Iterator[Hit]:
+    """A UPI id at a payment app's handle, and the value after the name of a Pix key."""
+    if "@" in lower:
+        for m in _UPI_ID.finditer(lower):
+            yield hit(m.start(), m.end(), FindingKind.BANK_ACCOUNT, "bank:upi-id")
+    if "pix" in lower:
+        for m in _PIX_KEY.finditer(lower):
+            yield hit(m.start("value"), m.end("value"), FindingKind.BANK_ACCOUNT, "bank:pix-key")

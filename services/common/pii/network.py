@@ -48,9 +48,14 @@ def _is_ipv6(candidate: str) -> bool:
         return False
 
 
+_NOT_A_HOST = re.compile(r"(?:0\.0\.0\.0|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|255\.255\.255\.\d{1,3})(?![\d.])")
+
+
 def ip_addresses(text: str, lower: str) -> Iterator[Hit]:
     if "." in text:
         for m in _IPV4.finditer(text):
+            if _NOT_A_HOST.match(m.group()):
+                continue  # "0.0.0.0", "127.0.0.1": no one's machine
             if not _reads_as_version(lower, m.start()):
                 yield hit(m.start(), m.end(), FindingKind.IP_ADDRESS, "ip:v4")
     if "::" in text or text.count(":") >= 7:

@@ -23,8 +23,24 @@ from services.common.text_folding import fold_words
 
 # What a name before a code holds ("cod" finds code, codigo and codice); the other gates name it after it, or
 # name a bank's TAN.
-_NAME_GATES = ("cod", "kod", "puk", *(fold_words(w) for w in ("码", "碼", "コード", "번호", "코드")))
-_GATES = ("sign", "log in", "verif", "confirm", "tan", "transaktion", *_NAME_GATES)
+_OTHER_SCRIPT_GATES = (
+    "码",
+    "碼",
+    "コード",
+    "번호",
+    "코드",
+    "код",
+    "κωδικ",
+    "קוד",
+    "رمز",
+    "کد",
+    "ओटीपी",
+    "कोड",
+    "รหัส",
+    "mã",
+)
+_NAME_GATES = ("cod", "kod", "puk", "koodi", "otp", *(fold_words(w) for w in _OTHER_SCRIPT_GATES))
+_GATES = ("sign", "log in", "verif", "confirm", "tan", "transaktion", "one-time", "one time", *_NAME_GATES)
 # A code: 4 to 8 digits, maybe split in two groups, maybe after a one-letter prefix ("G-482913").
 # Found first (a character class lets the engine skip ahead); the words are then looked for only
 # in a short window on either side, as `financial.bank_accounts` does.
@@ -37,7 +53,7 @@ _NAMED = (
     r" code"
     r"|bestatigungscode|sicherheitscode|verifizierungscode|einmalcode|prufcode|anmeldecode|zugangscode|freigabecode"
     r"|code de (?:verification|confirmation|securite|connexion)"
-    r"|codigo de (?:verificacion|confirmacion|seguridad|acceso|verificacao|confirmacao|seguranca)"
+    r"|codigo de (?:verificacion|confirmacion|seguridad|acceso|acesso|verificacao|confirmacao|seguranca)"
     r"|codice di (?:verifica|conferma|sicurezza|accesso)"
     r"|verificatiecode|bevestigingscode|beveiligingscode|kod (?:weryfikacyjny|potwierdzajacy|dostepu)"
     # a SIM's unblocking key, and a code in Chinese, Japanese and Korean ("验证码是849460", "認証コード: 4471")
@@ -54,6 +70,37 @@ _NAMED = (
             "인증번호",
             "인증 코드",
             "인증코드",
+            # and in more languages, as their services write it
+            "код подтверждения",
+            "код верификации",
+            "код из смс",
+            "код підтвердження",
+            "одноразовий код",
+            "doğrulama kodunuz",
+            "doğrulama kodu",
+            "onay kodunuz",
+            "onay kodu",
+            "verifieringskod",
+            "engångskod",
+            "bekreftelseskode",
+            "bekræftelseskode",
+            "vahvistuskoodi",
+            "cod de verificare",
+            "ověřovací kód",
+            "ellenőrző kód",
+            "κωδικός επαλήθευσης",
+            "קוד אימות",
+            "رمز التحقق",
+            "کد تایید",
+            "सत्यापन कोड",
+            "ओटीपी",
+            "kode verifikasi",
+            "kode otp",
+            "mã xác nhận",
+            "mã xác thực",
+            "mã otp",
+            "รหัสยืนยัน",
+            "รหัส otp",
         )
     )
     # A code given to its holder, or to be typed: "Your code: 884213", "enter the code 5512".
@@ -62,8 +109,12 @@ _NAMED = (
 )
 _IS_IN_CJK = "|".join(fold_words(w) for w in ("是", "为", "は", "는", "은"))
 # Before the code: its name and what services put between: "is", a colon, "lautet", "est", "es"...
+# (Between them, what the code is for: "código de verificación de WhatsApp es", "código de acesso ao Nubank é";
+# around the code, brackets: "인증번호 [220249]", "【認証コード】183385".)
 _NAME_BEFORE = re.compile(
-    rf"(?:{_NAMED})(?:\s+(?:is|was|lautet|ist|est|es|e|is now)\b|\s*[:=]|\s*(?:{_IS_IN_CJK}))*\s*$"
+    rf"(?:{_NAMED})(?:\s+(?:de|do|da|del|ao|al|for|fur|pour|per|para|von|cua)(?:\s+[\w\-]+){{1,2}}?)?"
+    rf"(?:\s+(?:is|was|lautet|ist|est|es|e|is now|la|adalah)\b|\s*[:=]|\s*(?:{_IS_IN_CJK})"
+    r"|\s*[\[\](\u3010\u3011\u300c\u300d\"'])*\s*$"
 )
 # A bank's transaction number (German online banking's TAN, mTAN, pushTAN): one word, so it needs a link.
 _TAN_BEFORE = re.compile(
@@ -73,6 +124,10 @@ _TAN_BEFORE = re.compile(
 # After the code: "482913 is your (Google) verification code".
 _NAME_AFTER = re.compile(rf" is your\b[^.\n]{{0,40}}?\b(?:(?:{_NAMED})\b|code(?=\s*(?:[.,;:!)]|$)))")
 # "Use 774120 to sign in" (a code to use or enter: "call 4471 to sign in guests" is an extension).
+# "Use 8629 as your one-time password for the transaction of INR 4,999.00".
+_AS_YOUR_AFTER = re.compile(
+    r"\s+as (?:your|the) (?:one[ \-]?time (?:password|passcode|code|pin)|otp|(?:verification|security|login) code)\b"
+)
 _USE_BEFORE = re.compile(r"\b(?:use|enter|type|utilisez|saisissez|usa|inserisci|introduce|gib)\s+$")
 _SIGN_IN_AFTER = re.compile(
     r"\s+(?:to|pour|para|per|um)\s+(?:(?:sign|log)\s*-?\s*(?:in|on)\b|verify|confirm|validate|activate|complete|reset"
@@ -117,6 +172,7 @@ def one_time_codes(text: str, lower: str) -> Iterator[Hit]:
             (any(gate in before for gate in _NAME_GATES) and _NAME_BEFORE.search(before))
             or (lower.startswith(" is your", end) and _NAME_AFTER.match(lower, end, end + _WINDOW))
             or (_SIGN_IN_AFTER.match(lower, end, end + _WINDOW) and _USE_BEFORE.search(before))
+            or (_AS_YOUR_AFTER.match(lower, end, end + _WINDOW) and _USE_BEFORE.search(before))
             or (("tan" in before or "transaktion" in before) and _names_a_tan(text, lo, before))
         ):
             yield hit(first, end, FindingKind.SECRET, "context:one-time-code")

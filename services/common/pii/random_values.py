@@ -6,6 +6,7 @@ Split from `credentials`, which reads values stated for a credential's name.
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Iterator
 
@@ -19,15 +20,30 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 _SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}$")
 _CODE_CONTEXT = re.compile(
     r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
+    r"|\bgit\b|bisect|\buses:|request.?id|correlation.?id|\brid\b"
     r"|blob|tree|tag|release|image|docker|\bpr\b|pull request|etag|trace|span|\btx\b|\btxn\b|transaction",
 )
 # A digest named as one, of any length ("md5: …", "ETag", a trace's id, a transaction's hash).
-_DIGEST_CONTEXT = re.compile(r"md5|sha-?\d*|checksum|digest|hash|etag|trace|span.?id|\btx\b|\btxn\b|transaction")
+_DIGEST_CONTEXT = re.compile(
+    r"md5|sha-?\d*|checksum|digest|hash|etag|trace|span.?id|\btx\b|\btxn\b|transaction|request.?id|correlation.?id"
+    r"|\brid\b|\bgit (?:show|log|diff|checkout|revert|cherry-pick|reset|bisect)|bisect|\buses:"
+)
 _CHECKSUM_LINE = re.compile(r"  \*?[\w./\-]{1,200}$", re.MULTILINE)
 # What comes before a published token: an SSH public key's type, a data URI's encoding, a form's boundary.
 _PUBLIC_BEFORE = re.compile(
     r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)[ \t]+$|base64,$|boundary=$"
     r"|(?i:public[ _\-]?key|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
+    # an SSH key's fingerprint ("SHA256:3gvF…"), a Go module's hash ("h1:z45j…="), a request's id in a log
+    r"|(?:SHA256|SHA1|MD5|h1):$|(?i:(?:request|correlation|trace|span|event|message|ray)[_\- ]?id|cf-ray|\brid)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?$"
+)
+# A JSON Web Key's public members (the modulus "n", the exponent "e", a curve point's "x" and "y"); "d" is private.
+_JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"$")
+# GitHub's no-reply address for an account: "41898282+github-actions[bot]@users.noreply.github.com".
+_NO_REPLY_AFTER = re.compile(r"(?:\[bot\])?@users\.noreply\.github\.com")
+# A cloud resource's id ("vpc-0a1b2c3d4e5f67890", "sg-0123…", "i-0abc…"): it names a thing, not a key to it.
+_RESOURCE_ID = re.compile(
+    r"(?:vpc|subnet|sg|i|ami|vol|snap|eni|igw|nat|rtb|acl|eipalloc|lt|tgw|vpce|pcx)-[0-9a-f]{8,17}"
 )
 # A key saved as a JSON array of its 64 bytes (a Solana keypair's id.json).
 _BYTE_ARRAY_KEY = re.compile(r"\[[ \t\n]{0,4}(?:\d{1,3}[ \t\n]{0,4},[ \t\n]{0,4}){63}\d{1,3}[ \t\n]{0,4}\]")
@@ -56,6 +72,10 @@ def random_tokens(text: str) -> Iterator[Hit]:
             continue  # a public key, an image's bytes, a form's boundary: published, not secret
         if any(start <= m.start() < end for start, end in public):
             continue
+        if '"kty"' in text and _JWK_PUBLIC_MEMBER.search(text, max(0, m.start() - 10), m.start()):
+            continue  # a published JSON Web Key Set: the modulus of an RSA key is public
+        if _RESOURCE_ID.fullmatch(token) or _encodes_text(token) or _NO_REPLY_AFTER.match(text, m.end()):
+            continue
         if re.fullmatch(r"[0-9a-fA-F]+", token):
             continue  # judged below, with its context
         if _SUBRESOURCE_INTEGRITY.match(token):
@@ -73,6 +93,8 @@ def random_tokens(text: str) -> Iterator[Hit]:
         glued_before = m.start() and text[m.start() - 1].isalnum() and not hex_prefix
         if glued_before or (m.end() < len(text) and text[m.end()].isalnum()):
             continue
+        if m.start() >= 2 and text[m.start() - 1] == "." and text[m.start() - 2].isdigit() and token.isdigit():
+            continue  # "3.14159265358979323846…": a number's decimals
         if shannon_entropy(token) <= 3.0:
             continue
         context = text[max(0, m.start() - 50) : m.start()].lower()
@@ -108,6 +130,24 @@ def spaced_keys(text: str, lower: str) -> Iterator[Hit]:
         if re.fullmatch(r"[0-9A-Fa-f ]+", m.group()):
             continue  # "7C6B 7C5D 5E2B 6356 …": a key's fingerprint is hex, and public
         yield hit(m.start(), m.end(), FindingKind.SECRET, "entropy:spaced-key")
+
+
+# Words in a text's encoding: base64 that decodes to prose or JSON is a message's or a page's body, not a key
+# ("V2VsY29tZSB0byB0aGU…" is "Welcome to the…", "eyJwYWdlIjoz…" is '{"page":3…').
+_ENCODED_TEXT = re.compile(r"[ -~\t\r\n]{12,}")
+_SECRET_INSIDE = re.compile(r"pass|secret|token|key|auth|cred|pwd|bearer|session|cookie", re.I)
+
+
+def _encodes_text(token: str) -> bool:
+    if len(token) < 16 or not re.fullmatch(r"[A-Za-z0-9+/_\-]+=*", token):
+        return False
+    try:
+        decoded = base64.b64decode(token.replace("-", "+").replace("_", "/") + "=" * (-len(token) % 4), validate=True)
+        words = decoded.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    prose = words.count(" ") >= 2 or (words.startswith(("{", "[")) and '"' in words)
+    return prose and _ENCODED_TEXT.fullmatch(words) is not None and _SECRET_INSIDE.search(words) is None
 
 
 def _without_passes(context: str) -> str:

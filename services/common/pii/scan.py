@@ -12,11 +12,13 @@ from collections.abc import Callable, Iterable
 from services.common.pii import (
     account_values,
     addresses,
+    card_details,
     code_arguments,
     contact,
     credentials,
     financial,
     handed_over,
+    id_columns,
     identity,
     location,
     login_pairs,
@@ -74,6 +76,10 @@ _WITH_LOWER: tuple[_WithLower, ...] = (
     recovery_phrases.recovery_phrases,
     random_values.spaced_keys,
     account_values.account_values,
+    card_details.card_codes,
+    card_details.recovery_codes,
+    financial.payment_handles,
+    id_columns.id_columns,
 )
 
 

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 
 from services.common.pii.model import FindingKind, Hit, hit
+from services.common.pii.stated_values import TEMPLATE_BLANK
 
 _AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA", "ANVA", "APKA", "ABIA", "ACCA")
 #: Ids of key pairs whose secret half is often pasted beside them without a label, each with the literals
@@ -163,12 +164,13 @@ def key_ids(text: str) -> Iterator[tuple[int, int]]:
 def provider_tokens(text: str) -> Iterator[Hit]:
     """Provider keys and tokens by their format, key ids included (they name an account)."""
     for start, end in key_ids(text):
-        yield hit(start, end, FindingKind.SECRET, "format:key-id")
+        if not TEMPLATE_BLANK.search(text[start:end]):
+            yield hit(start, end, FindingKind.SECRET, "format:key-id")
     for literal, regex in _PROVIDER_FORMATS:
         if literal not in text:
             continue
         for m in regex.finditer(text):
-            if _starts_cleanly(text, m.start()):
+            if _starts_cleanly(text, m.start()) and not TEMPLATE_BLANK.search(m.group()):
                 yield hit(m.start(), m.end(), FindingKind.SECRET, "format:provider")
     for regex in _LITERAL_SECRETS:
         for m in regex.finditer(text):

@@ -147,13 +147,16 @@ CODE_REFERENCE = re.compile(
 
 
 #: A documentation's blank where a value goes: "YOUR_API_KEY", "your-token-here", "sk_test_...", "xxxx".
-TEMPLATE_BLANK = re.compile(r"^(?:your|my)[_\-]|[_\-]here$|(?:\.\.\.|\u2026)`?$|^x{4,}$", re.IGNORECASE)
+# (And a key's format filled with one character, as documentation shows it: "ghp_xxxx…", "AKIAXXXX…".)
+TEMPLATE_BLANK = re.compile(
+    r"^(?:your|my)[_\-]|[_\-]here$|(?:\.\.\.|\u2026)`?$|^x{4,}$|([x0*.\u2022])\1{11,}", re.IGNORECASE
+)
 
 
 def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
     """Whether `value` is a credential rather than words about one."""
     lowered = value.lower().strip(TRAILING)
-    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*", "//")):
+    if not lowered or lowered in NON_VALUES or value.startswith(("$", "%", "{{", "<", "[", "(", "*", "//", "-----")):
         return False
     if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
         return False
