@@ -121,7 +121,11 @@ def _glues(piece: str) -> bool:
 def _part_of_an_id(text: str, start: int, end: int) -> bool:
     """A digit run glued into a longer token ("ORD-2026-004512", "1Z999AA1012...") or labelled as an id."""
     before, after = text[max(0, start - 2) : start], text[end : end + 2]
-    glued_before = _glues(before[-1:]) or (before[-1:] in ("-", "/") and _glues(before[:1]))
+    glued_before = (
+        _glues(before[-1:])
+        or (before[-1:] in ("-", "/") and _glues(before[:1]))
+        or (before[-1:] == "." and before[:1].isdigit())  # "10.1145/3442188.3445922": a DOI's last part
+    )
     glued_after = _glues(after[:1]) or (after[:1] in ("-", "/") and _glues(after[1:]))
     if _DATE_LIKE.fullmatch(text[start:end]):
         return True

@@ -205,6 +205,8 @@ def value_after(text: str, lower: str, pos: int, kind: FindingKind) -> tuple[int
             return None  # "Password (optional) 12 chars": after a remark, only what looks like one
         return start, _digit_groups_end(text, start + len(kept), kept)
     start = link.end()
+    if "=" in lower[pos:start] and "\n" in lower[pos:start]:
+        return None  # "DB_PASSWORD=\nREDIS_PASSWORD=": an empty assignment; the next line is its own
     if start < len(text) and text[start] in _QUOTES:
         close = text.find(_QUOTES[text[start]], start + 1)
         line_end = text.find("\n", start)
