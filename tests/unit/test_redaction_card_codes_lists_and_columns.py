@@ -85,7 +85,7 @@ KEPT = [
     "Our backup codes guide is on the intranet, see section 14.",
     "Enter the security code from the 2021 letter.",
     "SMTP_PASSWORD=\nSENTRY_DSN=\n# both are set in the deploy's secret store",
-    "Cited as DOI 10.1109/5.771073.4411982 in the survey.",
+    "Cited as DOI 10.1145/3531146.3533088 in the survey.",
 ]
 
 
