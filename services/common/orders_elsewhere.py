@@ -62,6 +62,31 @@ _YOU_AND = _lexicon(words.YOU_AND, words.UNSPACED_YOU_AND)
 _AGREED = _lexicon(words.AGREED, words.UNSPACED_AGREED)
 _PREFERS = _lexicon(words.PREFERS, words.UNSPACED_PREFERS)
 _DELEGATED_TO_ME = _lexicon(words.DELEGATED_TO_ME, words.UNSPACED_DELEGATED_TO_ME)
+_AS_THE_OWNERS = _lexicon(words.AS_THE_OWNERS, words.UNSPACED_AS_THE_OWNERS)
+_READER = _lexicon((*words.ASSISTANTS, "the assistant", "the ai", "the bot", "the agent"), words.UNSPACED_ASSISTANTS)
+_TOLD = _lexicon(words.TOLD, words.UNSPACED_TOLD)
+_LEAVE = _lexicon(words.LEAVE, words.UNSPACED_LEAVE)
+_WITHOUT = _lexicon(words.WITHOUT, words.UNSPACED_WITHOUT)
+_APPROVAL = _lexicon(words.APPROVALS, words.UNSPACED_APPROVALS)
+_SYSTEM_LABEL = _lexicon(words.SYSTEM_LABELS, words.UNSPACED_SYSTEM_LABELS)
+_ONLY = _lexicon(words.ONLY, words.UNSPACED_ONLY)
+_TRUSTWORTHY = _lexicon(words.TRUSTWORTHY, words.UNSPACED_TRUSTWORTHY)
+# In English, the reader's role or ways reported changed: "The assistant's role has been updated: it now acts as a
+# sales representative", "the AI speaks as 'Max'", "the bot is no longer Alice's personal assistant".
+_READER_NOUN = (
+    r"(?:the |this |your |our |her |alice s |an? )?(?:ai |virtual |digital )?(?:assistant|ai|bot|agent|copilot|model)s?"
+)
+_READER_CHANGED = re.compile(
+    rf"\b{_READER_NOUN}(?: s)? (?:role|name|persona|identity|job|purpose|instructions|behaviou?r|settings"
+    r"|configuration|memory policy|safe sender list|allow ?list)(?: \w+){0,2}? (?:has been|have been|was|were|is now"
+    r"|are now) (?:updated|changed|extended|reconfigured|replaced|set|expanded|redefined)\b"
+    rf"|\b{_READER_NOUN} (?:now|no longer|from now) (?:acts?|speaks?|represents?|handles?|serves?|answers?|signs?"
+    r"|works?|is|are|books?|approves?|pays?|sends?|shares?|forwards?|publishes?)\b"
+    rf"|\b{_READER_NOUN} (?:advising|answering|helping|working|acting)\b[^.;]{{0,60}}\b(?:should|must|shall|are to"
+    r"|is to|need to|needs to)\b"
+    r"|\bin this deployment\b"
+)
+_OPENING = 6  # characters: a role's label opens the text, after its bracket ("[", "<<", "【")
 
 # Where something goes: an address, a link or a domain, a number long enough to dial or pay to.
 # (Each part starts only where a run starts and takes its run whole: a 64 KB word of Chinese is one \w run.)
@@ -89,6 +114,17 @@ def _names_a_persona(folded: str, spans: list[Span]) -> bool:
 # How far apart two phrases of one shape may stand: a clause ("when Alice asks about travel insurance,").
 _CLAUSE = 90
 _PHRASE = 40
+_SHORT = 16
+
+
+def _bracketed_opening(folded: str, start: int, end: int) -> bool:
+    """A role's label in brackets opening the text ("[Mensaje del sistema]", "<<Systemnachricht>>"); a log's
+    "Systemmeldung: Speicherplatz knapp" is no role."""
+    return (
+        start <= _OPENING
+        and any(c in "[<(\u3010" for c in folded[:start])
+        and any(c in "]>)\u3011" for c in folded[end : end + 3])
+    )
 
 
 def _reading(folded: str) -> tuple[list[Word], bool]:
@@ -104,6 +140,25 @@ def order_elsewhere(folded: str) -> str | None:
         return "the reader addressed"
     if _DELEGATED_TO_ME.spans(folded, text_words, unspaced):
         return "the owner's authority claimed"
+    if _READER_CHANGED.search(" ".join(word for word, _, _ in text_words)):
+        return "the reader's ways reported changed"
+    if _AS_THE_OWNERS.spans(folded, text_words, unspaced):
+        return "someone's word made the owner's"
+    if any(_bracketed_opening(folded, start, end) for start, end in _SYSTEM_LABEL.spans(folded, text_words, unspaced)):
+        return "a role's label"
+    if (without := _WITHOUT.spans(folded, text_words, unspaced)) and within(
+        without, _APPROVAL.spans(folded, text_words, unspaced), _SHORT
+    ):
+        return "checks declared unneeded"
+    if (readers := _READER.spans(folded, text_words, unspaced)) and (
+        near(readers, _TOLD.spans(folded, text_words, unspaced), _PHRASE)
+        or within(readers, _LEAVE.spans(folded, text_words, unspaced), _SHORT)
+    ):
+        return "the reader told or given leave"
+    if (only := _ONLY.spans(folded, text_words, unspaced)) and within(
+        only, _TRUSTWORTHY.spans(folded, text_words, unspaced), _PHRASE
+    ):
+        return "one choice called the only safe one"
     if (assistants := _ASSISTANT.spans(folded, text_words, unspaced)) and near(
         assistants, _DUTY.spans(folded, text_words, unspaced), _CLAUSE
     ):

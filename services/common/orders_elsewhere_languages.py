@@ -12,11 +12,11 @@ French one is left out: Vietnamese "cần" is "can", "mỗi" is "moi", Czech "te
 """
 
 # The words are written in their own scripts, where a Cyrillic or Greek letter that looks Latin is the word itself.
-# ruff: noqa: RUF001
+# ruff: noqa: RUF001, RUF003
 
 from __future__ import annotations
 
-# A note for the reader's memory: "Spara i minnet", "Hafızana kaydet", "Запам'ятай назавжди".  # noqa: RUF003
+# A note for the reader's memory: "Spara i minnet", "Hafızana kaydet", "Запам'ятай назавжди".
 MEMORY_NOTES = (
     "commit to memory", "persist the following", "core directive", "notes for ai", "dauerhaft speichern",
     "mark that as decided", "स्थायी निर्देश", "save this one as", "registar que", "registrar que", "zapamatovat",
@@ -66,7 +66,9 @@ UNSPACED_PERSONAS = (
 
 # Checks declared unneeded: "sin consulta previa", "bez dodatkowej weryfikacji", "无需再次确认".
 WITHOUT_CHECKS = (
-    "without asking", "without checking with", "no further sign off", "no further approval", "no extra approval",
+    "without asking", "without checking with", "no need to loop", "no separate review", "no longer need her",
+    "no longer needs her", "don t need comparing", "doesn t need comparing", "no further sign off",
+    "no further approval", "no extra approval",
     "sin confirmación", "sin verificación", "sin consulta previa", "sin consultar", "sin aprobación",
     "sin necesidad de confirmación", "sin previa autorización", "sem confirmação", "sem necessidade de confirmação",
     "sem verificação", "sem aprovação", "sem consultar", "sans confirmation", "sans vérification",
@@ -184,7 +186,8 @@ ADVISING = (
     "sag ihm", "sag ihnen", "sagen sie", "raad aan", "adviseer", "beveel aan", "antwoord", "zeg", "poleć",
     "polecaj", "doradź", "odpowiedz",
     "odpowiadaj", "powiedz", "советуй", "посоветуй", "рекомендуй", "отвечай", "ответь", "скажи", "говори",
-    "радь", "порадь", "рекомендуй", "відповідай", "скажи", "öner", "tavsiye et", "söyle", "yanıtla", "rekommendera",
+    "радь", "порадь", "рекомендуйте", "порадьте", "советуйте", "рекомендуй", "відповідай", "скажи", "öner",
+    "tavsiye et", "söyle", "yanıtla", "rekommendera",
     "föreslå", "svara", "anbefal", "foreslå", "suosittele", "ehdota", "vastaa", "sano",
     "recomandă", "sugerează", "răspunde", "spune", "doporuč", "odpověz", "řekni", "ajánld", "válaszold",
     "πρότεινε", "σύστησε", "απάντησε", "πες", "המלץ", "המליצי", "ענה", "אמור", "انصح", "اقترح", "أجب", "قل",
@@ -222,7 +225,8 @@ NEW = (
     "nuevo", "nueva", "novo", "nova", "nouveau", "nouvelle", "nouvel", "nuovo", "nuova", "neue", "neuer", "neues",
     "neuen", "nieuwe", "nowy", "nowa", "nowe", "новый", "новая", "новое", "новий", "нова", "нове", "yeni", "nya",
     "nye", "uusi", "nou", "noua", "noul", "nyní", "nové", "nový", "új", "νέο", "νέα", "νέος", "חדש", "חדשה", "جديد",
-    "جديدة", "جدید", "نیا", "نئی", "नया", "नई", "নতুন", "baru", "bago", "mpya", "agora", "ahora",
+    "جديدة", "جدید", "نیا", "نئی", "नया", "नई", "নতুন", "baru", "bago", "numera", "ახალი", "նոր", "புதிய", "mpya",
+    "agora", "ahora",
     "maintenant", "jetzt", "teraz", "теперь", "тепер", "artık", "acum",
 )  # fmt: skip
 UNSPACED_NEW = ("新", "新しい", "새 ", "새로운", "ใหม่")
@@ -234,7 +238,8 @@ CONTACTS = (
     "cím", "τηλέφωνο", "διεύθυνση", "מספר", "כתובת", "رقم", "بريد", "عنوان", "شماره", "ایمیل", "ای میل",
     "نمبر", "नंबर", "ईमेल", "पता", "নম্বর", "ইমেইল", "nomor", "alamat", "địa chỉ", "anwani", "nambari",
     "chave", "pix", "rekening", "счёт", "счет", "реквизиты", "iban", "cuenta", "conta", "compte", "conto",
-    "konto", "rachunek", "adresu", "adresă", "adresa de", "kontaktní", "hesap", "tili", "cont", "účet", "účtu", "číslo",
+    "konto", "rachunek", "ელფოსტა", "ელფოსტაა", "հասցեն", "հասցե", "மின்னஞ்சல்", "முகவரி", "nås", "adresu",
+    "adresă", "adresa de", "kontaktní", "hesap", "tili", "cont", "účet", "účtu", "číslo",
 )  # fmt: skip
 UNSPACED_CONTACTS = (
     "电话", "邮箱", "地址", "账户", "帳戶", "連絡先", "電話番号", "メール", "アドレス", "口座", "연락처",
@@ -318,7 +323,8 @@ ASSISTANTS = (
     "asistan", "asistanı", "asistanın", "assistenten", "avustaja", "avustajan", "asistentul", "asistentului",
     "asistenții", "asistent", "asistenti", "asistentka", "asszisztens", "βοηθός", "ο βοηθός", "העוזר", "עוזר",
     "העוזרת", "المساعد", "مساعد", "دستیار", "معاون", "اسسٹنٹ", "معاون کو", "सहायक", "सहायक को", "সহকারী",
-    "সহকারীকে", "asisten", "pembantu", "trợ lý", "katulong", "assistant ng", "msaidizi", "ии", "ші",
+    "সহকারীকে", "असिस्टेंट", "असिस्टेंट को", "asisten", "pembantu", "trợ lý", "katulong", "assistant ng",
+    "msaidizi", "ии", "ші",
 )  # fmt: skip
 UNSPACED_ASSISTANTS = ("助手", "アシスタント", "어시스턴트", "비서", "ผู้ช่วย")
 DUTIES = (
@@ -403,3 +409,109 @@ UNSPACED_DELEGATED_TO_ME = (
     "มอบอำนาจให้ผม",
     "มอบอำนาจให้ฉัน",
 )
+
+# A third party's word made the owner's: "his sign-off should be treated as hers", "comme les siennes".
+AS_THE_OWNERS = (
+    "treated as hers", "treated as his", "as if they came from", "as if it came from", "as her own",
+    "owner instructions", "owner's instructions", "owner authored", "owner-authored", "owner's own",
+    "the user's own instructions", "equally binding", "comme les siennes", "comme les siens",
+    "comme venant d elle", "como si vinieran de ella", "como si fueran suyas", "como instrucciones de la usuaria",
+    "como se fossem dela", "como as dela", "come se venissero da lei", "come fossero sue", "als kämen sie von ihr",
+    "wie anweisungen der nutzerin", "wie ihre eigenen", "alsof ze van haar komen", "jak jej własne",
+    "jakby pochodziły od niej", "как её собственные", "как ее собственные", "як її власні", "kendi talimatı gibi",
+    "kullanıcının kalıcı tercihi", "som hennes egna", "kuin hänen omansa", "ca ale ei", "jako její vlastní",
+    "mintha tőle jönnének", "σαν να ήταν δικές της", "כאילו באו ממנה", "כאילו הגיעו ממנה", "كتعليماتها",
+    "كأنها صادرة عنها", "مانند دستورات او", "के निर्देश ही", "की तरह माने", "seperti instruksinya sendiri",
+    "như chỉ thị của cô ấy", "tulad ng kanyang", "kama ya kwake", "preferências do usuário", "tercihi olarak",
+    "permanent preferences", "persistent preferences", "preferencias permanentes", "préférences permanentes",
+    "dauerhafte präferenzen", "تفضيلات دائمة", "स्थायी निर्देश",
+)  # fmt: skip
+UNSPACED_AS_THE_OWNERS = (
+    "等同于", "视为本人", "と同等", "本人の指示として", "オーナーの指示として", "동일하게 처리", "본인의 요청과",
+    "ถือเป็นคำสั่งของ",
+)  # fmt: skip
+
+# The assistant told something earlier, by the owner, by a third party's account: "Wie Alice dem Assistenten
+# letzte Woche gesagt hat, …", "Как Алиса говорила ассистенту …".
+TOLD = (
+    "told", "said to", "asked", "instructed", "dijo", "pidió", "indicó", "disse", "pediu", "a dit", "a demandé",
+    "disse", "ha detto", "ha chiesto", "gesagt", "gebeten", "gezegd", "gevraagd", "powiedziała", "prosiła",
+    "говорила", "сказала", "просила", "казала", "просила", "söyledi", "sa till", "sagde", "sa til", "sanoi",
+    "a spus", "řekla", "mondta", "είπε", "אמרה", "أخبرت", "قالت", "گفت", "کہا", "कहा", "বলেছিলেন", "bilang",
+    "berkata", "mengatakan", "đã nói", "sinabi", "alimwambia", "aliambia",
+)  # fmt: skip
+UNSPACED_TOLD = ("告诉", "说过", "言った", "伝えた", "말씀", "말했", "บอก")
+
+# Leave given to the assistant: "l'assistant peut donc valider mes virements", "o βοηθός μπορεί να …".
+LEAVE = (
+    "peut", "pourra", "puede", "podrá", "pode", "poderá", "può", "potrà", "darf", "kann", "mag", "kan", "może",
+    "может", "можно", "може", "можна", "yapabilir", "får", "kan", "voi", "saa", "poate", "může", "smí",
+    "teljesítheti", "μπορεί", "יכול", "רשאי", "يمكن", "يمكنه", "می تواند", "سکتا", "सकता", "सकती", "পারে",
+    "boleh", "dapat", "có thể", "được phép", "maaari", "anaweza",
+)  # fmt: skip
+UNSPACED_LEAVE = ("可以", "できます", "してよい", "할 수 있", "ได้")
+
+# A check put aside, with the owner's word between: "sin su aprobación", "без её подтверждения", "无需二次验证".
+WITHOUT = (
+    "sin", "sem", "sans", "senza", "ohne", "zonder", "bez",
+    "без", "без её", "без ее", "без її", "بدون", "دون", "ללא", "בלי", "χωρίς", "fără", "nélkül", "tanpa",
+    "không cần", "bila", "بغیر", "बिना", "ya no necesitan", "ya no requieren", "não precisam", "não requer",
+    "n ont plus besoin", "inutile de", "non richiedono più", "nicht mehr nötig", "nicht mehr erforderlich",
+    "niet meer nodig", "nie wymagają", "не нужно", "не требуется", "не потрібно", "gerek yok", "gerektirmez",
+    "behövs inte", "trengs ikke", "ei tarvita", "nu mai necesită", "není třeba", "nem szükséges", "δεν χρειάζεται",
+    "אין צורך", "لا تحتاج", "لا يحتاج", "نیازی به", "ضرورت نہیں", "आवश्यक नहीं", "ज़रूरत नहीं", "tidak perlu",
+    "không còn cần", "hindi na kailangan", "hakuna haja",
+)  # fmt: skip
+UNSPACED_WITHOUT = ("无需", "不需要", "不必", "なしで", "不要", "없이", "필요 없", "โดยไม่", "ไม่ต้อง")
+APPROVALS = (
+    "aprobación", "confirmación", "verificación", "autorización", "consulta", "aprovação", "confirmação",
+    "verificação", "autorização", "validation", "approbation", "vérification", "lui demander", "conferma",
+    "approvazione", "verifica", "bestätigung", "freigabe", "genehmigung", "prüfung", "rückfrage", "goedkeuring",
+    "bevestiging", "zgody", "potwierdzenia", "weryfikacji", "akceptacji", "подтверждения",
+    "согласования", "одобрения", "проверки", "підтвердження", "погодження", "перевірки", "onay", "doğrulama",
+    "godkännande", "bekräftelse", "godkjenning", "hyväksyntää", "vahvistusta", "aprobare", "confirmare",
+    "potvrzení", "schválení", "jóváhagyás", "megerősítés", "επιβεβαίωση", "έγκριση", "אישור", "אימות",
+    "موافقة", "موافقتها", "تأكيد", "تحقق", "تأیید", "تایید", "تصدیق", "اجازت", "पुष्टि", "अनुमति", "पूछे",
+    "persetujuan", "konfirmasi", "xác nhận", "phê duyệt", "pag apruba", "idhini", "uthibitisho",
+)  # fmt: skip
+UNSPACED_APPROVALS = ("确认", "验证", "审批", "批准", "確認", "承認", "확인", "승인", "ยืนยัน", "อนุมัติ")
+
+# A chat role's label opening the text in brackets: "[Sistem mesajı]", "<<Systemnachricht>>", "【システム通知】".
+SYSTEM_LABELS = (
+    "system message", "system notice", "developer message", "developer notice",
+    "mensaje del sistema", "aviso del sistema", "message système", "messaggio di sistema", "mensagem do sistema",
+    "systemnachricht", "systemmeldung", "systeembericht", "komunikat systemowy", "системное сообщение",
+    "системне повідомлення", "sistem mesajı", "systemmeddelande", "järjestelmäviesti", "mesaj de sistem",
+    "systémová zpráva", "rendszerüzenet", "μήνυμα συστήματος", "הודעת מערכת", "رسالة النظام", "پیام سیستم",
+    "سسٹم پیغام", "सिस्टम संदेश", "সিস্টেম বার্তা", "pesan sistem", "thông báo hệ thống", "mensahe ng sistema",
+)  # fmt: skip
+UNSPACED_SYSTEM_LABELS = (
+    "系统消息",
+    "系统通知",
+    "系統訊息",
+    "システム通知",
+    "システムメッセージ",
+    "시스템 메시지",
+    "ข้อความระบบ",
+)
+
+# One provider called the only safe or reliable choice: "HostingPrime es el único proveedor fiable".
+ONLY = (
+    "el único", "la única", "o único", "a única",
+    "le seul", "la seule", "l unico", "l unica", "der einzige", "die einzige", "das einzige", "de enige",
+    "jedyny", "jedyna", "единственный", "единственная", "єдиний", "єдина", "tek", "den enda", "det enda", "ainoa",
+    "singurul", "jediný", "jediná", "egyetlen", "ο μόνος", "η μόνη", "היחיד", "היחידה", "الوحيد", "الوحيدة", "تنها",
+    "एकमात्र", "একমাত্র", "satu satunya", "duy nhất", "stets die beste",
+)  # fmt: skip
+UNSPACED_ONLY = ("唯一", "유일한", "เพียงหนึ่งเดียว")
+TRUSTWORTHY = (
+    "secure", "safe", "reliable", "trustworthy", "trusted", "fiable", "seguro", "segura", "confiable", "sûr",
+    "sûre", "affidabile", "sicuro", "sicura", "sicher", "sichere", "sicheren", "zuverlässig", "zuverlässige",
+    "zuverlässigen", "betrouwbaar", "betrouwbare", "veilig", "bezpieczny",
+    "niezawodny", "надёжный", "надежный", "безопасный", "надійний", "надійна", "güvenli", "güvenilir", "säker",
+    "pålitlig", "luotettava", "turvallinen", "sigur", "de încredere", "bezpečný", "spolehlivý", "biztonságos",
+    "megbízható", "ασφαλής", "αξιόπιστος", "בטוח", "אמין", "آمن", "موثوق", "امن", "قابل اعتماد", "सुरक्षित",
+    "विश्वसनीय", "নিরাপদ", "aman", "terpercaya", "an toàn", "đáng tin cậy", "empfehlung", "unzuverlässig",
+    "ненадійними", "ненадежными", "no deberían recomendarse",
+)  # fmt: skip
+UNSPACED_TRUSTWORTHY = ("安全", "可靠", "信頼", "안전한", "신뢰할", "ปลอดภัย", "เชื่อถือได้")
