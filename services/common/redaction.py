@@ -101,12 +101,14 @@ _ID_LABEL_BEFORE = re.compile(
     r"(?:(?:isbn(?:-1[03])?|issn|order|invoice|tracking|sku|ref|reference|part|ticket|case|serial|account|acct|po"
     r"|customer|member|policy|booking|meeting|conference|bestellnummer|rechnung|commande|factura|pedido"
     # a moment in seconds since 1970, a parcel's waybill, a paper's DOI, a chemical's CAS number
-    r"|timestamp|ts|epoch|[a-z]+_at|waybill|awb|doi|cas(?: number| no\.?| rn)?)"
+    r"|timestamp|ts|epoch|[a-z]+_at|created|updated|modified|waybill|awb|doi|cas(?: number| no\.?| rn)?"
+    r"|upc|ean|gtin|barcode)"
     r"(?:\s*(?:number|no\.?|nr\.?|#|id|ref))?|no\.|nr\.?|\u3012)\W{0,4}\Z"  # U+3012: a Japanese postcode
 )
 
 
 _DATE_LIKE = re.compile(r"\d{1,4}([./\-])\d{1,2}\1\d{2,4}")
+_DECIMAL = re.compile(r"\d{1,3}\.\d{5,}")
 _DOTTED = re.compile(r"(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.])(?:/\d{1,2}|:\d{1,5})?")
 
 
@@ -127,8 +129,8 @@ def _part_of_an_id(text: str, start: int, end: int) -> bool:
         or (before[-1:] == "." and before[:1].isdigit())  # "10.1145/3442188.3445922": a DOI's last part
     )
     glued_after = _glues(after[:1]) or (after[:1] in ("-", "/") and _glues(after[1:]))
-    if _DATE_LIKE.fullmatch(text[start:end]):
-        return True
+    if _DATE_LIKE.fullmatch(text[start:end]) or _DECIMAL.fullmatch(text[start:end]):
+        return True  # a date, or a measured value ("1.380649e-23")
     if any(
         m.start() <= start < m.end() or start <= m.start() < end
         for m in _DOTTED.finditer(text, max(0, start - 16), end + 16)

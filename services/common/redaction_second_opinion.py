@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any
 
 from services.common.pii.model import PLACEHOLDER, FindingKind, Hit, hit, is_placeholder_at
-from services.common.pii.stated_values import CODE_REFERENCE, NON_VALUES, TEMPLATE_BLANK
+from services.common.pii.stated_values import CODE_REFERENCE, NON_VALUES, TEMPLATE_BLANK, TYPE_NAMES
 
 # What a line must hold (lower case) for a plugin's pattern to have any chance; None: always run.
 _KEYWORDS = ("key", "pwd", "pw", "pass", "token")  # (key|pwd|pw|password|pass|token), as their patterns say
@@ -136,7 +136,9 @@ def detect_secrets_hits(text: str) -> Iterator[Hit]:
                     token = value.split()[0].rstrip(".,;:)\"'") or value.split()[0]
                     token = re.split(r"&\w+=", token)[0]  # a URL query: the value ends at the next parameter
                     token = re.split(r"</[A-Za-z]", token)[0] or token  # "<p>Secret: X</p>": it ends at the tag
-                    if token.lower() in NON_VALUES or CODE_REFERENCE.match(token):  # "secret: none", os.environ[
+                    if (
+                        token.lower() in NON_VALUES or token.lower() in TYPE_NAMES or CODE_REFERENCE.match(token)
+                    ):  # "secret: none", os.environ[
                         continue
                     if TEMPLATE_BLANK.search(token.strip("`")):
                         continue  # "OPENAI_API_KEY=YOUR_API_KEY", "sk_test_...": documentation's blanks

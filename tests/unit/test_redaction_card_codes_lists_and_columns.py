@@ -18,7 +18,9 @@ Kept: a commit named to git ("git show <sha>", "uses: actions/checkout@<sha>"), 
 Go module's hash, an SSH key's fingerprint, a published JSON Web Key, base64 that decodes to prose or JSON, a
 cloud resource's id, a documentation's blank in a key's format ("ghp_xxxx…", "AKIAXXXX…"), a number's decimals,
 a robot's no-reply address, the unspecified and loopback addresses, an empty assignment's next line, a DOI's
-last part (not a phone), "see page 12"
+last part (not a phone), a log's message id or a page's cursor, base64 of a settings file, a setting about a
+credential ("token_ttl_seconds", "max_new_tokens", "password_file"), a parameter's type, an epoch or a constant or
+a barcode (not a phone), "see page 12"
 after "backup codes", "the security code from 2021".
 """
 
@@ -66,6 +68,20 @@ FOUND = [
     ),
     ("Wire via ABA 121000358 to the escrow account", "121000358", FindingKind.BANK_ACCOUNT),
     ('ldapmodify -x -D "cn=admin,dc=acme,dc=example" -w Qz8!rT2vLm -f change.ldif', "Qz8!rT2vLm", FindingKind.PASSWORD),
+    # (a second probe's shapes, written later by another helper)
+    ("sqlplus -s scott/Tiger8841xQ@//db01.acme.example:1521/XEPDB1", "Tiger8841xQ", FindingKind.PASSWORD),
+    ('sqlcmd -S db02 -U sa -P "W9r!fLq2#zZ" -Q "SELECT 1"', '"W9r!fLq2#zZ"', FindingKind.PASSWORD),
+    ("sshpass -p \\\n    'Birch77Qx!n' \\\n    ssh deploy@10.20.0.4", "'Birch77Qx!n'", FindingKind.PASSWORD),
+    ("PESEL matki: 85031412347, proszę wpisać", "85031412347", FindingKind.GOV_ID),
+    ("Versichertennummer (eGK): K204617839 bei der AOK", "K204617839", FindingKind.GOV_ID),
+    ("PPSN 1234567TW for the tax form", "1234567TW", FindingKind.GOV_ID),
+    ("银行卡背面 CVN2：417", "417", FindingKind.PASSWORD),  # noqa: RUF001
+    (
+        "+-------+------------+\n| name  | dob        |\n+-------+------------+\n"
+        "| Ana   | 1990-04-02 |\n+-------+------------+",
+        "1990-04-02",
+        FindingKind.DATE_OF_BIRTH,
+    ),
 ]
 KEPT = [
     "See git show 3f9a1c2be47d8e06a5f4c3b2a1908e7d6c5b4a39 for the fix.",
@@ -86,6 +102,15 @@ KEPT = [
     "Enter the security code from the 2021 letter.",
     "SMTP_PASSWORD=\nSENTRY_DSN=\n# both are set in the deploy's secret store",
     "Cited as DOI 10.1145/3531146.3533088 in the survey.",
+    "worker INFO processed msg_id=7be1c04f9a2d3e5b6c7d8e9f queue=mail",
+    "GET /v1/items?cursor=eyJvZmZzZXQiOiAyMDAsICJsaW1pdCI6IDUwfQ==",
+    "binaryData:\n  app.ini: bG9nX2xldmVsPWRlYnVnCnRoZW1lPWRhcmsKbGFuZz1lbgo=",
+    "256 SHA256:Zq3vR8YyH1p0Wk2mN5tB7cX9dE4fG6hJ8kL0mN2pQ4s ops@jump (ED25519)",
+    "token_ttl_seconds = 7200\nmax_new_tokens=512\npassword_file: /run/secrets/app_password",
+    "def check_password(password: str) -> bool: ...",
+    '{"id": "evt_1", "created": 1717236000}',
+    "Planck constant h = 6.62607015e-34 J s",
+    "UPC 036000291452 on the shelf label",
 ]
 
 

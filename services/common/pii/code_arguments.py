@@ -53,6 +53,17 @@ _LDAP_BIND = re.compile(
     r"\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,300}?[^\S\n]-w[^\S\n]{1,4}"
     r"(?P<value>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-]\S{0,127})(?!\S)"
 )
+# Oracle's "sqlplus user/pass@db", SQL Server's tools' "-P pass", sshpass's "-p pass" (maybe after a line's "\").
+_SQLPLUS = re.compile(
+    r"\bsqlplus(?:[^\S\n]+-[sSlL])*[^\S\n]+[\w.$#]{1,64}/(?P<value>\"[^\"\n]{1,128}\"|[^@\s/\"']{1,128})@"
+)
+_SQL_SERVER_P = re.compile(
+    r"\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,300}?[^\S\n]-P[^\S\n]*"
+    r"(?P<value>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}'|[^\s\"'-]\S{0,127})(?!\S)"
+)
+_SSHPASS = re.compile(
+    r"\bsshpass[^\S\n]+-p[^\S\n]*(?:\\\n[^\S\n]*)?(?P<value>'[^'\n]{1,128}'|\"[^\"\n]{1,128}\"|[^\s\"'\\-]\S{0,127})"
+)
 # A template's blank: "password_here", "your-secret", "changeme", "example".
 _SAMPLE = re.compile(r"_here$|^your[_\-]|^my[_\-]|changeme|changeit|example|^x+$|^\.\.\.$", re.I)
 # Each shape with what must be in the lowered text for it to be tried: prose has "(", "@" and "author"
@@ -64,14 +75,21 @@ _SHAPES: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = (
     (re.compile(r"auth[^\S\n]{0,4}[=(:]|credentials[^\S\n]{0,4}[=(:]"), _USER_THEN_PASSWORD),
     (re.compile(r"net[^\S\n]{1,4}use"), _NET_USE),
     (re.compile(r"htpasswd"), _HTPASSWD),
-    (re.compile(r"ldap[a-z]{3,8}\b"), _LDAP_BIND),
+    (re.compile(r"ldap"), _LDAP_BIND),  # (each new gate one literal: an alternation is tried at every character)
+    (re.compile(r"sqlplus"), _SQLPLUS),
+    (re.compile(r"sqlcmd"), _SQL_SERVER_P),
+    (re.compile(r"bcp "), _SQL_SERVER_P),
+    (re.compile(r"osql"), _SQL_SERVER_P),
+    (re.compile(r"sshpass"), _SSHPASS),
 )
 
 
 def passwords_as_arguments(text: str, lower: str) -> Iterator[Hit]:
+    tried: set[re.Pattern[str]] = set()
     for gate, shape in _SHAPES:
-        if gate.search(lower) is None:
+        if shape in tried or gate.search(lower) is None:
             continue
+        tried.add(shape)
         for m in shape.finditer(text):
             value = m.group("value")
             if is_placeholder_at(text, m.start("value")) or not plausible(value, True, FindingKind.PASSWORD, True):

@@ -286,9 +286,42 @@ def _password_statement(text: str, lower: str, end: int) -> Iterator[Hit]:
 _SHORT_NUMBER = re.compile(r"[ \t]+\d{1,3}(?![\w.,/:])")
 
 
+# Parts of an identifier that make it a setting about a credential, not one: "token_ttl_seconds = 3600",
+# "max_new_tokens=256", "api_key_header = "X-API-Key"", "password_file: /run/secrets/db_password".
+_SETTING_PARTS = frozenset(
+    [
+        "ttl",
+        "seconds",
+        "secs",
+        "minutes",
+        "hours",
+        "days",
+        "length",
+        "len",
+        "header",
+        "size",
+        "count",
+        "limit",
+        "timeout",
+        "expiry",
+        "lifetime",
+        "rounds",
+        "bits",
+        "max",
+        "min",
+        "num",
+        "file",
+        "path",
+        "dir",
+    ]
+)
+
+
 def _key_statement(text: str, lower: str, start: int, end: int, rows_read: list[int]) -> Iterator[Hit]:
     """What is stated for the identifier text[start:end] that holds a credential stem, if it names one."""
     parts, previous = _parts(text[start:end]), _previous_word(lower, start)
+    if len(parts) > 1 and not _SETTING_PARTS.isdisjoint(parts):
+        return
     kind = _credential_kind(parts, previous)
     named_thing = parts[-1:] in CODE_WORDS or (len(parts) == 1 and parts[0] in KEY_WORDS)
     if kind is None and named_thing and (qualified := _qualified_after(lower, end)):

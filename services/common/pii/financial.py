@@ -131,7 +131,9 @@ _UPI_HANDLES = (
     "|sbi|hdfcbank|kotak|idfcfirst|aubank|indus|federal|fbl|jupiteraxis|freecharge|mbk|ikwik|waaxis|wahdfcbank"
     "|wasbi|waicici|pingpay|airtel|jio|barodampay|unionbankofindia|pnb|cnrb|boi|kbl|rbl|yesbank|naviaxis|superyes"
 )
-_UPI_ID = re.compile(rf"(?<![\w.\-])[a-z0-9][\w.\-]{{1,63}}@(?:{_UPI_HANDLES})(?![\w.@-])")
+# Found from the "@" and its handle (a literal the engine skips to), then the id's start looked for behind it.
+_UPI_AT = re.compile(rf"@(?:{_UPI_HANDLES})(?![\w.@-])")
+_UPI_LOCAL = re.compile(r"(?<![\w.\-])[a-z0-9][\w.\-]{1,63}\Z")
 _PIX_KEY = re.compile(
     r"(?:chave pix|pix key|chave(?: pix)? aleatoria|pix)(?: aleatoria| \(aleatoria\))?\s*(?:[:=]|\be\b|\bis\b)\s*"
     r"(?P<value>[\w.@+\-/()]{6,80}?)(?=[\s,;]|[.!?](?:\s|$)|$)"
@@ -141,8 +143,9 @@ _PIX_KEY = re.compile(
 def payment_handles(text: str, lower: str) -> Iterator[Hit]:
     """A UPI id at a payment app's handle, and the value after the name of a Pix key."""
     if "@" in lower:
-        for m in _UPI_ID.finditer(lower):
-            yield hit(m.start(), m.end(), FindingKind.BANK_ACCOUNT, "bank:upi-id")
+        for m in _UPI_AT.finditer(lower):
+            if local := _UPI_LOCAL.search(lower, max(0, m.start() - 64), m.start()):
+                yield hit(local.start(), m.end(), FindingKind.BANK_ACCOUNT, "bank:upi-id")
     if "pix" in lower:
         for m in _PIX_KEY.finditer(lower):
             yield hit(m.start("value"), m.end("value"), FindingKind.BANK_ACCOUNT, "bank:pix-key")

@@ -57,14 +57,17 @@ _HEADER_CELL = re.compile(
     re.MULTILINE,
 )
 _SEPARATOR = re.compile(r"[|\t;,]")
+_RULE = re.compile(r"[\s+\-=|:]*-[\s+\-=|:]*")
 
 
 def _table_heads(lower: str) -> Iterator[tuple[int, int]]:
     """Lines whose next line has as many of one separator: where a table may begin (prose's commas rarely agree)."""
     lines = lower.split("\n")
     start = 0
-    for line, following in itertools.pairwise(lines):
+    for index, (line, following) in enumerate(itertools.pairwise(lines)):
         end = start + len(line)
+        if _RULE.fullmatch(following) and index + 2 < len(lines):
+            following = lines[index + 2]  # "+------+------+" under a header, as a database's shell draws it
         for separator in "|\t;,":
             if (count := line.count(separator)) and following.count(separator) == count:
                 yield start, end

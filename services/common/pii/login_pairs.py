@@ -70,7 +70,10 @@ _USER_BEFORE = re.compile(r"(?:^|(?<=[^\w@/.:\-#]))[A-Za-z][\w.\-]{1,30}\Z")
 _USUAL_ACCOUNTS = frozenset(
     ["admin", "administrator", "root", "user", "guest", "test", "sa", "postgres", "oracle", "pi", "ubuntu", "ftp"]
 )
-_NOT_A_USER = frozenset(["re", "fwd", "fw", "aw", "wg", "tr", "sv", "rv", "ref", "note", "subject", "tel", "fax"])
+# (And a digest's name before its value: "SHA256:wsmY7B…", an SSH key's fingerprint.)
+_NOT_A_USER = frozenset(
+    ["re", "fwd", "fw", "aw", "wg", "tr", "sv", "rv", "ref", "note", "subject", "tel", "fax", "sha256", "sha1", "md5"]
+)
 _LOGGING_IN = re.compile(
     r"\b(?:log(?:ging)? ?in|sign(?:ing)? ?in|creds|credentials|account|login|use|ssh|ftp|sftp|rdp|vpn|connect)\b"
 )

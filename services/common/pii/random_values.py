@@ -39,6 +39,12 @@ _PUBLIC_BEFORE = re.compile(
 )
 # A JSON Web Key's public members (the modulus "n", the exponent "e", a curve point's "x" and "y"); "d" is private.
 _JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"$")
+# A token written as "name=value" in a log line or a link, and names that say the value is an id or a position.
+_NAMED_VALUE = re.compile(r"[A-Za-z_][\w\-]{0,30}=[^=]")
+_ID_NAME = re.compile(
+    r"(?i:(?:msg|message|request|req|trace|span|page|object|event|correlation|order|job|task|run|build|commit)[_\-.]?id"
+    r"|cursor|next_?page|page_?token|after|before|offset)$"
+)
 # GitHub's no-reply address for an account: "41898282+github-actions[bot]@users.noreply.github.com".
 _NO_REPLY_AFTER = re.compile(r"(?:\[bot\])?@users\.noreply\.github\.com")
 # A cloud resource's id ("vpc-0a1b2c3d4e5f67890", "sg-0123…", "i-0abc…"): it names a thing, not a key to it.
@@ -74,7 +80,10 @@ def random_tokens(text: str) -> Iterator[Hit]:
             continue
         if '"kty"' in text and _JWK_PUBLIC_MEMBER.search(text, max(0, m.start() - 10), m.start()):
             continue  # a published JSON Web Key Set: the modulus of an RSA key is public
-        if _RESOURCE_ID.fullmatch(token) or _encodes_text(token) or _NO_REPLY_AFTER.match(text, m.end()):
+        name, _, value = token.partition("=") if _NAMED_VALUE.match(token) else ("", "", token)
+        if _ID_NAME.search(name):
+            continue  # "msg_id=32c2f39e…", "cursor=eyJwYWdl…": a row's or a page's id in a log or a link
+        if _RESOURCE_ID.fullmatch(value) or _encodes_text(value) or _NO_REPLY_AFTER.match(text, m.end()):
             continue
         if re.fullmatch(r"[0-9a-fA-F]+", token):
             continue  # judged below, with its context
@@ -146,7 +155,8 @@ def _encodes_text(token: str) -> bool:
         words = decoded.decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return False
-    prose = words.count(" ") >= 2 or (words.startswith(("{", "[")) and '"' in words)
+    config = sum(words.count(mark) for mark in ("\n", "=")) >= 3  # an INI file's "log_level=info\n…"
+    prose = words.count(" ") >= 2 or (words.startswith(("{", "[")) and '"' in words) or config
     return prose and _ENCODED_TEXT.fullmatch(words) is not None and _SECRET_INSIDE.search(words) is None
 
 

@@ -73,7 +73,8 @@ _LITERAL_SECRETS = (
         r".*?(?:-----END[^\n]*-----|\Z)",
         re.S,
     ),
-    re.compile(r"(?<=://)[^\s:/@\[\]]*:[^\s@/\[\]]+(?=@)"),  # user:password in a URL (user may be empty)
+    # user:password in a URL (user may be empty); "<user>:<token>" is documentation's blank
+    re.compile(r"(?<=://)(?!<[\w\- ]{1,30}>:<[\w\- ]{1,30}>@)[^\s:/@\[\]]*:[^\s@/\[\]]+(?=@)"),
     re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]\s+[A-Za-z0-9._~+/\-]{20,}=*"),
     re.compile(r"(?<=[Aa]uthorization: )[Bb]asic\s+[A-Za-z0-9+/]{8,}={0,2}"),
     re.compile(r"//[^\s/]+/:_authToken=\S+"),  # .npmrc

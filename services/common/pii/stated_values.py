@@ -153,6 +153,13 @@ TEMPLATE_BLANK = re.compile(
 )
 
 
+_A_PATH = re.compile(r"(?:/|~/|\./)[\w.\-]+(?:/[\w.\-]+)+/?")
+#: A parameter's type, where code names a credential: "def check(password: str)".
+TYPE_NAMES = frozenset({"str", "string", "bytes", "int", "bool", "secretstr", "optional[str]", "str | none"})
+# A host after a user's blank: "https://<user>:<token>@git.example.com/…".
+_A_HOST = re.compile(r"@[\w\-]+(?:\.[\w\-]+)+(?:[/:]\S*)?")
+
+
 def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool:
     """Whether `value` is a credential rather than words about one."""
     lowered = value.lower().strip(TRAILING)
@@ -160,6 +167,8 @@ def plausible(value: str, strong: bool, kind: FindingKind, quoted: bool) -> bool
         return False
     if CODE_REFERENCE.match(value):  # os.environ["DB_PASSWORD"], getenv("X"), process.env.TOKEN
         return False
+    if _A_PATH.fullmatch(value) or lowered in TYPE_NAMES or _A_HOST.fullmatch(value):
+        return False  # "/run/secrets/db_password": where a secret is kept; "password: str": a parameter's type
     if TEMPLATE_BLANK.search(value):  # "YOUR_API_KEY", "sk_test_...", "<token>": a blank to fill in
         return False
     if set(lowered) <= set("*x\u2022.-_#"):

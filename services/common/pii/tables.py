@@ -15,6 +15,7 @@ from collections.abc import Iterator
 _SEPARATORS = "|\t;,"
 _RULE_CELL = re.compile(r"\s*:?-{3,}:?\s*")
 _MAX_ROWS = 500
+_BOX_RULE = re.compile(r"[ \t]*\+[+\-=]*\+[ \t]*")
 
 
 def _cells(line: str, separator: str) -> list[tuple[int, int]]:
@@ -66,6 +67,9 @@ def column_values(text: str, start: int, end: int, rows_read: list[int]) -> Iter
         row_end = text.find("\n", row_start)
         row_end = len(text) if row_end == -1 else row_end
         row = text[row_start:row_end]
+        if _BOX_RULE.fullmatch(row) and row_end < len(text):
+            row_start = row_end + 1  # "+------+------+": a database shell's rule between rows
+            continue
         cells = _cells(row, separator)
         if len(cells) != len(header):
             return
