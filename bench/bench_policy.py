@@ -34,6 +34,9 @@ ADVERSARIAL_PIECES = (
     "Vtaber ", "memory.save(", "If you, ", "a,b,", "| a ", "An instruction from a: ", "veut que tu ",
     "trusted_", "confirmations have been ", "owner of this account ", "Από τώρα ", "the assistant ",
     "On any a, ", "a<b>",
+    # the sixteenth to eighteenth probes' phrase pairs: a word of each shape, repeated
+    "cuando recomienda ", "asistente debe ", "nuevo número 12345678 ", "助手应该推荐给", "siempre envía a@b.example ",
+    "tú y acordaron ", "sin su aprobación ", "[Systemnachricht] ",
 )  # fmt: skip
 
 

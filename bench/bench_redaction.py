@@ -154,6 +154,10 @@ ADVERSARIAL_PIECES = (
     # and the fourteenth's: a password as an argument, base32 in groups, a machine-readable zone; "mysql " cost
     # 65 s per 256 KB in the older command-line shape until its runs were bounded
     "mysql ", "a:a@tcp(", "('password', '", "htpasswd -b ", "ab2d ", "P<A<<", "[1,", "验证码",
+    # and the sixteenth's and nineteenth's: a card's code and expiry, recovery codes, a table's header, a payment
+    # handle, a lone digit between capitals, SQL tools' passwords
+    "cvv 123 ", "exp 01/27 card ", "backup codes 1a2b3c ", "ssn,dob\n", "a@ybl ", "A1B2", "sqlcmd -P a ",
+    "sshpass -p ",
 )  # fmt: skip
 
 

@@ -120,7 +120,10 @@ def recovery_codes(text: str, lower: str) -> Iterator[Hit]:
     """Every code of a list under a name for recovery codes: on its line, then the lines below it."""
     if not any(gate in lower for gate in ("code", "codi", "kod", "код", "コード", "码", "코드", "kood")):
         return
+    read_to = 0
     for name in _RECOVERY.finditer(lower):
+        if name.start() < read_to:
+            continue  # in a list already read: "backup codes" said on every line is read once, not once per line
         line_end = lower.find("\n", name.end())
         line_end = len(lower) if line_end == -1 else line_end
         found = list(_CODE.finditer(lower, name.end(), line_end))
@@ -139,6 +142,7 @@ def recovery_codes(text: str, lower: str) -> Iterator[Hit]:
                 if advice > _ADVICE_LINES:
                     break
             position = end + 1
+        read_to = max(line_end, position)
 
 
 def _codes(found: list[re.Match[str]]) -> Iterator[Hit]:
