@@ -124,7 +124,15 @@ def test_the_eleventh_and_twelfth_probes_detectors(piece: str) -> None:
 
 @pytest.mark.parametrize(
     "piece",
-    ["backup codes 1a2b3c ", "backup codes\n1a2b3c\n", "cvv 123 ", "exp 01/27 card ", "ssn,dob\n1,2\n", "a@ybl ", "A1B2"],
+    [
+        "backup codes 1a2b3c ",
+        "backup codes\n1a2b3c\n",
+        "cvv 123 ",
+        "exp 01/27 card ",
+        "ssn,dob\n1,2\n",
+        "a@ybl ",
+        "A1B2",
+    ],
 )
 def test_the_sixteenth_probes_detectors(piece: str) -> None:
     # Given a text that repeats what starts one of these detectors (a recovery-code list's name on every line
