@@ -27,7 +27,8 @@ _JOINED_LETTERS = re.compile(r"(?<![^\W_])[^\W\d_]([\-._*\u00b7/|+~])[^\W\d_](?:
 _SPACED_LETTERS = re.compile(r"(?<!\S)[^\W\d_](?: [^\W\d_]){2,}(?!\S)")
 # Bytes written in hex: "69 67 6e", "\x69\x67", "0x69,0x67", "69676e6f7265".
 _HEX_BYTES = re.compile(r"(?:(?:\\x|0x)?[0-9A-Fa-f]{2}[\s,:]?){8,}")
-_BASE64 = re.compile(r"(?<![\w+/=\-])[A-Za-z0-9+/\-_]{12,}={0,2}(?![\w+/=\-])")
+# (After "name=" too: "ref=QSBwYXJ0aXIg…" in a link or a log is read as what it says.)
+_BASE64 = re.compile(r"(?:(?<=[A-Za-z_]=)|(?<![\w+/=\-]))[A-Za-z0-9+/\-_]{12,}={0,2}(?![\w+/=\-])")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _ENTITIES = re.compile(r"(?:&#[0-9]{2,7};|&#[xX][0-9A-Fa-f]{2,6};|&[A-Za-z]{2,8};){3,}")
 _WORDS = re.compile(r"[A-Za-z]+")

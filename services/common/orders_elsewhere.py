@@ -131,58 +131,45 @@ def _reading(folded: str) -> tuple[list[Word], bool]:
     return words_of(folded), UNSPACED_SCRIPT.search(folded) is not None
 
 
+# One phrase alone is the shape; or a phrase and another at most so many characters on (`within`), or on either
+# side (`near`). Tried in this order: the first that matches names the marker the audit keeps.
+_ALONE: tuple[tuple[str, _Lexicon], ...] = (
+    ("a note for the reader's memory", _MEMORY_NOTE),
+    ("the reader addressed", _ADDRESSED),
+    ("the owner's authority claimed", _DELEGATED_TO_ME),
+    ("someone's word made the owner's", _AS_THE_OWNERS),
+    ("checks declared unneeded", _WITHOUT_CHECKS),
+)
+_PAIRED: tuple[tuple[str, _Lexicon, _Lexicon, int, bool], ...] = (
+    ("checks declared unneeded", _WITHOUT, _APPROVAL, _SHORT, False),
+    ("the reader told or given leave", _READER, _TOLD, _PHRASE, True),
+    ("the reader told or given leave", _READER, _LEAVE, _SHORT, False),
+    ("one choice called the only safe one", _ONLY, _TRUSTWORTHY, _PHRASE, False),
+    ("the reader given a duty", _ASSISTANT, _DUTY, _CLAUSE, True),
+    ("an agreement with the reader claimed", _YOU_AND, _AGREED, _PHRASE, True),
+    ("authority on the owner's behalf", _AUTHORISED, _ON_BEHALF, _CLAUSE, True),
+    ("a safeguard reported off", _SAFEGUARD, _SWITCHED_OFF, _CLAUSE, True),
+    ("an answer set to fire later", _CONDITION, _ADVISING, _CLAUSE, False),
+)
+
+
 def order_elsewhere(folded: str) -> str | None:
     """The name of the steering shape in ``folded`` (someone else's text, folded), if it holds one."""
     text_words, unspaced = _reading(folded)
-    if _MEMORY_NOTE.spans(folded, text_words, unspaced):
-        return "a note for the reader's memory"
-    if _ADDRESSED.spans(folded, text_words, unspaced):
-        return "the reader addressed"
-    if _DELEGATED_TO_ME.spans(folded, text_words, unspaced):
-        return "the owner's authority claimed"
+    for name, lexicon in _ALONE:
+        if lexicon.spans(folded, text_words, unspaced):
+            return name
     if _READER_CHANGED.search(" ".join(word for word, _, _ in text_words)):
         return "the reader's ways reported changed"
-    if _AS_THE_OWNERS.spans(folded, text_words, unspaced):
-        return "someone's word made the owner's"
     if any(_bracketed_opening(folded, start, end) for start, end in _SYSTEM_LABEL.spans(folded, text_words, unspaced)):
         return "a role's label"
-    if (without := _WITHOUT.spans(folded, text_words, unspaced)) and within(
-        without, _APPROVAL.spans(folded, text_words, unspaced), _SHORT
-    ):
-        return "checks declared unneeded"
-    if (readers := _READER.spans(folded, text_words, unspaced)) and (
-        near(readers, _TOLD.spans(folded, text_words, unspaced), _PHRASE)
-        or within(readers, _LEAVE.spans(folded, text_words, unspaced), _SHORT)
-    ):
-        return "the reader told or given leave"
-    if (only := _ONLY.spans(folded, text_words, unspaced)) and within(
-        only, _TRUSTWORTHY.spans(folded, text_words, unspaced), _PHRASE
-    ):
-        return "one choice called the only safe one"
-    if (assistants := _ASSISTANT.spans(folded, text_words, unspaced)) and near(
-        assistants, _DUTY.spans(folded, text_words, unspaced), _CLAUSE
-    ):
-        return "the reader given a duty"
-    if (you_and := _YOU_AND.spans(folded, text_words, unspaced)) and near(
-        you_and, _AGREED.spans(folded, text_words, unspaced), _PHRASE
-    ):
-        return "an agreement with the reader claimed"
     if _names_a_persona(folded, _PERSONA.spans(folded, text_words, unspaced)):
         return "a persona for the reader"
-    if _WITHOUT_CHECKS.spans(folded, text_words, unspaced):
-        return "checks declared unneeded"
-    if (authorised := _AUTHORISED.spans(folded, text_words, unspaced)) and near(
-        authorised, _ON_BEHALF.spans(folded, text_words, unspaced), _CLAUSE
-    ):
-        return "authority on the owner's behalf"
-    if (safeguards := _SAFEGUARD.spans(folded, text_words, unspaced)) and near(
-        safeguards, _SWITCHED_OFF.spans(folded, text_words, unspaced), _CLAUSE
-    ):
-        return "a safeguard reported off"
-    if (conditions := _CONDITION.spans(folded, text_words, unspaced)) and within(
-        conditions, _ADVISING.spans(folded, text_words, unspaced), _CLAUSE
-    ):
-        return "an answer set to fire later"
+    for name, first, then, gap, either_side in _PAIRED:
+        if (found := first.spans(folded, text_words, unspaced)) and (near if either_side else within)(
+            found, then.spans(folded, text_words, unspaced), gap
+        ):
+            return name
     if (
         (standing := _STANDING.spans(folded, text_words, unspaced))
         and near(standing, _SENDING.spans(folded, text_words, unspaced), _PHRASE)
