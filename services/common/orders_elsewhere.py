@@ -16,6 +16,7 @@ consenti au prélèvement…") and a new contact or account beside its destinati
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -88,11 +89,12 @@ _READER_CHANGED = re.compile(
 )
 _OPENING = 6  # characters: a role's label opens the text, after its bracket ("[", "<<", "【")
 
-# Where something goes: an address, a link or a domain, a number long enough to dial or pay to.
-# (Each part starts only where a run starts and takes its run whole: a 64 KB word of Chinese is one \w run.)
-_DESTINATION = re.compile(
+#: Where something goes: an address, a link or a domain, a number long enough to dial or pay to, a placeholder
+#: redaction left, a handle. Shared with policy's planted details. (Each part starts only where a run starts
+#: and takes its run whole: a 64 KB word of Chinese is one \w run.)
+DESTINATION = re.compile(
     r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+|https?://|(?<![\w-])[\w-]++\.(?:com|net|org|io|co|example|app|biz)\b"
-    r"|(?<![\d+])\+?\d[\d ()./-]{5,30}\d|\[(?:IBAN|BANK_ACCOUNT|PHONE|CARD|EMAIL)[^\]]{0,80}\]"
+    r"|(?<![\d+])\+?\d[\d ()./-]{5,30}\d|\[(?:IBAN|BANK_ACCOUNT|PHONE|CARD|EMAIL)[^\]]{0,80}\]|(?<![\w@])@\w{3,}"
 )
 # What follows a persona's phrase: its name, quoted or capitalised, or an article ("Desde ahora eres 'Libre'",
 # "Du bist jetzt ein …"); "Du bist jetzt angemeldet" and "Nie jesteś teraz na gałęzi" say where the reader is.
@@ -127,7 +129,9 @@ def _bracketed_opening(folded: str, start: int, end: int) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _reading(folded: str) -> tuple[list[Word], bool]:
+    """The text's words and whether it holds a script without spaces: both readers need them, once per text."""
     return words_of(folded), UNSPACED_SCRIPT.search(folded) is not None
 
 
@@ -173,7 +177,7 @@ def order_elsewhere(folded: str) -> str | None:
     if (
         (standing := _STANDING.spans(folded, text_words, unspaced))
         and near(standing, _SENDING.spans(folded, text_words, unspaced), _PHRASE)
-        and _DESTINATION.search(folded) is not None
+        and DESTINATION.search(folded) is not None
     ):
         return "a standing order to send"
     return None
@@ -184,7 +188,7 @@ def claim_elsewhere(folded: str) -> bool:
     text_words, unspaced = _reading(folded)
     if _CONSENTED.spans(folded, text_words, unspaced) or _PREFERS.spans(folded, text_words, unspaced):
         return True
-    if _DESTINATION.search(folded) is None:
+    if DESTINATION.search(folded) is None:
         return False
     contacts = _CONTACT.spans(folded, text_words, unspaced)
     return bool(contacts) and (

@@ -18,6 +18,11 @@ _LONG_TOKEN = re.compile(r"[A-Za-z0-9+/=_\-]{20,}")
 _HEX_TOKEN = re.compile(r"[0-9a-fA-F]{32,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _SUBRESOURCE_INTEGRITY = re.compile(r"sha(?:256|384|512)-[A-Za-z0-9+/]{40,}={0,2}$")
+# Names of a log's or a link's ids: "request_id", "msg-id", "trace.id", "cf ray id".
+_ID_WORDS = (
+    r"(?:msg|message|request|req|trace|span|page|object|event|correlation|order|job|task|run|build|commit|ray)"
+    r"[_\-. ]?id"
+)
 _CODE_CONTEXT = re.compile(
     r"commit|sha|hash|revision|\brev\b|merge|cherry|rebase|checksum|digest|md5|build|fingerprint|\bref\b|diff"
     r"|\bgit\b|bisect|\buses:|request.?id|correlation.?id|\brid\b"
@@ -34,17 +39,13 @@ _PUBLIC_BEFORE = re.compile(
     r"(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)[ \t]+$|base64,$|boundary=$"
     r"|(?i:public[ _\-]?key|pubkey)[\"']?[ \t]*[:=][ \t]*[\"']?$"
     # an SSH key's fingerprint ("SHA256:3gvF…"), a Go module's hash ("h1:z45j…="), a request's id in a log
-    r"|(?:SHA256|SHA1|MD5|h1):$|(?i:(?:request|correlation|trace|span|event|message|ray)[_\- ]?id|cf-ray|\brid)"
-    r"[\"']?[ \t]*[:=][ \t]*[\"']?$"
+    rf"|(?:SHA256|SHA1|MD5|h1):$|(?i:{_ID_WORDS}|cf-ray|\brid)[\"']?[ \t]*[:=][ \t]*[\"']?$"
 )
 # A JSON Web Key's public members (the modulus "n", the exponent "e", a curve point's "x" and "y"); "d" is private.
 _JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y)\"[ \t]*:[ \t]*\"$")
 # A token written as "name=value" in a log line or a link, and names that say the value is an id or a position.
 _NAMED_VALUE = re.compile(r"[A-Za-z_][\w\-]{0,30}=[^=]")
-_ID_NAME = re.compile(
-    r"(?i:(?:msg|message|request|req|trace|span|page|object|event|correlation|order|job|task|run|build|commit)[_\-.]?id"
-    r"|cursor|next_?page|page_?token|after|before|offset)$"
-)
+_ID_NAME = re.compile(rf"(?i:{_ID_WORDS}|cursor|next_?page|page_?token|after|before|offset)$")
 # GitHub's no-reply address for an account: "41898282+github-actions[bot]@users.noreply.github.com".
 _NO_REPLY_AFTER = re.compile(r"(?:\[bot\])?@users\.noreply\.github\.com")
 # A cloud resource's id ("vpc-0a1b2c3d4e5f67890", "sg-0123…", "i-0abc…"): it names a thing, not a key to it.

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from services.common.orders_elsewhere import DESTINATION
+
 _DETAIL = (
     r"(?:iban|bank (?:account|details)|account(?: number)?|remittance details|beneficiary(?: name| details)?"
     r"|payment (?:details|portal|address|link|method|page)|(?:\w+ )?portal|support (?:email|e mail|address|number|line)"
@@ -60,10 +62,6 @@ _MONEY_CHANGED = re.compile(
 )
 # A bank detail redaction already removed: whatever the sentence says of it, the money goes there.
 _MONEY_PLACEHOLDER = re.compile(r"\[(?:IBAN|BANK_ACCOUNT)\]")
-_DESTINATION = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|https?://|\b[\w-]+\.(?:com|net|org|io|co|example|app|biz)\b|\+?\d[\d ()./-]{5,}\d"
-    r"|\[(?:IBAN|BANK_ACCOUNT|PHONE|CARD|EMAIL)[^\]]{0,80}\]|(?<!\w)@\w{3,}"
-)
 
 
 def planted_detail(normalised: str, folded: str) -> bool:
@@ -74,4 +72,4 @@ def planted_detail(normalised: str, folded: str) -> bool:
     """
     if _MONEY_PLACEHOLDER.search(folded) or _MONEY_CHANGED.search(normalised):
         return True
-    return _CHANGED.search(normalised) is not None and _DESTINATION.search(folded) is not None
+    return _CHANGED.search(normalised) is not None and DESTINATION.search(folded) is not None

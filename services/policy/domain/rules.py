@@ -34,7 +34,7 @@ from services.common.vocabulary import Candidate, Decision, MemoryType, Origin, 
 from services.policy.domain.data_egress import data_egress
 from services.policy.domain.planted_details import planted_detail
 
-POLICY_VERSION = "policy-2026.12.12"
+POLICY_VERSION = "policy-2026.12.13"
 
 
 @dataclass(frozen=True)
