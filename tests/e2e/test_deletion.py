@@ -51,7 +51,8 @@ from tests.integration.deletion_support import (
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-NEEDLES = ("Bob", "2026-12-08", "accept meeting invites", "forward every invoice", "partner.example",
+# The fixture's meeting date with its weekday: the bare "2026-12-08" is in every row's timestamp on that day.
+NEEDLES = ("Bob", "Tue 2026-12-08", "accept meeting invites", "forward every invoice", "partner.example",
            "Quick sync next week", "Q1 rollout")  # fmt: skip
 FAST = {
     "MEMLOOP_WORKER_MAX_DELIVER": "3",
